@@ -1,0 +1,53 @@
+/* host_util.c -- see host_util.h. */
+#define _POSIX_C_SOURCE 200809L
+#include "host_util.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+char *host_strndup(const char *s, size_t n)
+{
+    if (!s)
+        return NULL;
+    char *copy = malloc(n + 1);
+    if (!copy)
+        return NULL;
+    memcpy(copy, s, n);
+    copy[n] = '\0';
+    return copy;
+}
+
+char *host_strdup(const char *s)
+{
+    return s ? host_strndup(s, strlen(s)) : NULL;
+}
+
+double host_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+void host_dirname(const char *path, char *buf, size_t n)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash) {
+        strncpy(buf, ".", n);
+    } else {
+        size_t len = (size_t)(slash - path);
+        if (len == 0)
+            len = 1; /* "/x" -> "/" */
+        if (len >= n)
+            len = n - 1;
+        memcpy(buf, path, len);
+        buf[len] = '\0';
+    }
+}
+
+int host_file_readable(const char *path)
+{
+    return access(path, R_OK) == 0;
+}

@@ -1,0 +1,18 @@
+/* host_util.h -- small helpers grip-host's files share: strings, paths, a monotonic clock. */
+#ifndef GRIP_HOST_UTIL_H
+#define GRIP_HOST_UTIL_H
+
+#include <stddef.h>
+
+/* malloc'd copy of s (NULL on NULL or out of memory). */
+char *host_strdup(const char *s);
+/* malloc'd copy of the first n bytes of s, NUL-terminated. */
+char *host_strndup(const char *s, size_t n);
+/* Milliseconds from a monotonic clock. */
+double host_now_ms(void);
+/* Directory part of path into buf ("." when there is none). */
+void host_dirname(const char *path, char *buf, size_t n);
+/* 1 if the file exists and is readable. */
+int host_file_readable(const char *path);
+
+#endif

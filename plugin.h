@@ -1,0 +1,329 @@
+/*
+ * plugin.h -- the whole public ABI of a grip recognition plugin (ABI 1.0).
+ *
+ * A grip plugin is a shared object that exports exactly one symbol, grip_plugin_get(). A host dlopen()s it,
+ * asks for the ABI it speaks, and receives a table of five kinds of pipeline stages:
+ *
+ *     descriptor -> index -> match -> group -> verify
+ *
+ * Each stage implementation publishes its parameter table, is created from key/value strings, and runs on the
+ * CPU or on a CUDA device. Stages of different plugins may be mixed in one pipeline.
+ *
+ * Rules of the road (they hold for every declaration below):
+ *
+ *  - Growth. Every struct that crosses the ABI starts with `uint32_t struct_size`, the size the writer
+ *    compiled with. Fields are only ever appended. A reader never reads past struct_size; a field it cannot see
+ *    takes its documented default. Arrays of structs carry their element stride (`item_size`). A NULL function
+ *    pointer means "not provided". An incompatible change bumps GRIP_ABI_MAJOR.
+ *  - Ownership. Whoever allocates frees. Inputs stay owned by the caller and are only read during the call.
+ *    An object a plugin returns (grip_stage, grip_features, grip_index, grip_matches, grip_hypotheses,
+ *    grip_verdicts) is released only through the function pointer it carries, i.e. by the plugin that made it.
+ *  - Threading. A grip_ctx and everything created from it are used by one thread at a time. Distinct contexts
+ *    may be used from distinct threads at once. The table returned by grip_plugin_get() is immutable and may be
+ *    read from any thread.
+ *  - Errors. Every fallible call returns a grip_status; on failure the context's last-error text
+ *    (ctx_last_error) names the stage and the key or input at fault. Outputs are untouched (left NULL) on
+ *    failure and nothing leaks. A plugin never prints to stdout, never exits, aborts or resets a device.
+ *  - Memory spaces. Every array says where its bytes live (host or a CUDA device). Stages accept either and
+ *    write outputs where the caller asks, so that stages of one plugin chain on the GPU without a round trip.
+ */
+#ifndef GRIP_PLUGIN_H
+#define GRIP_PLUGIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GRIP_ABI_MAJOR 1
+#define GRIP_ABI_MINOR 0
+
+#if defined(_WIN32)
+#define GRIP_EXPORT __declspec(dllexport)
+#else
+#define GRIP_EXPORT __attribute__((visibility("default")))
+#endif
+
+/* ---------------------------------------------------------------------------------------------------------
+ * Status codes. 0 is success; every failure is negative. plugin->status_str() names each one.
+ * ------------------------------------------------------------------------------------------------------- */
+typedef enum grip_status {
+    GRIP_OK = 0,
+    GRIP_EINVAL = -1,       /* an argument or an input array is invalid (NULL, wrong shape, NaN where none allowed) */
+    GRIP_ENOMEM = -2,       /* host or device memory exhausted; the context stays usable */
+    GRIP_ECONFIG = -3,      /* a parameter is unknown, malformed or out of range */
+    GRIP_EUNSUPPORTED = -4, /* the request is valid but this plugin or build cannot do it */
+    GRIP_ENODEV = -5,       /* a CUDA device was required and none is usable */
+    GRIP_ECUDA = -6,        /* a CUDA call failed (the text gives CUDA's own message) */
+    GRIP_ELAPACK = -7,      /* a LAPACK routine failed to converge or rejected its input */
+    GRIP_EIO = -8,          /* reading or writing a file failed */
+    GRIP_EINTERNAL = -9     /* a bug in the plugin; please report it with the last-error text */
+} grip_status;
+
+/* ---------------------------------------------------------------------------------------------------------
+ * Arrays: a dense, row-major matrix of one element type, tagged with the memory space it lives in.
+ * ------------------------------------------------------------------------------------------------------- */
+typedef enum grip_dtype {
+    GRIP_DTYPE_NONE = 0,
+    GRIP_F32 = 1,  /* float */
+    GRIP_U32 = 2,  /* uint32_t */
+    GRIP_I32 = 3,  /* int32_t */
+    GRIP_U8 = 4    /* uint8_t */
+} grip_dtype;
+
+typedef enum grip_memory {
+    GRIP_MEM_HOST = 0, /* ordinary host memory */
+    GRIP_MEM_CUDA = 1  /* CUDA device memory of device `device` */
+} grip_memory;
+
+typedef struct grip_array {
+    uint32_t struct_size;
+    uint32_t dtype;  /* grip_dtype */
+    uint32_t memory; /* grip_memory */
+    int32_t device;  /* CUDA ordinal when memory == GRIP_MEM_CUDA; -1 for host memory */
+    uint64_t rows;   /* rows == 0 means "absent" wherever an array is optional */
+    uint64_t cols;
+    void *data;      /* rows*cols elements, contiguous, row-major; owned as the enclosing struct says */
+} grip_array;
+
+/* ---------------------------------------------------------------------------------------------------------
+ * Point clouds, as the host hands them in. Owned by the host; read only during a call.
+ * ------------------------------------------------------------------------------------------------------- */
+typedef struct grip_cloud {
+    uint32_t struct_size;
+    uint32_t width;     /* points per row; width*height == xyz.rows */
+    uint32_t height;    /* 1 for an unorganized cloud, > 1 for an organized (range image) cloud */
+    grip_array xyz;     /* F32 n x 3; a row with a NaN coordinate is a missing point (organized clouds keep it) */
+    grip_array normals; /* optional F32 n x 3 (or n x 4 with curvature last); rows == 0: the stage computes them */
+    grip_array rgb;     /* optional U8 n x 3; rows == 0: no colour */
+    const char *name;   /* optional, e.g. the file it came from; used in error texts; may be NULL */
+} grip_cloud;
+
+/* Which side of the match a cloud is on: the descriptor stage may be parametrised per role
+ * (e.g. a finer keypoint sampling on models than on the scene, as in PCL's tutorial). */
+typedef enum grip_role { GRIP_ROLE_MODEL = 0, GRIP_ROLE_SCENE = 1 } grip_role;
+
+/* ---------------------------------------------------------------------------------------------------------
+ * Context: device choice, streams, memory pool and the last-error text.
+ * ------------------------------------------------------------------------------------------------------- */
+typedef struct grip_ctx grip_ctx; /* opaque */
+
+typedef struct grip_ctx_options {
+    uint32_t struct_size;
+    int32_t device_ordinal; /* CUDA device to use when a stage runs on CUDA; -1 = the first usable one */
+    uint32_t threads;       /* CPU threads for the CPU twins; 0 = as many as the OpenMP runtime offers */
+} grip_ctx_options;
+
+/* ---------------------------------------------------------------------------------------------------------
+ * Parameters: each stage implementation publishes a table of these; configuration is key/value strings.
+ * ------------------------------------------------------------------------------------------------------- */
+typedef enum grip_param_type {
+    GRIP_PARAM_BOOL = 1,   /* "true"/"false" (also 1/0, yes/no, on/off) */
+    GRIP_PARAM_INT = 2,    /* decimal integer within [min, max] */
+    GRIP_PARAM_FLOAT = 3,  /* finite decimal number within [min, max] */
+    GRIP_PARAM_ENUM = 4,   /* one of the '|'-separated words in `choices` */
+    GRIP_PARAM_STRING = 5  /* free text (e.g. a path) */
+} grip_param_type;
+
+typedef struct grip_param_info {
+    uint32_t struct_size;
+    uint32_t type;              /* grip_param_type */
+    const char *key;            /* e.g. "radius" */
+    const char *default_value;  /* as it would be written in a config file */
+    double min, max;            /* inclusive range for INT and FLOAT */
+    const char *choices;        /* ENUM: "auto|cuda|cpu"; otherwise NULL */
+    const char *doc;            /* one line, with the unit */
+} grip_param_info;
+
+typedef struct grip_kv {
+    const char *key;
+    const char *value;
+} grip_kv;
+
+/* ---------------------------------------------------------------------------------------------------------
+ * Stage results. Each is allocated by the plugin whose stage produced it and released only through its own
+ * `release` pointer, which also frees every array it holds. Arrays sit in the memory space the caller asked
+ * for when it called the stage (grip_memory out_memory).
+ * ------------------------------------------------------------------------------------------------------- */
+
+/* descriptor stage output for one cloud */
+typedef struct grip_features {
+    uint32_t struct_size;
+    uint32_t descriptor_dim; /* D, e.g. 352 for SHOT */
+    grip_array keypoints;    /* U32 k x 1: index of each keypoint in the input cloud */
+    grip_array keypoint_xyz; /* F32 k x 3 */
+    grip_array normals;      /* F32 n x 4 (nx, ny, nz, curvature) for every cloud point; NaN rows where undefined */
+    grip_array frames;       /* F32 k x 9: the descriptor's local reference frame, rows x, y, z axis; NaN if invalid */
+    grip_array descriptors;  /* F32 k x D; a NaN row marks an invalid keypoint (as PCL does) */
+    void (*release)(struct grip_features *self);
+} grip_features;
+
+/* index stage output: a searchable reference set, resident where the index stage's backend lives.
+ * The search entry points are carried by the object, so a match stage of any plugin can query it. */
+typedef struct grip_index grip_index;
+struct grip_index {
+    uint32_t struct_size;
+    uint64_t rows;          /* reference rows, NaN rows included (they are never returned) */
+    uint32_t dim;           /* D */
+    uint32_t n_models;      /* 1 + the largest model id */
+    grip_array model_ids;   /* U32 rows x 1, host memory: the model each reference row belongs to */
+    /* k nearest reference rows of each query row, exact unless the index says otherwise.
+     * `ids` (U32 m x k) and `sqdist` (F32 m x k) are allocated by the CALLER, in host or device memory.
+     * Each row is sorted by squared distance, ties to the lower reference row. Rows with fewer than k
+     * neighbours within max_sqdist (or a NaN query) are padded with id UINT32_MAX and +inf. */
+    grip_status (*search)(grip_index *self, const grip_array *queries, uint32_t k, float max_sqdist,
+                          grip_array *ids, grip_array *sqdist);
+    uint32_t exact;         /* 1 when search returns the exact k nearest neighbours */
+    void (*release)(grip_index *self);
+};
+
+/* match stage output: correspondences, sorted by query, then best first (ties to the lower reference row) */
+typedef struct grip_matches {
+    uint32_t struct_size;
+    uint64_t count;
+    grip_array query;     /* U32 count x 1: query row (scene keypoint) */
+    grip_array reference; /* U32 count x 1: reference row in the index */
+    grip_array model_id;  /* U32 count x 1 */
+    grip_array sqdist;    /* F32 count x 1: squared descriptor distance */
+    void (*release)(struct grip_matches *self);
+} grip_matches;
+
+/* one pose hypothesis from the group stage */
+typedef struct grip_hypothesis {
+    uint32_t struct_size;
+    uint32_t model_id;
+    float pose[16];           /* row-major 4x4, maps model coordinates into the scene */
+    float votes;              /* grouping score (Hough votes, or consensus-set size) */
+    uint32_t n_members;
+    const uint32_t *members;  /* n_members indices into the grip_matches given to group() */
+} grip_hypothesis;
+
+typedef struct grip_hypotheses {
+    uint32_t struct_size;
+    uint32_t count;
+    uint32_t item_size;       /* stride of items, in bytes */
+    grip_hypothesis *items;   /* host memory */
+    void (*release)(struct grip_hypotheses *self);
+} grip_hypotheses;
+
+/* the verify stage's verdict on one hypothesis */
+typedef struct grip_verdict {
+    uint32_t struct_size;
+    uint32_t hypothesis;      /* index into the grip_hypotheses given to verify() */
+    float pose[16];           /* refined pose, row-major, model -> scene */
+    float fitness;            /* fraction of model points with a scene point within the inlier distance */
+    float rmse;               /* root mean square distance of those inliers, in cloud units */
+    uint32_t iterations;      /* refinement iterations run */
+    uint32_t accepted;        /* 1 if the hypothesis is accepted */
+} grip_verdict;
+
+typedef struct grip_verdicts {
+    uint32_t struct_size;
+    uint32_t count;           /* one per hypothesis */
+    uint32_t item_size;
+    grip_verdict *items;      /* host memory */
+    void (*release)(struct grip_verdicts *self);
+} grip_verdicts;
+
+/* A cloud together with what the descriptor stage found on it; used by group and verify. Owned by the host. */
+typedef struct grip_view {
+    uint32_t struct_size;
+    const grip_cloud *cloud;
+    const grip_features *features;
+} grip_view;
+
+/* ---------------------------------------------------------------------------------------------------------
+ * Stages.
+ * ------------------------------------------------------------------------------------------------------- */
+typedef enum grip_stage_kind {
+    GRIP_STAGE_DESCRIPTOR = 0,
+    GRIP_STAGE_INDEX = 1,
+    GRIP_STAGE_MATCH = 2,
+    GRIP_STAGE_GROUP = 3,
+    GRIP_STAGE_VERIFY = 4
+} grip_stage_kind;
+#define GRIP_STAGE_KIND_COUNT 5
+
+/* backends a stage implementation offers (bit mask) */
+#define GRIP_BACKEND_CPU 1u
+#define GRIP_BACKEND_CUDA 2u
+
+typedef struct grip_stage grip_stage; /* opaque: a configured stage instance */
+
+typedef struct grip_stage_impl {
+    uint32_t struct_size;
+    uint32_t kind;      /* grip_stage_kind */
+    const char *name;   /* the config's `impl` value, e.g. "shot" */
+    const char *summary;
+    uint32_t backends;  /* GRIP_BACKEND_* offered by this build */
+    uint32_t n_params;
+    const grip_param_info *params; /* n_params entries, stride params[0].struct_size */
+
+    /* Creates a configured instance. Keys not in the table, malformed values and values out of range fail
+     * with GRIP_ECONFIG and a last-error text naming every bad key. The instance borrows ctx, which must
+     * outlive it; it is freed by destroy(). Unset keys take their defaults. */
+    grip_status (*create)(grip_ctx *ctx, const grip_kv *kv, uint32_t n_kv, grip_stage **out);
+    void (*destroy)(grip_stage *stage);
+
+    /* Exactly one of the five run functions below is set, the one of `kind`. Each writes a new object to
+     * *out, owned by the caller and released through that object's release pointer. */
+
+    /* descriptor: normals (unless the cloud carries them), keypoints (the given indices, or the stage's own
+     * selection when keypoints is NULL), local frames and descriptors. */
+    grip_status (*describe)(grip_stage *stage, const grip_cloud *cloud, uint32_t role /* grip_role */,
+                            const grip_array *keypoints, uint32_t out_memory, grip_features **out);
+    /* index: builds a searchable index over n x D reference rows; model_ids (U32 n x 1) may be NULL (all 0). */
+    grip_status (*build)(grip_stage *stage, const grip_array *reference, const grip_array *model_ids,
+                         grip_index **out);
+    /* match: correspondences of the query rows against the index (which may come from another plugin). */
+    grip_status (*match)(grip_stage *stage, grip_index *index, const grip_array *queries, uint32_t out_memory,
+                         grip_matches **out);
+    /* group: pose hypotheses from correspondences; models[i] is the view of model id i. */
+    grip_status (*group)(grip_stage *stage, const grip_view *models, uint32_t n_models, const grip_view *scene,
+                         const grip_matches *matches, grip_hypotheses **out);
+    /* verify: refines and accepts or rejects each hypothesis against the scene. */
+    grip_status (*verify)(grip_stage *stage, const grip_view *models, uint32_t n_models, const grip_view *scene,
+                          const grip_hypotheses *hypotheses, grip_verdicts **out);
+} grip_stage_impl;
+
+/* ---------------------------------------------------------------------------------------------------------
+ * The plugin table.
+ * ------------------------------------------------------------------------------------------------------- */
+#define GRIP_CAP_CUDA 1u /* built with CUDA kernels (whether a device is present is asked with device_count) */
+
+typedef struct grip_plugin {
+    uint32_t struct_size;
+    uint32_t abi_major;     /* the ABI this table follows (== the host's major) */
+    uint32_t abi_minor;     /* the plugin's minor; may exceed the host's */
+    const char *name;       /* "grip" */
+    const char *version;    /* the plugin's own version, e.g. "0.1.0" */
+    uint32_t capabilities;  /* GRIP_CAP_* */
+
+    const char *(*status_str)(grip_status status); /* static text; never NULL */
+
+    /* Contexts. opts may be NULL (defaults). Creating a context touches no CUDA: a device is probed lazily by
+     * the first stage that needs one. destroy(NULL) is a no-op. */
+    grip_status (*ctx_create)(const grip_ctx_options *opts, grip_ctx **out);
+    void (*ctx_destroy)(grip_ctx *ctx);
+    /* Last error text of ctx, "" if none. Owned by ctx, valid until its next call. */
+    const char *(*ctx_last_error)(const grip_ctx *ctx);
+    /* Number of usable CUDA devices (probes the driver; 0 on a CPU-only build or without a driver). */
+    int32_t (*device_count)(grip_ctx *ctx);
+
+    uint32_t n_stages;
+    const grip_stage_impl *const *stages; /* n_stages pointers, static */
+} grip_plugin;
+
+/* The one exported symbol. Returns the plugin table for the host's ABI major, or NULL when the plugin does not
+ * speak it. The table is static: never freed, valid until the library is unloaded. Touches no CUDA. */
+typedef const grip_plugin *(*grip_plugin_get_fn)(uint32_t host_abi_major, uint32_t host_abi_minor);
+GRIP_EXPORT const grip_plugin *grip_plugin_get(uint32_t host_abi_major, uint32_t host_abi_minor);
+
+#define GRIP_PLUGIN_ENTRY "grip_plugin_get"
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* GRIP_PLUGIN_H */

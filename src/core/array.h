@@ -1,0 +1,25 @@
+/* array.h -- making and checking grip_arrays inside the plugin. */
+#ifndef GRIP_CORE_ARRAY_H
+#define GRIP_CORE_ARRAY_H
+
+#include "core/ctx.h"
+
+/* Size in bytes of one element of dtype (0 for an unknown dtype). */
+size_t grip_dtype_size(uint32_t dtype);
+
+/* A host array of rows x cols zero-initialised elements. The caller frees it with grip_array_free_host(). */
+grip_status grip_array_alloc_host(grip_ctx *ctx, grip_array *a, uint32_t dtype, uint64_t rows, uint64_t cols);
+void grip_array_free_host(grip_array *a);
+
+/* An array descriptor over existing host memory (not owned). */
+grip_array grip_array_host_view(uint32_t dtype, uint64_t rows, uint64_t cols, void *data);
+
+/* Checks an input array: non-NULL data when rows > 0, the expected dtype, and cols == want_cols when
+ * want_cols != 0. `what` names it in the error text, e.g. "descriptor: cloud.xyz". */
+grip_status grip_array_check(grip_ctx *ctx, const grip_array *a, uint32_t dtype, uint64_t want_cols, const char *what);
+
+/* Gives a host-memory view of `a`: `a` itself when it already lives on the host, else a host copy that
+ * the caller frees with grip_array_free_host() (`*owned` tells which). */
+grip_status grip_array_to_host(grip_ctx *ctx, const grip_array *a, grip_array *host, int *owned, const char *what);
+
+#endif

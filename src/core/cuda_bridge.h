@@ -1,0 +1,22 @@
+/* cuda_bridge.h -- the few entry points the C11 side calls into cuda/. On a build without nvcc,
+ * src/core/cuda_absent.c provides them and reports no device. */
+#ifndef GRIP_CORE_CUDA_BRIDGE_H
+#define GRIP_CORE_CUDA_BRIDGE_H
+
+#include "plugin.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Usable CUDA devices (0 when there is no driver or no device). Never fails loudly. */
+int grip_cuda_device_count(void);
+/* Copies bytes from device memory to host memory (synchronously). GRIP_EUNSUPPORTED on a CPU-only build. */
+grip_status grip_cuda_copy_to_host(grip_ctx *ctx, void *dst, const void *src, size_t bytes);
+/* Frees the context's CUDA state (streams, pool). Safe when none was made. */
+void grip_cuda_ctx_release(grip_ctx *ctx);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,17 @@
+/* rigid_fit.h -- least-squares rigid transform between paired 3D points (Kabsch / Umeyama without scale),
+ * SVD through LAPACKE, with the reflection fix. Used by grouping (hypothesis poses) and ICP. */
+#ifndef GRIP_MATH_RIGID_FIT_H
+#define GRIP_MATH_RIGID_FIT_H
+
+#include <stddef.h>
+#include "core/ctx.h"
+
+/* Finds R, t minimising sum |R*src_i + t - dst_i|^2 over n >= 3 pairs (n x 3, double). Writes a row-major 4x4
+ * pose. GRIP_EINVAL for n < 3, GRIP_ELAPACK if the SVD fails. Degenerate (collinear) input still returns a
+ * proper rotation. */
+grip_status grip_rigid_fit(grip_ctx *ctx, const double *src, const double *dst, size_t n, double pose[16]);
+
+/* Applies a row-major 4x4 pose to a point. */
+void grip_pose_apply(const double pose[16], const double p[3], double out[3]);
+
+#endif
