@@ -168,7 +168,8 @@ struct grip_index {
     uint64_t rows;          /* reference rows, NaN rows included (they are never returned) */
     uint32_t dim;           /* D */
     uint32_t n_models;      /* 1 + the largest model id */
-    grip_array model_ids;   /* U32 rows x 1, host memory: the model each reference row belongs to */
+    grip_array model_ids;   /* U32 rows x 1, host memory: the model each reference row belongs to; the rows of
+                               one model are contiguous and model ids ascend (build() refuses anything else) */
     /* k nearest reference rows of each query row, exact unless the index says otherwise.
      * `ids` (U32 m x k) and `sqdist` (F32 m x k) are allocated by the CALLER, in host or device memory.
      * Each row is sorted by squared distance, ties to the lower reference row. Rows with fewer than k
@@ -176,6 +177,9 @@ struct grip_index {
     grip_status (*search)(grip_index *self, const grip_array *queries, uint32_t k, float max_sqdist,
                           grip_array *ids, grip_array *sqdist);
     uint32_t exact;         /* 1 when search returns the exact k nearest neighbours */
+    grip_array reference;   /* the reference rows as the index keeps them (host or device memory), for match
+                               policies that look from the reference side (mutual filter); rows == 0 when the
+                               index keeps no plain copy */
     void (*release)(grip_index *self);
 };
 
@@ -184,7 +188,7 @@ typedef struct grip_matches {
     uint32_t struct_size;
     uint64_t count;
     grip_array query;     /* U32 count x 1: query row (scene keypoint) */
-    grip_array reference; /* U32 count x 1: reference row in the index */
+    grip_array reference; /* U32 count x 1: the matched row counted within its model (the model keypoint number) */
     grip_array model_id;  /* U32 count x 1 */
     grip_array sqdist;    /* F32 count x 1: squared descriptor distance */
     void (*release)(struct grip_matches *self);

@@ -1,3 +1,132 @@
-/* main.c -- grip-host's command line (being written). */
+/* main.c -- grip-host: loads a grip plugin and runs the recognition pipeline on point-cloud files.
+ *
+ *   grip-host [--plugin PATH] list
+ *   grip-host [--plugin PATH] run --config FILE [--set section.key=value]... --model FILE [--model FILE]...
+ *             --scene FILE [--json]
+ *   grip-host [--plugin PATH] demo [--config FILE] [--set ...] [--seed N] [--objects N] [--json]
+ *   grip-host synth --out DIR [--seed N] [--objects N]
+ */
+#include "commands.h"
+
 #include <stdio.h>
-int main(void) { fprintf(stderr, "grip-host: not yet\n"); return 2; }
+#include <stdlib.h>
+#include <string.h>
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: grip-host [--plugin PATH] COMMAND [options]\n"
+            "commands:\n"
+            "  list                          the plugin's stages and their parameter tables\n"
+            "  run --config FILE --model FILE [--model FILE]... --scene FILE [--set section.key=value]... [--json]\n"
+            "                                recognise the models in the scene (PCD or PLY files)\n"
+            "  demo [--config FILE] [--seed N] [--objects N] [--set ...] [--json]\n"
+            "                                generate a scene with known poses, recognise it, compare with the truth\n"
+            "  synth --out DIR [--seed N] [--objects N]\n"
+            "                                write a generated scene, its models and their true poses\n"
+            "The plugin defaults to $GRIP_PLUGIN, else the libgrip.so beside grip-host (or in ../lib).\n");
+}
+
+/* Takes the value of an option that needs one; NULL (after a message) when it is missing. */
+static const char *value_of(int argc, char **argv, int *i)
+{
+    if (*i + 1 >= argc) {
+        fprintf(stderr, "grip-host: %s needs a value\n", argv[*i]);
+        return NULL;
+    }
+    return argv[++*i];
+}
+
+static int parse_number(const char *opt, const char *text, unsigned long long *out)
+{
+    char *end = NULL;
+    *out = strtoull(text, &end, 10);
+    if (!*text || *end || text[0] == '-') {
+        fprintf(stderr, "grip-host: %s: '%s' is not a non-negative integer\n", opt, text);
+        return -1;
+    }
+    return 0;
+}
+
+/* Parses one option at argv[*i] into o. 0 ok, -1 bad. */
+static int parse_option(int argc, char **argv, int *i, host_options *o)
+{
+    const char *a = argv[*i], *v = NULL;
+    if (strcmp(a, "--json") == 0) {
+        o->json = 1;
+        return 0;
+    }
+    static const char *with_value[] = {"--plugin", "--config", "--set", "--model", "--scene", "--out", "--seed",
+                                       "--objects"};
+    int known = 0;
+    for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++)
+        known |= strcmp(a, with_value[k]) == 0;
+    if (!known) {
+        fprintf(stderr, "grip-host: unknown option '%s'\n", a);
+        return -1;
+    }
+    if (!(v = value_of(argc, argv, i)))
+        return -1;
+    unsigned long long n = 0;
+    if (strcmp(a, "--plugin") == 0) o->plugin = v;
+    else if (strcmp(a, "--config") == 0) o->config = v;
+    else if (strcmp(a, "--set") == 0) o->sets[o->n_sets++] = v;
+    else if (strcmp(a, "--model") == 0) o->models[o->n_models++] = v;
+    else if (strcmp(a, "--scene") == 0) o->scene = v;
+    else if (strcmp(a, "--out") == 0) o->out_dir = v;
+    else if (strcmp(a, "--seed") == 0) {
+        if (parse_number(a, v, &o->seed)) return -1;
+    } else {
+        if (parse_number(a, v, &n) || n > 16) {
+            fprintf(stderr, "grip-host: --objects must be 1..16\n");
+            return -1;
+        }
+        o->objects = (int)n;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    host_options o;
+    memset(&o, 0, sizeof o);
+    o.seed = 1;
+    o.argv0 = argv[0];
+    o.sets = calloc((size_t)argc + 1, sizeof *o.sets);
+    o.models = calloc((size_t)argc + 1, sizeof *o.models);
+    const char *command = NULL;
+    int rc = 2;
+    if (!o.sets || !o.models) {
+        fprintf(stderr, "grip-host: out of memory\n");
+        goto done;
+    }
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            usage(stdout);
+            rc = 0;
+            goto done;
+        }
+        if (argv[i][0] == '-') {
+            if (parse_option(argc, argv, &i, &o) != 0)
+                goto done;
+        } else if (!command) {
+            command = argv[i];
+        } else {
+            fprintf(stderr, "grip-host: unexpected argument '%s'\n", argv[i]);
+            goto done;
+        }
+    }
+    if (!command) usage(stderr);
+    else if (strcmp(command, "list") == 0) rc = cmd_list(&o);
+    else if (strcmp(command, "run") == 0) rc = cmd_run(&o);
+    else if (strcmp(command, "demo") == 0) rc = cmd_demo(&o);
+    else if (strcmp(command, "synth") == 0) rc = cmd_synth(&o);
+    else {
+        fprintf(stderr, "grip-host: unknown command '%s'\n", command);
+        usage(stderr);
+    }
+done:
+    free(o.sets);
+    free(o.models);
+    return rc;
+}

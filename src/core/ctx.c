@@ -6,6 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 grip_status grip_ctx_new(const grip_ctx_options *opts, grip_ctx **out)
 {
@@ -104,4 +107,14 @@ int grip_ctx_device_count(grip_ctx *ctx)
         ctx->device_probed = 1;
     }
     return ctx->device_count;
+}
+
+int grip_ctx_threads(const grip_ctx *ctx)
+{
+#ifdef _OPENMP
+    return ctx && ctx->opts.threads ? (int)ctx->opts.threads : omp_get_max_threads();
+#else
+    (void)ctx;
+    return 1;
+#endif
 }

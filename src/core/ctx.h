@@ -39,6 +39,9 @@ void grip_fail_append(grip_ctx *ctx, const char *fmt, ...)
 void grip_ctx_clear_error(grip_ctx *ctx);
 const char *grip_status_str(grip_status status);
 
+/* CPU threads the CPU twins use: the context's `threads` option, else what OpenMP offers (1 without OpenMP). */
+int grip_ctx_threads(const grip_ctx *ctx);
+
 /* Number of usable CUDA devices; probes once, lazily. 0 on a CPU-only build. */
 int grip_ctx_device_count(grip_ctx *ctx);
 

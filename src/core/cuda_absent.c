@@ -10,6 +10,19 @@ grip_status grip_cuda_copy_to_host(grip_ctx *ctx, void *dst, const void *src, si
     (void)dst; (void)src; (void)bytes;
     return grip_fail(ctx, GRIP_EUNSUPPORTED, "device memory given to a CPU-only build of grip");
 }
+grip_status grip_cuda_upload(grip_ctx *ctx, const void *host, size_t bytes, void **dev, int *device)
+{
+    (void)host; (void)bytes;
+    *dev = NULL;
+    *device = -1;
+    return grip_fail(ctx, GRIP_EUNSUPPORTED, "CUDA memory asked for from a CPU-only build of grip");
+}
+void grip_cuda_free(void *dev) { (void)dev; }
+grip_status grip_cuda_copy_to_device(grip_ctx *ctx, void *dev, const void *host, size_t bytes)
+{
+    (void)dev; (void)host; (void)bytes;
+    return grip_fail(ctx, GRIP_EUNSUPPORTED, "device memory given to a CPU-only build of grip");
+}
 #else
 /* the CUDA build gets these from cuda/device.cu; keep this translation unit non-empty */
 typedef int grip_cuda_absent_unused;

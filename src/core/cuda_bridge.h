@@ -13,6 +13,12 @@ extern "C" {
 int grip_cuda_device_count(void);
 /* Copies bytes from device memory to host memory (synchronously). GRIP_EUNSUPPORTED on a CPU-only build. */
 grip_status grip_cuda_copy_to_host(grip_ctx *ctx, void *dst, const void *src, size_t bytes);
+/* Copies `bytes` of host memory into a new allocation on the context's device (*dev, on ordinal *device).
+ * GRIP_ENOMEM when the device is full, GRIP_EUNSUPPORTED on a CPU-only build. Free with grip_cuda_free(). */
+grip_status grip_cuda_upload(grip_ctx *ctx, const void *host, size_t bytes, void **dev, int *device);
+void grip_cuda_free(void *dev);
+/* Copies host bytes into existing device memory (synchronously). */
+grip_status grip_cuda_copy_to_device(grip_ctx *ctx, void *dev, const void *host, size_t bytes);
 /* Frees the context's CUDA state (streams, pool). Safe when none was made. */
 void grip_cuda_ctx_release(grip_ctx *ctx);
 

@@ -1,5 +1,8 @@
 /* kdtree3d.h -- exact k-nearest and radius search over 3D points on the CPU (the twin of the GPU search).
- * Points with a non-finite coordinate are left out of the tree. Queries are const and thread-safe. */
+ * Points with a non-finite coordinate are left out of the tree. Queries are const and thread-safe.
+ *
+ * Distances follow PCL's KdTreeFLANN exactly: squared distances in float, computed as dx*dx + dy*dy + dz*dz
+ * (dx = p.x - q.x), so a neighbour set and its distances equal PCL's up to the order of ties. */
 #ifndef GRIP_SPATIAL_KDTREE3D_H
 #define GRIP_SPATIAL_KDTREE3D_H
 
@@ -9,18 +12,21 @@
 
 typedef struct grip_kdtree3d grip_kdtree3d;
 
-/* Builds a tree over xyz (n x 3, row-major; borrowed: must outlive the tree). Free with grip_kdtree3d_free(). */
+/* Builds a tree over xyz (n x 3, row-major; n <= UINT32_MAX). The tree keeps its own copy of the finite
+ * points; xyz is only read during the build. Free with grip_kdtree3d_free() (NULL is allowed). */
 grip_status grip_kdtree3d_build(grip_ctx *ctx, const float *xyz, size_t n, grip_kdtree3d **out);
 void grip_kdtree3d_free(grip_kdtree3d *tree);
 
 /* Number of finite points in the tree. */
 size_t grip_kdtree3d_size(const grip_kdtree3d *tree);
 
-/* The k nearest points of q: writes up to k indices (into the original xyz) and squared distances, sorted by
- * distance, ties to the lower index. Returns how many were written (< k when the tree is smaller). */
+/* The k nearest points of q: writes up to k indices (into the original xyz) and squared distances (caller's
+ * buffers of k entries), sorted by distance, ties to the lower index. Returns how many were written: k, or the
+ * tree size when that is smaller, or 0 when q has a non-finite coordinate. */
 size_t grip_kdtree3d_knn(const grip_kdtree3d *tree, const float q[3], size_t k, uint32_t *idx, float *sqdist);
 
-/* A growable result buffer for radius search, reused across queries by one thread. */
+/* A growable result buffer for radius search, reused across queries by one thread. Start it zeroed; free its
+ * arrays with grip_neighbors_free(). */
 typedef struct grip_neighbors {
     uint32_t *idx;
     float *sqdist;
@@ -28,8 +34,10 @@ typedef struct grip_neighbors {
 } grip_neighbors;
 void grip_neighbors_free(grip_neighbors *nb);
 
-/* All points within `radius` of q (squared distance <= radius^2), sorted by squared distance, ties to the
- * lower index. GRIP_ENOMEM if the buffer cannot grow. */
+/* All points strictly within `radius` of q: squared distance < r2, with r2 = (float)(radius^2 computed in
+ * double) -- FLANN's rule, as PCL's radiusSearch, so radius 0 finds nothing. Sorted by squared distance,
+ * ties to the lower index. A non-finite q finds nothing. GRIP_EINVAL for a NULL argument or a negative or NaN
+ * radius; GRIP_ENOMEM if the buffer cannot grow (then out->count is 0). */
 grip_status grip_kdtree3d_radius(const grip_kdtree3d *tree, const float q[3], float radius, grip_neighbors *out);
 
 #endif

@@ -1,0 +1,325 @@
+/* pipeline.c -- see pipeline.h. */
+#include "pipeline.h"
+#include "host_util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- opening ---------------------------------------------------------------------------------------------- */
+
+static int load_plugins(grip_pipeline *p, const char *plugin_path, const grip_config *cfg, grip_diag *diag)
+{
+    char err[1024], path[4096];
+    if (grip_loader_open(plugin_path, &p->plugins[0], err, sizeof err) != 0) {
+        grip_diag_add(diag, "%s", err);
+        return -1;
+    }
+    int bad = 0;
+    for (uint32_t k = 0; k < GRIP_STAGE_KIND_COUNT; k++) {
+        p->of_stage[k] = 0;
+        if (!grip_config_stage_plugin(cfg, k, path, sizeof path))
+            continue;
+        if (grip_loader_open(path, &p->plugins[1 + k], err, sizeof err) != 0) {
+            grip_config_report(diag, grip_config_find(cfg, grip_loader_kind_name(k), "plugin"), "%s", err);
+            bad = 1;
+            continue;
+        }
+        p->of_stage[k] = 1 + (int)k;
+    }
+    return bad ? -1 : 0;
+}
+
+static int create_contexts(grip_pipeline *p, const grip_config *cfg, grip_diag *diag)
+{
+    grip_pipeline_settings settings;
+    grip_config_pipeline(cfg, &settings);
+    grip_ctx_options opts = {sizeof opts, settings.cuda_device, settings.threads};
+    for (int i = 0; i < 1 + GRIP_STAGE_KIND_COUNT; i++) {
+        const grip_plugin *t = &p->plugins[i].table;
+        if (!p->plugins[i].handle)
+            continue;
+        grip_status s = t->ctx_create(&opts, &p->ctxs[i]);
+        if (s != GRIP_OK) {
+            grip_diag_add(diag, "%s: cannot create a context: %s", p->plugins[i].path, t->status_str(s));
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int create_stages(grip_pipeline *p, const grip_config *cfg, grip_diag *diag)
+{
+    int bad = 0;
+    for (uint32_t k = 0; k < GRIP_STAGE_KIND_COUNT; k++) {
+        int slot = p->of_stage[k];
+        const grip_plugin *t = &p->plugins[slot].table;
+        uint32_t n_kv = 0;
+        const grip_kv *kv = grip_config_stage_kv(cfg, k, &n_kv);
+        p->impl[k] = grip_config_stage_impl(cfg, k);
+        if (!p->impl[k]) {
+            grip_diag_add(diag, "%s: %s: the plugin has no %s stage", p->plugins[slot].path, grip_loader_kind_name(k),
+                          grip_loader_kind_name(k));
+            bad = 1;
+            continue;
+        }
+        grip_status s = p->impl[k]->create(p->ctxs[slot], kv, n_kv, &p->stage[k]);
+        if (s != GRIP_OK) {
+            grip_diag_add(diag, "%s '%s': %s: %s", grip_loader_kind_name(k), p->impl[k]->name, t->status_str(s),
+                          t->ctx_last_error(p->ctxs[slot]));
+            p->stage[k] = NULL;
+            bad = 1;
+        }
+    }
+    return bad ? -1 : 0;
+}
+
+int pipeline_open(grip_pipeline *p, const char *plugin_path, grip_config *cfg, grip_diag *diag)
+{
+    memset(p, 0, sizeof *p);
+    const grip_loaded_plugin *of_kind[GRIP_STAGE_KIND_COUNT];
+    int ok = load_plugins(p, plugin_path, cfg, diag) == 0;
+    for (uint32_t k = 0; k < GRIP_STAGE_KIND_COUNT; k++)
+        of_kind[k] = p->plugins[p->of_stage[k]].handle ? &p->plugins[p->of_stage[k]] : NULL;
+    if (p->plugins[0].handle && grip_config_validate(cfg, of_kind, diag) != 0)
+        ok = 0;
+    if (ok)
+        ok = create_contexts(p, cfg, diag) == 0 && create_stages(p, cfg, diag) == 0;
+    if (!ok) {
+        pipeline_close(p);
+        return -1;
+    }
+    return 0;
+}
+
+void pipeline_close(grip_pipeline *p)
+{
+    for (uint32_t k = 0; k < GRIP_STAGE_KIND_COUNT; k++)
+        if (p->stage[k])
+            p->impl[k]->destroy(p->stage[k]);
+    for (int i = 0; i < 1 + GRIP_STAGE_KIND_COUNT; i++) {
+        if (p->ctxs[i])
+            p->plugins[i].table.ctx_destroy(p->ctxs[i]);
+        grip_loader_close(&p->plugins[i]);
+    }
+    memset(p, 0, sizeof *p);
+}
+
+/* ---- running ---------------------------------------------------------------------------------------------- */
+
+static grip_array host_array(uint32_t dtype, uint64_t rows, uint64_t cols, void *data)
+{
+    grip_array a = {sizeof a, dtype, GRIP_MEM_HOST, -1, rows, cols, data};
+    return a;
+}
+
+static grip_cloud cloud_of(const host_cloud *c)
+{
+    grip_cloud g;
+    memset(&g, 0, sizeof g);
+    g.struct_size = sizeof g;
+    g.width = c->width;
+    g.height = c->height;
+    g.xyz = host_array(GRIP_F32, c->n, 3, c->xyz);
+    g.normals = host_array(GRIP_F32, c->normals ? c->n : 0, 3, c->normals);
+    g.rgb = host_array(GRIP_U8, c->rgb ? c->n : 0, 3, c->rgb);
+    g.name = c->path;
+    return g;
+}
+
+/* What one run holds; released by run_state_free whatever happened. */
+typedef struct run_state {
+    uint32_t n_models;
+    grip_cloud *clouds;          /* n_models models, then the scene */
+    grip_features **features;    /* likewise */
+    grip_view *views;            /* likewise */
+    float *reference;            /* all models' descriptors, concatenated */
+    uint32_t *model_ids;
+    grip_index *index;
+    grip_matches *matches;
+    grip_hypotheses *hypotheses;
+    grip_verdicts *verdicts;
+} run_state;
+
+static void run_state_free(run_state *s)
+{
+    if (s->verdicts)
+        s->verdicts->release(s->verdicts);
+    if (s->hypotheses)
+        s->hypotheses->release(s->hypotheses);
+    if (s->matches)
+        s->matches->release(s->matches);
+    if (s->index)
+        s->index->release(s->index);
+    for (uint32_t i = 0; s->features && i <= s->n_models; i++)
+        if (s->features[i])
+            s->features[i]->release(s->features[i]);
+    free(s->features);
+    free(s->views);
+    free(s->clouds);
+    free(s->reference);
+    free(s->model_ids);
+}
+
+/* The stage's status and its plugin's error text, into diag. */
+static int stage_failed(grip_pipeline *p, uint32_t kind, grip_status s, const char *what, grip_diag *diag)
+{
+    int slot = p->of_stage[kind];
+    grip_diag_add(diag, "%s '%s' failed on %s: %s: %s", grip_loader_kind_name(kind), p->impl[kind]->name, what,
+                  p->plugins[slot].table.status_str(s), p->plugins[slot].table.ctx_last_error(p->ctxs[slot]));
+    return -1;
+}
+
+static int run_descriptors(grip_pipeline *p, run_state *st, const host_cloud *models, const host_cloud *scene,
+                           grip_diag *diag)
+{
+    const grip_stage_impl *d = p->impl[GRIP_STAGE_DESCRIPTOR];
+    for (uint32_t i = 0; i <= st->n_models; i++) {
+        const host_cloud *c = i < st->n_models ? &models[i] : scene;
+        st->clouds[i] = cloud_of(c);
+        uint32_t role = i < st->n_models ? GRIP_ROLE_MODEL : GRIP_ROLE_SCENE;
+        grip_status s = d->describe(p->stage[GRIP_STAGE_DESCRIPTOR], &st->clouds[i], role, NULL, GRIP_MEM_HOST,
+                                    &st->features[i]);
+        if (s != GRIP_OK)
+            return stage_failed(p, GRIP_STAGE_DESCRIPTOR, s, c->path, diag);
+        st->views[i] = (grip_view){sizeof(grip_view), &st->clouds[i], st->features[i]};
+    }
+    return 0;
+}
+
+/* Every model's descriptor rows, concatenated in model order and tagged by model id. */
+static int gather_reference(run_state *st, uint32_t dim, uint64_t *rows, grip_diag *diag)
+{
+    uint64_t n = 0;
+    for (uint32_t m = 0; m < st->n_models; m++)
+        n += st->features[m]->descriptors.rows;
+    st->reference = malloc((size_t)n * dim * sizeof(float) + 1);
+    st->model_ids = malloc((size_t)n * sizeof(uint32_t) + 1);
+    if (!st->reference || !st->model_ids) {
+        grip_diag_add(diag, "index: out of host memory for %llu reference rows", (unsigned long long)n);
+        return -1;
+    }
+    uint64_t at = 0;
+    for (uint32_t m = 0; m < st->n_models; m++) {
+        const grip_array *dsc = &st->features[m]->descriptors;
+        memcpy(st->reference + at * dim, dsc->data, (size_t)dsc->rows * dim * sizeof(float));
+        for (uint64_t r = 0; r < dsc->rows; r++)
+            st->model_ids[at + r] = m;
+        at += dsc->rows;
+    }
+    *rows = n;
+    return 0;
+}
+
+static int run_index_and_match(grip_pipeline *p, run_state *st, pipeline_result *r, grip_diag *diag)
+{
+    uint32_t dim = st->features[st->n_models]->descriptor_dim;
+    uint64_t rows = 0;
+    if (gather_reference(st, dim, &rows, diag) != 0)
+        return -1;
+    double t0 = host_now_ms();
+    grip_array ref = host_array(GRIP_F32, rows, dim, st->reference);
+    grip_array ids = host_array(GRIP_U32, rows, 1, st->model_ids);
+    grip_status s = p->impl[GRIP_STAGE_INDEX]->build(p->stage[GRIP_STAGE_INDEX], &ref, &ids, &st->index);
+    if (s != GRIP_OK)
+        return stage_failed(p, GRIP_STAGE_INDEX, s, "the models' descriptors", diag);
+    double t1 = host_now_ms();
+    const grip_array *queries = &st->features[st->n_models]->descriptors;
+    s = p->impl[GRIP_STAGE_MATCH]->match(p->stage[GRIP_STAGE_MATCH], st->index, queries, GRIP_MEM_HOST, &st->matches);
+    if (s != GRIP_OK)
+        return stage_failed(p, GRIP_STAGE_MATCH, s, "the scene's descriptors", diag);
+    r->timings_ms[GRIP_STAGE_INDEX] = t1 - t0;
+    r->timings_ms[GRIP_STAGE_MATCH] = host_now_ms() - t1;
+    return 0;
+}
+
+static const grip_verdict *verdict_at(const grip_verdicts *v, uint32_t i)
+{
+    return (const grip_verdict *)((const char *)v->items + (size_t)i * v->item_size);
+}
+
+static const grip_hypothesis *hypothesis_at(const grip_hypotheses *h, uint32_t i)
+{
+    return (const grip_hypothesis *)((const char *)h->items + (size_t)i * h->item_size);
+}
+
+static int collect_result(const run_state *st, pipeline_result *r, grip_diag *diag)
+{
+    r->n_models = st->n_models;
+    r->model_keypoints = calloc(st->n_models + 1, sizeof *r->model_keypoints);
+    r->n_hypotheses = st->hypotheses->count;
+    r->hypotheses = calloc(r->n_hypotheses + 1, sizeof *r->hypotheses);
+    if (!r->model_keypoints || !r->hypotheses) {
+        grip_diag_add(diag, "out of host memory");
+        return -1;
+    }
+    for (uint32_t m = 0; m < st->n_models; m++)
+        r->model_keypoints[m] = (size_t)st->features[m]->keypoints.rows;
+    r->scene_keypoints = (size_t)st->features[st->n_models]->keypoints.rows;
+    r->correspondences = (size_t)st->matches->count;
+    for (uint32_t i = 0; i < st->hypotheses->count; i++) {
+        const grip_hypothesis *h = hypothesis_at(st->hypotheses, i);
+        pipeline_instance *out = &r->hypotheses[i];
+        out->model = h->model_id;
+        out->correspondences = h->n_members;
+        out->votes = h->votes;
+        for (int k = 0; k < 16; k++)
+            out->pose[k] = h->pose[k];
+        if (i < st->verdicts->count) {
+            const grip_verdict *v = verdict_at(st->verdicts, i);
+            for (int k = 0; k < 16; k++)
+                out->pose[k] = v->pose[k];
+            out->fitness = v->fitness;
+            out->rmse = v->rmse;
+            out->accepted = v->accepted != 0;
+        }
+    }
+    return 0;
+}
+
+static int run_stages(grip_pipeline *p, run_state *st, const host_cloud *models, const host_cloud *scene,
+                      pipeline_result *r, grip_diag *diag)
+{
+    double t0 = host_now_ms();
+    if (run_descriptors(p, st, models, scene, diag) != 0)
+        return -1;
+    r->timings_ms[GRIP_STAGE_DESCRIPTOR] = host_now_ms() - t0;
+    if (run_index_and_match(p, st, r, diag) != 0)
+        return -1;
+    const grip_view *scene_view = &st->views[st->n_models];
+    t0 = host_now_ms();
+    grip_status s = p->impl[GRIP_STAGE_GROUP]->group(p->stage[GRIP_STAGE_GROUP], st->views, st->n_models, scene_view,
+                                                    st->matches, &st->hypotheses);
+    if (s != GRIP_OK)
+        return stage_failed(p, GRIP_STAGE_GROUP, s, "the correspondences", diag);
+    double t1 = host_now_ms();
+    s = p->impl[GRIP_STAGE_VERIFY]->verify(p->stage[GRIP_STAGE_VERIFY], st->views, st->n_models, scene_view,
+                                           st->hypotheses, &st->verdicts);
+    if (s != GRIP_OK)
+        return stage_failed(p, GRIP_STAGE_VERIFY, s, "the hypotheses", diag);
+    r->timings_ms[GRIP_STAGE_GROUP] = t1 - t0;
+    r->timings_ms[GRIP_STAGE_VERIFY] = host_now_ms() - t1;
+    return collect_result(st, r, diag);
+}
+
+int pipeline_run(grip_pipeline *p, const host_cloud *models, uint32_t n_models, const host_cloud *scene,
+                 pipeline_result *r, grip_diag *diag)
+{
+    memset(r, 0, sizeof *r);
+    run_state st;
+    memset(&st, 0, sizeof st);
+    st.n_models = n_models;
+    st.clouds = calloc(n_models + 1, sizeof *st.clouds);
+    st.features = calloc(n_models + 1, sizeof *st.features);
+    st.views = calloc(n_models + 1, sizeof *st.views);
+    int rc = -1;
+    if (!st.clouds || !st.features || !st.views)
+        grip_diag_add(diag, "out of host memory");
+    else if (n_models == 0)
+        grip_diag_add(diag, "no model to look for (give at least one --model)");
+    else
+        rc = run_stages(p, &st, models, scene, r, diag);
+    run_state_free(&st);
+    if (rc != 0)
+        pipeline_result_free(r);
+    return rc;
+}

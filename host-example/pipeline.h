@@ -1,0 +1,32 @@
+/* pipeline.h -- grip-host's pipeline runner: the five stages, each from the default plugin or from the plugin a
+ * config section names, created from a validated config and run on host clouds. */
+#ifndef GRIP_HOST_PIPELINE_H
+#define GRIP_HOST_PIPELINE_H
+
+#include "cloud_io.h"
+#include "config.h"
+#include "diag.h"
+#include "loader.h"
+#include "pipeline_result.h"
+
+typedef struct grip_pipeline {
+    grip_loaded_plugin plugins[1 + GRIP_STAGE_KIND_COUNT]; /* [0]: the default plugin; [1 + kind]: a stage's own */
+    grip_ctx *ctxs[1 + GRIP_STAGE_KIND_COUNT];             /* one context per loaded plugin */
+    int of_stage[GRIP_STAGE_KIND_COUNT];                   /* which plugins[] slot each stage comes from */
+    const grip_stage_impl *impl[GRIP_STAGE_KIND_COUNT];
+    grip_stage *stage[GRIP_STAGE_KIND_COUNT];
+} grip_pipeline;
+
+/* Loads the default plugin and any plugin a stage section names, validates cfg against their tables, creates a
+ * context per plugin and the five stages. Every problem goes to diag (all at once where they are independent).
+ * Returns 0, or -1 with nothing left open. Close with pipeline_close(). */
+int pipeline_open(grip_pipeline *p, const char *plugin_path, grip_config *cfg, grip_diag *diag);
+void pipeline_close(grip_pipeline *p);
+
+/* Runs descriptor (every model, then the scene), index (all models' descriptors, tagged by model), match (scene
+ * against the index), group and verify. Fills *r (free with pipeline_result_free()). Returns 0, or -1 with a
+ * message naming the stage and the plugin's own error text in diag. */
+int pipeline_run(grip_pipeline *p, const host_cloud *models, uint32_t n_models, const host_cloud *scene,
+                 pipeline_result *r, grip_diag *diag);
+
+#endif

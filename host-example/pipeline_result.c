@@ -1,0 +1,102 @@
+/* pipeline_result.c -- see pipeline_result.h. */
+#include "pipeline_result.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const char *const pipeline_stage_names[PIPELINE_STAGES] = {"descriptor", "index", "match", "group", "verify"};
+
+void pipeline_result_free(pipeline_result *r)
+{
+    if (!r)
+        return;
+    free(r->model_keypoints);
+    free(r->hypotheses);
+    memset(r, 0, sizeof *r);
+}
+
+size_t pipeline_result_accepted(const pipeline_result *r)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < r->n_hypotheses; i++)
+        n += r->hypotheses[i].accepted != 0;
+    return n;
+}
+
+static double total_ms(const pipeline_result *r)
+{
+    double t = 0;
+    for (int s = 0; s < PIPELINE_STAGES; s++)
+        t += r->timings_ms[s];
+    return t;
+}
+
+/* JSON string body: quotes, backslashes and control characters escaped. */
+static void json_string(FILE *out, const char *s)
+{
+    fputc('"', out);
+    for (; s && *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(out, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(out, "\\u%04x", c);
+        else
+            fputc(c, out);
+    }
+    fputc('"', out);
+}
+
+void pipeline_result_print_json(FILE *out, const pipeline_result *r, const char *const *model_names)
+{
+    fprintf(out, "{\"instances\":[");
+    int first = 1;
+    for (size_t i = 0; i < r->n_hypotheses; i++) {
+        const pipeline_instance *h = &r->hypotheses[i];
+        if (!h->accepted)
+            continue;
+        fprintf(out, "%s{\"model\":%u,\"model_name\":", first ? "" : ",", h->model);
+        json_string(out, model_names ? model_names[h->model] : "");
+        fprintf(out, ",\"pose\":[");
+        for (int k = 0; k < 16; k++)
+            fprintf(out, "%s%.9g", k ? "," : "", h->pose[k]);
+        fprintf(out, "],\"correspondences\":%u,\"votes\":%.9g,\"fitness\":%.9g,\"rmse\":%.9g}", h->correspondences,
+                h->votes, h->fitness, h->rmse);
+        first = 0;
+    }
+    fprintf(out, "],\"counts\":{\"model_keypoints\":[");
+    for (uint32_t m = 0; m < r->n_models; m++)
+        fprintf(out, "%s%zu", m ? "," : "", r->model_keypoints[m]);
+    fprintf(out, "],\"scene_keypoints\":%zu,\"correspondences\":%zu,\"hypotheses\":%zu},\"timings_ms\":{",
+            r->scene_keypoints, r->correspondences, r->n_hypotheses);
+    for (int s = 0; s < PIPELINE_STAGES; s++)
+        fprintf(out, "\"%s\":%.3f,", pipeline_stage_names[s], r->timings_ms[s]);
+    fprintf(out, "\"total\":%.3f}}\n", total_ms(r));
+}
+
+static void print_pose(FILE *out, const double pose[16])
+{
+    for (int row = 0; row < 3; row++)
+        fprintf(out, "      [%9.6f %9.6f %9.6f | %9.6f]\n", pose[4 * row], pose[4 * row + 1], pose[4 * row + 2],
+                pose[4 * row + 3]);
+}
+
+void pipeline_result_print_text(FILE *out, const pipeline_result *r, const char *const *model_names)
+{
+    for (uint32_t m = 0; m < r->n_models; m++)
+        fprintf(out, "model %u (%s): %zu keypoints\n", m, model_names ? model_names[m] : "?", r->model_keypoints[m]);
+    fprintf(out, "scene: %zu keypoints, %zu correspondences, %zu hypotheses, %zu accepted\n", r->scene_keypoints,
+            r->correspondences, r->n_hypotheses, pipeline_result_accepted(r));
+    for (size_t i = 0; i < r->n_hypotheses; i++) {
+        const pipeline_instance *h = &r->hypotheses[i];
+        fprintf(out, "  %s hypothesis %zu: model %u (%s), %u correspondences, votes %.1f, fitness %.3f, RMSE %.2f mm\n",
+                h->accepted ? "ACCEPTED" : "rejected", i, h->model, model_names ? model_names[h->model] : "?",
+                h->correspondences, h->votes, h->fitness, h->rmse * 1e3);
+        if (h->accepted)
+            print_pose(out, h->pose);
+    }
+    fprintf(out, "timings (ms):");
+    for (int s = 0; s < PIPELINE_STAGES; s++)
+        fprintf(out, " %s %.1f,", pipeline_stage_names[s], r->timings_ms[s]);
+    fprintf(out, " total %.1f\n", total_ms(r));
+}

@@ -1,0 +1,45 @@
+/* pipeline_result.h -- what one run of the pipeline found, in host memory, and how grip-host prints it. */
+#ifndef GRIP_HOST_PIPELINE_RESULT_H
+#define GRIP_HOST_PIPELINE_RESULT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define PIPELINE_STAGES 5
+
+/* One verified hypothesis. */
+typedef struct pipeline_instance {
+    uint32_t model;           /* index of the model, in the order the models were given */
+    double pose[16];          /* row-major, model -> scene (the refined pose) */
+    uint32_t correspondences; /* members of the grouped hypothesis */
+    float votes;              /* grouping score */
+    float fitness, rmse;
+    int accepted;
+} pipeline_instance;
+
+typedef struct pipeline_result {
+    uint32_t n_models;
+    size_t *model_keypoints;     /* n_models */
+    size_t scene_keypoints;
+    size_t correspondences;
+    size_t n_hypotheses;
+    pipeline_instance *hypotheses; /* n_hypotheses, accepted or not, in the group stage's order */
+    double timings_ms[PIPELINE_STAGES]; /* descriptor (all clouds), index, match, group, verify */
+} pipeline_result;
+
+void pipeline_result_free(pipeline_result *r);
+/* Number of accepted hypotheses. */
+size_t pipeline_result_accepted(const pipeline_result *r);
+
+/* Human-readable report: counts, instances with pose, fitness and RMSE, per-stage times. */
+void pipeline_result_print_text(FILE *out, const pipeline_result *r, const char *const *model_names);
+/* The JSON document of `grip-host run --json`:
+ * {"instances":[{"model":i,"model_name":"…","pose":[16 numbers],"correspondences":n,"fitness":f,"rmse":r}],
+ *  "counts":{"model_keypoints":[…],"scene_keypoints":n,"correspondences":n,"hypotheses":n},
+ *  "timings_ms":{"descriptor":…,"index":…,"match":…,"group":…,"verify":…,"total":…}} */
+void pipeline_result_print_json(FILE *out, const pipeline_result *r, const char *const *model_names);
+
+extern const char *const pipeline_stage_names[PIPELINE_STAGES];
+
+#endif

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The GPU machine's run (device tool): build for sm_90 with the CUDA kernels, run the GPU tests, the whole CPU
+# suite with the real data, compute-sanitizer on the GPU tests, and the tutorial and demo runs. Logs go to $OUT.
+#   carry: .deps (Check, subunit, liblzf debs: see README) and .data (a copy of the real data the tests read)
+set -uo pipefail
+OUT=${OUT:-/tmp/grip-out}
+mkdir -p "$OUT"
+for f in .deps/*.deb; do
+  case $f in *zlib1g-dev*) [ -f /usr/include/zlib.h ] && continue ;; esac
+  dpkg -x "$f" /
+done
+ldconfig
+[ -e /usr/lib/x86_64-linux-gnu/libz.so ] || ln -s libz.so.1 /usr/lib/x86_64-linux-gnu/libz.so
+B=/tmp/grip-build
+{
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
+  cmake -S . -B $B -DCMAKE_CUDA_ARCHITECTURES=90 -DGRIP_DATA_DIR="$PWD/.data" &&
+  cmake --build $B -j16
+} > "$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
+tail -3 "$OUT/build.log"
+ctest --test-dir $B -L gpu --output-on-failure > "$OUT/ctest-gpu.log" 2>&1; echo "gpu tests: rc=$?"; tail -4 "$OUT/ctest-gpu.log"
+ctest --test-dir $B -LE gpu -j8 --output-on-failure > "$OUT/ctest-cpu.log" 2>&1; echo "cpu tests: rc=$?"; tail -4 "$OUT/ctest-cpu.log"
+for t in $B/tests/test_device; do
+  for tool in memcheck racecheck; do
+    compute-sanitizer --tool $tool --error-exitcode 3 "$t" > "$OUT/sanitizer-$tool-$(basename $t).log" 2>&1
+    echo "compute-sanitizer $tool $(basename $t): rc=$?"
+  done
+done
+D=.data/pcl
+if [ -f $D/data_repo/correspondence_grouping/milk.pcd ]; then
+  for c in pcl_tutorial pcl_tutorial_gc; do
+    $B/grip-host run --config configs/$c.conf --model $D/data_repo/correspondence_grouping/milk.pcd \
+      --scene $D/milk_cartoon_all_small_clorox.pcd > "$OUT/run-$c.txt" 2>&1; echo "run $c: rc=$?"
+    tail -8 "$OUT/run-$c.txt"
+  done
+fi
+$B/grip-host demo > "$OUT/demo.txt" 2>&1; echo "demo: rc=$?"; tail -12 "$OUT/demo.txt"

@@ -1,0 +1,30 @@
+/* normals.h -- surface normals and curvature by PCA of each point's neighbourhood: the CPU twin of PCL 1.13's
+ * NormalEstimation / NormalEstimationOMP.
+ *
+ * Per point, as PCL does:
+ *   - a non-finite point, or one with fewer than 3 neighbours, gets a NaN row (all 4 values);
+ *   - the neighbourhood includes the point itself (k nearest, or all points with squared distance < radius^2);
+ *   - the covariance is accumulated in float exactly as pcl::computeMeanAndCovarianceMatrix does (coordinates
+ *     shifted by the nearest neighbour, sums of products divided by the count, minus the product of means);
+ *   - the normal is the eigenvector of its smallest eigenvalue l0, from PCL's own float solver
+ *     (grip_sym3_smallest_pcl: where l0 and l1 nearly coincide an accurate solver would differ from PCL by
+ *     more than 1e-4), the curvature |l0 / trace| (0 when the trace is 0);
+ *   - the normal is negated when (viewpoint - point) . normal < 0 (pcl::flipNormalTowardsViewpoint, in float).
+ * Degenerate neighbourhoods come out as in PCL: all neighbours equal gives a NaN normal with curvature 0. */
+#ifndef GRIP_DESCRIPTOR_NORMALS_H
+#define GRIP_DESCRIPTOR_NORMALS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "core/ctx.h"
+#include "spatial/kdtree3d.h"
+
+/* Normals of the n points xyz (n x 3; NaN rows allowed). The neighbourhood is the k nearest points when k > 0
+ * (k wins; radius is then ignored), else every point strictly within radius (> 0); both 0 is GRIP_EINVAL.
+ * tree: a tree built over the same xyz, or NULL to build one here. viewpoint: NULL for (0, 0, 0).
+ * out: caller's n x 4 floats (nx, ny, nz, curvature). Runs on ctx->opts.threads OpenMP threads
+ * (0 = the runtime's default). */
+grip_status grip_normals_compute(grip_ctx *ctx, const float *xyz, size_t n, const grip_kdtree3d *tree,
+                                 uint32_t k, float radius, const float viewpoint[3], float *out);
+
+#endif

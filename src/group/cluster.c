@@ -1,0 +1,290 @@
+/* cluster.c -- see cluster.h. The RANSAC below follows PCL 1.13 step by step (RandomSampleConsensus::
+ * computeModel, SampleConsensusModel::getSamples/drawIndexSample, SampleConsensusModelRegistration), so that
+ * the same seed draws the same samples and keeps the same model. Where PCL computes in float (the sample
+ * spread test, the model applied to the points), so does this file, in PCL's order of operations. */
+#include "group/cluster.h"
+#include "group/mt19937.h"
+#include "math/rigid_fit.h"
+#include "math/sym3_eigen.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* PCL: SampleConsensus::probability_ and SampleConsensusModel::max_sample_checks_ */
+#define RANSAC_PROBABILITY 0.99
+#define RANSAC_MAX_SAMPLE_CHECKS 1000
+#define RANSAC_SAMPLE_SIZE 3
+
+void grip_clusters_free(grip_cluster *clusters, size_t n)
+{
+    if (!clusters)
+        return;
+    for (size_t i = 0; i < n; ++i)
+        free(clusters[i].members);
+    free(clusters);
+}
+
+void grip_pose_identity(double pose[16])
+{
+    for (int i = 0; i < 16; ++i)
+        pose[i] = (i % 5 == 0) ? 1.0 : 0.0;
+}
+
+static int point_finite(const float *p)
+{
+    return isfinite(p[0]) && isfinite(p[1]) && isfinite(p[2]);
+}
+
+grip_status grip_corr_check(grip_ctx *ctx, const char *stage, const grip_corr *corr, size_t n_corr,
+                            const float *model_kp_xyz, size_t n_model_kp, const float *scene_kp_xyz, size_t n_scene_kp)
+{
+    if (n_corr > 0 && (!corr || !model_kp_xyz || !scene_kp_xyz))
+        return grip_fail(ctx, GRIP_EINVAL, "%s: correspondences and model/scene keypoints must not be NULL", stage);
+    if (n_corr > UINT32_MAX)
+        return grip_fail(ctx, GRIP_EINVAL, "%s: %zu correspondences are more than 2^32-1", stage, n_corr);
+    for (size_t i = 0; i < n_corr; ++i) {
+        if (corr[i].model >= n_model_kp)
+            return grip_fail(ctx, GRIP_EINVAL, "%s: correspondence %zu: model keypoint %u is out of range (%zu keypoints)",
+                             stage, i, corr[i].model, n_model_kp);
+        if (corr[i].scene >= n_scene_kp)
+            return grip_fail(ctx, GRIP_EINVAL, "%s: correspondence %zu: scene keypoint %u is out of range (%zu keypoints)",
+                             stage, i, corr[i].scene, n_scene_kp);
+        if (isnan(corr[i].sqdist))
+            return grip_fail(ctx, GRIP_EINVAL, "%s: correspondence %zu: squared distance is NaN", stage, i);
+        if (!point_finite(model_kp_xyz + (size_t)corr[i].model * 3) || !point_finite(scene_kp_xyz + (size_t)corr[i].scene * 3))
+            return grip_fail(ctx, GRIP_EINVAL, "%s: correspondence %zu: keypoint (model %u, scene %u) is not finite",
+                             stage, i, corr[i].model, corr[i].scene);
+    }
+    return GRIP_OK;
+}
+
+/* The cluster's correspondences laid out for RANSAC. PCL keys its sample-to-target map by model keypoint, so a
+ * sampled model keypoint pairs with the scene keypoint of the LAST member sharing it (sample_target); the
+ * inlier test pairs every member with its own scene keypoint. */
+typedef struct ransac_set {
+    size_t m;
+    float (*src)[3];        /* model keypoint of member i */
+    float (*dst)[3];        /* scene keypoint of member i */
+    uint32_t *sample_target; /* member whose scene keypoint a sample of member i's model keypoint is fitted to */
+    uint32_t *order;        /* PCL's shuffled_indices_, as member positions */
+} ransac_set;
+
+static void ransac_set_free(ransac_set *s)
+{
+    free(s->src);
+    free(s->dst);
+    free(s->sample_target);
+    free(s->order);
+}
+
+static grip_status ransac_set_make(grip_ctx *ctx, const float *model_kp_xyz, const float *scene_kp_xyz,
+                                   const grip_corr *corr, const grip_cluster *cluster, ransac_set *s)
+{
+    size_t m = cluster->n_members;
+    memset(s, 0, sizeof *s);
+    s->m = m;
+    s->src = malloc(m * sizeof *s->src);
+    s->dst = malloc(m * sizeof *s->dst);
+    s->sample_target = malloc(m * sizeof *s->sample_target);
+    s->order = malloc(m * sizeof *s->order);
+    if (!s->src || !s->dst || !s->sample_target || !s->order) {
+        ransac_set_free(s);
+        return grip_fail(ctx, GRIP_ENOMEM, "group: out of memory for the RANSAC of a %zu-member cluster", m);
+    }
+    for (size_t i = 0; i < m; ++i) {
+        const grip_corr *c = &corr[cluster->members[i]];
+        memcpy(s->src[i], model_kp_xyz + (size_t)c->model * 3, sizeof s->src[i]);
+        memcpy(s->dst[i], scene_kp_xyz + (size_t)c->scene * 3, sizeof s->dst[i]);
+        s->order[i] = (uint32_t)i;
+        s->sample_target[i] = (uint32_t)i;
+        for (size_t j = m; j-- > i + 1;)
+            if (corr[cluster->members[j]].model == c->model) {
+                s->sample_target[i] = (uint32_t)j;
+                break;
+            }
+    }
+    return GRIP_OK;
+}
+
+/* PCL's sample_dist_thresh_: the squared mean of the standard deviations along the principal axes of the
+ * members' model keypoints; every pair of a sample must be farther apart than that. */
+static double sample_spread_threshold(const ransac_set *s)
+{
+    double mean[3] = {0, 0, 0}, cov[9] = {0};
+    for (size_t i = 0; i < s->m; ++i)
+        for (int d = 0; d < 3; ++d)
+            mean[d] += s->src[i][d];
+    for (int d = 0; d < 3; ++d)
+        mean[d] /= (double)s->m;
+    for (size_t i = 0; i < s->m; ++i)
+        for (int r = 0; r < 3; ++r)
+            for (int c = 0; c < 3; ++c)
+                cov[r * 3 + c] += (s->src[i][r] - mean[r]) * (s->src[i][c] - mean[c]);
+    for (int i = 0; i < 9; ++i)
+        cov[i] /= (double)s->m;
+    double values[3], vecs[9];
+    grip_sym3_eigen(cov, values, vecs);
+    double spread = 0.0;
+    for (int i = 0; i < 3; ++i)
+        spread += sqrt(values[i] > 0.0 ? values[i] : 0.0);
+    spread /= 3.0;
+    return spread * spread;
+}
+
+static float squared_gap(const float a[3], const float b[3])
+{
+    float x = a[0] - b[0], y = a[1] - b[1], z = a[2] - b[2];
+    return x * x + y * y + z * z;
+}
+
+/* SampleConsensusModel::drawIndexSample: a partial Fisher-Yates shuffle that persists across draws. */
+static void draw_sample(ransac_set *s, grip_mt19937 *mt, uint32_t sample[RANSAC_SAMPLE_SIZE])
+{
+    for (size_t i = 0; i < RANSAC_SAMPLE_SIZE; ++i) {
+        size_t j = i + (size_t)grip_mt19937_next_int31(mt) % (s->m - i);
+        uint32_t t = s->order[i];
+        s->order[i] = s->order[j];
+        s->order[j] = t;
+        sample[i] = s->order[i];
+    }
+}
+
+/* SampleConsensusModel::getSamples: up to 1000 draws until the three model keypoints are spread enough. */
+static int get_good_sample(ransac_set *s, grip_mt19937 *mt, double spread, uint32_t sample[RANSAC_SAMPLE_SIZE])
+{
+    for (int tries = 0; tries < RANSAC_MAX_SAMPLE_CHECKS; ++tries) {
+        draw_sample(s, mt, sample);
+        if ((double)squared_gap(s->src[sample[1]], s->src[sample[0]]) > spread &&
+            (double)squared_gap(s->src[sample[2]], s->src[sample[0]]) > spread &&
+            (double)squared_gap(s->src[sample[2]], s->src[sample[1]]) > spread)
+            return 1;
+    }
+    return 0;
+}
+
+static grip_status fit_sample(grip_ctx *ctx, const ransac_set *s, const uint32_t sample[RANSAC_SAMPLE_SIZE], double pose[16])
+{
+    double src[RANSAC_SAMPLE_SIZE * 3], dst[RANSAC_SAMPLE_SIZE * 3];
+    for (int i = 0; i < RANSAC_SAMPLE_SIZE; ++i)
+        for (int d = 0; d < 3; ++d) {
+            src[i * 3 + d] = s->src[sample[i]][d];
+            dst[i * 3 + d] = s->dst[s->sample_target[sample[i]]][d];
+        }
+    return grip_rigid_fit(ctx, src, dst, RANSAC_SAMPLE_SIZE, pose);
+}
+
+/* The model as PCL tests it: a float matrix times (x, y, z, 1), summed column by column, then the squared
+ * residual summed as Eigen's SSE reduction does, (x^2 + z^2) + y^2. */
+static int is_inlier(const float t[12], const float p[3], const float q[3], double threshold2)
+{
+    float r[3];
+    for (int i = 0; i < 3; ++i)
+        r[i] = t[i * 4 + 0] * p[0] + t[i * 4 + 1] * p[1] + t[i * 4 + 2] * p[2] + t[i * 4 + 3] - q[i];
+    float d2 = (r[0] * r[0] + r[2] * r[2]) + r[1] * r[1];
+    return (double)d2 < threshold2;
+}
+
+static size_t count_inliers(const ransac_set *s, const double pose[16], double threshold2, uint32_t *inliers)
+{
+    float t[12];
+    for (int i = 0; i < 12; ++i)
+        t[i] = (float)pose[i];
+    size_t n = 0;
+    for (size_t i = 0; i < s->m; ++i)
+        if (is_inlier(t, s->src[i], s->dst[i], threshold2)) {
+            if (inliers)
+                inliers[n] = (uint32_t)i;
+            ++n;
+        }
+    return n;
+}
+
+/* RandomSampleConsensus::computeModel. Returns 1 and the best pose when a model was found. */
+static grip_status ransac_search(grip_ctx *ctx, const grip_ransac_params *params, ransac_set *s, int *found,
+                                 double best_pose[16])
+{
+    *found = 0;
+    if (s->m < RANSAC_SAMPLE_SIZE)
+        return GRIP_OK;
+    grip_mt19937 mt;
+    grip_mt19937_seed(&mt, params->seed);
+    double spread = sample_spread_threshold(s);
+    double threshold2 = params->inlier_threshold * params->inlier_threshold;
+    double log_probability = log(1.0 - RANSAC_PROBABILITY);
+    double k = DBL_MAX;
+    size_t best = 0;
+    for (uint64_t iterations = 0;;) {
+        uint32_t sample[RANSAC_SAMPLE_SIZE];
+        if (!get_good_sample(s, &mt, spread, sample))
+            break;
+        double pose[16];
+        grip_status st = fit_sample(ctx, s, sample, pose);
+        if (st != GRIP_OK)
+            return st;
+        size_t n = count_inliers(s, pose, threshold2, NULL);
+        if (n > best) {
+            best = n;
+            memcpy(best_pose, pose, sizeof pose);
+            *found = 1;
+            double w = (double)n / (double)s->m;
+            double p_no_outliers = 1.0 - pow(w, RANSAC_SAMPLE_SIZE);
+            p_no_outliers = fmax(DBL_EPSILON, fmin(1.0 - DBL_EPSILON, p_no_outliers));
+            k = log_probability / log(p_no_outliers);
+        }
+        ++iterations;
+        if ((double)iterations > k || iterations > params->max_iterations)
+            break;
+    }
+    return GRIP_OK;
+}
+
+grip_status grip_cluster_ransac(grip_ctx *ctx, const grip_ransac_params *params, const float *model_kp_xyz,
+                                const float *scene_kp_xyz, const grip_corr *corr, grip_cluster *cluster)
+{
+    if (!params || !cluster || (cluster->n_members > 0 && (!cluster->members || !corr || !model_kp_xyz || !scene_kp_xyz)))
+        return grip_fail(ctx, GRIP_EINVAL, "group.ransac: parameters, cluster and its inputs must not be NULL");
+    if (!(params->inlier_threshold > 0.0) || !isfinite(params->inlier_threshold))
+        return grip_fail(ctx, GRIP_EINVAL, "group.ransac: inlier threshold %g must be finite and > 0",
+                         params->inlier_threshold);
+    grip_pose_identity(cluster->pose);
+    ransac_set s;
+    grip_status st = ransac_set_make(ctx, model_kp_xyz, scene_kp_xyz, corr, cluster, &s);
+    if (st != GRIP_OK)
+        return st;
+    int found = 0;
+    double pose[16];
+    st = ransac_search(ctx, params, &s, &found, pose);
+    if (st == GRIP_OK && found) {
+        uint32_t *inliers = malloc((s.m ? s.m : 1) * sizeof *inliers);
+        if (!inliers) {
+            st = grip_fail(ctx, GRIP_ENOMEM, "group.ransac: out of memory for %zu inliers", s.m);
+        } else {
+            size_t n = count_inliers(&s, pose, params->inlier_threshold * params->inlier_threshold, inliers);
+            if (n >= RANSAC_SAMPLE_SIZE) { /* PCL keeps the cluster unfiltered, with an identity pose, below 3 */
+                for (size_t i = 0; i < n; ++i)
+                    inliers[i] = cluster->members[inliers[i]];
+                free(cluster->members);
+                cluster->members = inliers;
+                cluster->n_members = (uint32_t)n;
+                memcpy(cluster->pose, pose, sizeof pose);
+                inliers = NULL;
+            }
+            free(inliers);
+        }
+    }
+    ransac_set_free(&s);
+    return st;
+}
+
+grip_status grip_clusters_ransac(grip_ctx *ctx, const grip_ransac_params *params, const float *model_kp_xyz,
+                                 const float *scene_kp_xyz, const grip_corr *corr, grip_cluster *clusters, size_t n)
+{
+    for (size_t i = 0; i < n; ++i) {
+        grip_status st = grip_cluster_ransac(ctx, params, model_kp_xyz, scene_kp_xyz, corr, &clusters[i]);
+        if (st != GRIP_OK)
+            return st;
+    }
+    return GRIP_OK;
+}

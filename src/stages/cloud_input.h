@@ -1,0 +1,40 @@
+/* cloud_input.h -- a grip_cloud checked and brought to host memory for the CPU twins, and the grip_features
+ * result the descriptor stage fills. */
+#ifndef GRIP_STAGES_CLOUD_INPUT_H
+#define GRIP_STAGES_CLOUD_INPUT_H
+
+#include "core/array.h"
+
+typedef struct grip_cloud_input {
+    size_t n;              /* points, NaN rows included */
+    size_t n_finite;
+    uint32_t width, height;
+    const float *xyz;      /* n x 3 host */
+    const float *normals;  /* host, NULL when the cloud carries none */
+    size_t normal_stride;  /* 3 or 4 floats */
+    grip_array xyz_host, normals_host; /* host copies, freed by close, when the cloud lived on a device */
+    int own_xyz, own_normals;
+} grip_cloud_input;
+
+/* Checks `cloud` (struct sizes, dtypes, shapes, width*height == n, at least one finite point) and gives host
+ * views of its arrays. `stage` names the stage in error texts, and the cloud's name is quoted when it has one.
+ * Release with grip_cloud_input_close(), also after a failure. */
+grip_status grip_cloud_input_open(grip_ctx *ctx, const grip_cloud *cloud, const char *stage, grip_cloud_input *in);
+void grip_cloud_input_close(grip_cloud_input *in);
+
+/* The host's keypoint indices (U32 k x 1, host or device), checked against the cloud: in range and finite.
+ * *idx is malloc'd; the caller frees it. */
+grip_status grip_cloud_input_keypoints(grip_ctx *ctx, const grip_cloud_input *in, const grip_array *given,
+                                       uint32_t **idx, size_t *count);
+/* Indices of every finite point (malloc'd; the caller frees). */
+grip_status grip_cloud_input_finite_indices(grip_ctx *ctx, const grip_cloud_input *in, uint32_t **idx, size_t *count);
+
+/* A new, empty grip_features (host arrays, released by its own release pointer). */
+grip_status grip_features_new(grip_ctx *ctx, uint32_t descriptor_dim, grip_features **out);
+/* Sets keypoints (copied from idx) and keypoint_xyz. */
+grip_status grip_features_set_keypoints(grip_ctx *ctx, grip_features *f, const grip_cloud_input *in,
+                                        const uint32_t *idx, size_t count);
+/* Moves every array of f to out_memory (see grip_result_array_place). */
+grip_status grip_features_place(grip_ctx *ctx, grip_features *f, uint32_t out_memory);
+
+#endif

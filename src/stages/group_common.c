@@ -1,0 +1,186 @@
+/* group_common.c -- see group_common.h. */
+#include "stages/group_common.h"
+#include "stages/stage.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+grip_status grip_group_check_views(grip_ctx *ctx, const grip_view *models, uint32_t n_models, const grip_view *scene,
+                                   const grip_matches *matches)
+{
+    if (!matches)
+        return grip_fail(ctx, GRIP_EINVAL, "group: matches is NULL");
+    if (!scene || !scene->cloud || !scene->features)
+        return grip_fail(ctx, GRIP_EINVAL, "group: the scene view needs its cloud and its features");
+    if (n_models == 0 || !models)
+        return grip_fail(ctx, GRIP_EINVAL, "group: no model views");
+    for (uint32_t m = 0; m < n_models; m++)
+        if (!models[m].cloud || !models[m].features)
+            return grip_fail(ctx, GRIP_EINVAL, "group: model view %u needs its cloud and its features", m);
+    return GRIP_OK;
+}
+
+grip_status grip_group_keypoints_open(grip_ctx *ctx, const grip_view *view, const char *what, grip_group_keypoints *kp)
+{
+    memset(kp, 0, sizeof *kp);
+    const grip_features *f = view->features;
+    grip_status s = grip_array_check(ctx, &f->keypoint_xyz, GRIP_F32, 3, what);
+    if (!s)
+        s = grip_array_check(ctx, &f->keypoints, GRIP_U32, 1, what);
+    if (!s && f->keypoints.rows != f->keypoint_xyz.rows)
+        s = grip_fail(ctx, GRIP_EINVAL, "%s: %llu keypoints but %llu keypoint positions", what,
+                      (unsigned long long)f->keypoints.rows, (unsigned long long)f->keypoint_xyz.rows);
+    if (!s)
+        s = grip_array_to_host(ctx, &f->keypoint_xyz, &kp->xyz_host, &kp->own_xyz, what);
+    if (!s)
+        s = grip_array_to_host(ctx, &f->keypoints, &kp->index_host, &kp->own_index, what);
+    kp->n = (size_t)f->keypoint_xyz.rows;
+    kp->xyz = kp->xyz_host.data;
+    kp->index = kp->index_host.data;
+    return s;
+}
+
+void grip_group_keypoints_close(grip_group_keypoints *kp)
+{
+    if (kp->own_xyz)
+        grip_array_free_host(&kp->xyz_host);
+    if (kp->own_index)
+        grip_array_free_host(&kp->index_host);
+    memset(kp, 0, sizeof *kp);
+}
+
+void grip_group_corrs_free(grip_group_corrs *per_model, uint32_t n_models)
+{
+    if (!per_model)
+        return;
+    for (uint32_t m = 0; m < n_models; m++) {
+        free(per_model[m].corr);
+        free(per_model[m].match_index);
+    }
+    free(per_model);
+}
+
+/* Host views of the four match arrays. */
+typedef struct match_arrays {
+    grip_array a[4];
+    int own[4];
+} match_arrays;
+
+static grip_status open_matches(grip_ctx *ctx, const grip_matches *m, match_arrays *h)
+{
+    memset(h, 0, sizeof *h);
+    const grip_array *src[4] = {&m->query, &m->reference, &m->model_id, &m->sqdist};
+    static const uint32_t types[4] = {GRIP_U32, GRIP_U32, GRIP_U32, GRIP_F32};
+    for (int i = 0; i < 4; i++) {
+        grip_status s = grip_array_check(ctx, src[i], types[i], 1, "group: matches");
+        if (!s && src[i]->rows != m->count)
+            s = grip_fail(ctx, GRIP_EINVAL, "group: matches: an array has %llu rows, count is %llu",
+                          (unsigned long long)src[i]->rows, (unsigned long long)m->count);
+        if (!s)
+            s = grip_array_to_host(ctx, src[i], &h->a[i], &h->own[i], "group: matches");
+        if (s)
+            return s;
+    }
+    return GRIP_OK;
+}
+
+static void close_matches(match_arrays *h)
+{
+    for (int i = 0; i < 4; i++)
+        if (h->own[i])
+            grip_array_free_host(&h->a[i]);
+}
+
+static grip_status fill_split(grip_ctx *ctx, const match_arrays *h, size_t count, uint32_t n_models,
+                              grip_group_corrs *per)
+{
+    const uint32_t *q = h->a[0].data, *r = h->a[1].data, *mid = h->a[2].data;
+    const float *d = h->a[3].data;
+    for (size_t i = 0; i < count; i++) {
+        if (mid[i] >= n_models)
+            return grip_fail(ctx, GRIP_EINVAL, "group: match %zu names model %u, but %u model views were given", i,
+                             mid[i], n_models);
+        per[mid[i]].n++;
+    }
+    for (uint32_t m = 0; m < n_models; m++) {
+        per[m].corr = malloc(per[m].n * sizeof *per[m].corr + 1);
+        per[m].match_index = malloc(per[m].n * sizeof *per[m].match_index + 1);
+        if (!per[m].corr || !per[m].match_index)
+            return grip_fail(ctx, GRIP_ENOMEM, "group: out of memory");
+        per[m].n = 0;
+    }
+    for (size_t i = 0; i < count; i++) {
+        grip_group_corrs *c = &per[mid[i]];
+        c->corr[c->n] = (grip_corr){.scene = q[i], .model = r[i], .sqdist = d[i]};
+        c->match_index[c->n++] = (uint32_t)i;
+    }
+    return GRIP_OK;
+}
+
+grip_status grip_group_corrs_split(grip_ctx *ctx, const grip_matches *matches, uint32_t n_models,
+                                   grip_group_corrs **per_model)
+{
+    *per_model = calloc(n_models, sizeof **per_model);
+    if (!*per_model)
+        return grip_fail(ctx, GRIP_ENOMEM, "group: out of memory");
+    match_arrays h;
+    grip_status s = open_matches(ctx, matches, &h);
+    if (!s)
+        s = fill_split(ctx, &h, (size_t)matches->count, n_models, *per_model);
+    close_matches(&h);
+    if (s) {
+        grip_group_corrs_free(*per_model, n_models);
+        *per_model = NULL;
+    }
+    return s;
+}
+
+static void hypotheses_release(grip_hypotheses *h)
+{
+    if (!h)
+        return;
+    for (uint32_t i = 0; i < h->count; i++)
+        free((void *)h->items[i].members);
+    free(h->items);
+    free(h);
+}
+
+grip_status grip_hypotheses_new(grip_ctx *ctx, grip_hypotheses **out)
+{
+    grip_hypotheses *h = calloc(1, sizeof *h);
+    if (!h)
+        return grip_fail(ctx, GRIP_ENOMEM, "group: out of memory");
+    h->struct_size = sizeof *h;
+    h->item_size = sizeof(grip_hypothesis);
+    h->release = hypotheses_release;
+    *out = h;
+    return GRIP_OK;
+}
+
+grip_status grip_hypotheses_append(grip_ctx *ctx, grip_hypotheses *h, uint32_t model, const grip_cluster *clusters,
+                                   size_t n, const grip_group_corrs *corrs)
+{
+    if (n == 0)
+        return GRIP_OK;
+    grip_hypothesis *items = realloc(h->items, (h->count + n) * sizeof *items);
+    if (!items)
+        return grip_fail(ctx, GRIP_ENOMEM, "group: out of memory");
+    h->items = items;
+    for (size_t c = 0; c < n; c++) {
+        uint32_t *members = malloc(clusters[c].n_members * sizeof *members + 1);
+        if (!members)
+            return grip_fail(ctx, GRIP_ENOMEM, "group: out of memory");
+        for (uint32_t i = 0; i < clusters[c].n_members; i++)
+            members[i] = corrs->match_index[clusters[c].members[i]];
+        grip_hypothesis *hy = &items[h->count++];
+        memset(hy, 0, sizeof *hy);
+        hy->struct_size = sizeof *hy;
+        hy->model_id = model;
+        for (int k = 0; k < 16; k++)
+            hy->pose[k] = (float)clusters[c].pose[k];
+        hy->votes = (float)clusters[c].votes;
+        hy->n_members = clusters[c].n_members;
+        hy->members = members;
+    }
+    return GRIP_OK;
+}

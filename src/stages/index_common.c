@@ -1,0 +1,138 @@
+/* index_common.c -- see index_common.h. */
+#include "stages/index_common.h"
+#include "core/cuda_bridge.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static grip_status copy_model_ids(grip_ctx *ctx, grip_index *pub, const grip_array *model_ids, size_t n)
+{
+    grip_status s = grip_array_alloc_host(ctx, &pub->model_ids, GRIP_U32, n, 1);
+    if (s || !model_ids || model_ids->rows == 0) {
+        pub->n_models = n ? 1 : 0;
+        return s;
+    }
+    s = grip_array_check(ctx, model_ids, GRIP_U32, 1, "index: model_ids");
+    if (!s && model_ids->rows != n)
+        s = grip_fail(ctx, GRIP_EINVAL, "index: model_ids has %llu rows, the reference set %zu",
+                      (unsigned long long)model_ids->rows, n);
+    grip_array host;
+    int owned = 0;
+    if (!s)
+        s = grip_array_to_host(ctx, model_ids, &host, &owned, "index: model_ids");
+    if (s)
+        return s;
+    const uint32_t *id = host.data;
+    uint32_t *dst = pub->model_ids.data;
+    for (size_t i = 0; i < n && !s; i++) {
+        if (i > 0 && id[i] < id[i - 1])
+            s = grip_fail(ctx, GRIP_EINVAL, "index: model_ids must be non-decreasing (row %zu has model %u after %u)", i,
+                          id[i], id[i - 1]);
+        dst[i] = id[i];
+    }
+    pub->n_models = n ? dst[n - 1] + 1 : 0;
+    if (owned)
+        grip_array_free_host(&host);
+    return s;
+}
+
+grip_status grip_index_init(grip_ctx *ctx, grip_index *pub, const grip_array *reference, const grip_array *model_ids,
+                            float **rows_copy)
+{
+    *rows_copy = NULL;
+    pub->struct_size = sizeof *pub;
+    pub->model_ids = grip_array_host_view(GRIP_U32, 0, 0, NULL);
+    grip_status s = grip_array_check(ctx, reference, GRIP_F32, 0, "index: reference");
+    if (s)
+        return s;
+    if (reference->rows == 0 || reference->cols == 0)
+        return grip_fail(ctx, GRIP_EINVAL, "index: the reference set is empty (%llu x %llu)",
+                         (unsigned long long)reference->rows, (unsigned long long)reference->cols);
+    if (reference->rows > UINT32_MAX - 1 || reference->cols > UINT32_MAX)
+        return grip_fail(ctx, GRIP_EINVAL, "index: %llu reference rows exceed 32-bit ids",
+                         (unsigned long long)reference->rows);
+    pub->rows = reference->rows;
+    pub->dim = (uint32_t)reference->cols;
+    s = copy_model_ids(ctx, pub, model_ids, (size_t)pub->rows);
+    if (s)
+        return s;
+    grip_array host;
+    int owned = 0;
+    s = grip_array_to_host(ctx, reference, &host, &owned, "index: reference");
+    if (s)
+        return s;
+    if (owned) {
+        *rows_copy = host.data; /* already a private copy */
+        return GRIP_OK;
+    }
+    size_t bytes = (size_t)(pub->rows * pub->dim) * sizeof(float);
+    *rows_copy = malloc(bytes);
+    if (!*rows_copy)
+        return grip_fail(ctx, GRIP_ENOMEM, "index: out of memory copying %zu bytes of reference rows", bytes);
+    memcpy(*rows_copy, host.data, bytes);
+    return GRIP_OK;
+}
+
+static grip_status check_output(grip_ctx *ctx, const grip_array *a, uint32_t dtype, size_t m, uint32_t k,
+                                const char *what)
+{
+    grip_status s = grip_array_check(ctx, a, dtype, k, what);
+    if (!s && (a->rows != m || a->cols != k))
+        s = grip_fail(ctx, GRIP_EINVAL, "%s: must be %zu x %u, is %llu x %llu", what, m, k,
+                      (unsigned long long)a->rows, (unsigned long long)a->cols);
+    return s;
+}
+
+grip_status grip_index_search_begin(grip_ctx *ctx, const grip_index *ix, const grip_array *queries, uint32_t k,
+                                    grip_array *ids, grip_array *sqdist, grip_index_search_io *io)
+{
+    memset(io, 0, sizeof *io);
+    grip_ctx_clear_error(ctx);
+    if (k == 0)
+        return grip_fail(ctx, GRIP_EINVAL, "index.search: k is 0");
+    grip_status s = grip_array_check(ctx, queries, GRIP_F32, 0, "index.search: queries");
+    if (s)
+        return s;
+    if (queries->rows && queries->cols != ix->dim)
+        return grip_fail(ctx, GRIP_EINVAL, "index.search: queries have %llu dimensions, the index %u",
+                         (unsigned long long)queries->cols, ix->dim);
+    io->m = (size_t)queries->rows;
+    s = check_output(ctx, ids, GRIP_U32, io->m, k, "index.search: ids");
+    if (!s)
+        s = check_output(ctx, sqdist, GRIP_F32, io->m, k, "index.search: sqdist");
+    if (!s && ids->memory != sqdist->memory)
+        s = grip_fail(ctx, GRIP_EINVAL, "index.search: ids and sqdist must live in the same memory space");
+    if (!s)
+        s = grip_array_to_host(ctx, queries, &io->queries_host, &io->own_queries, "index.search: queries");
+    if (s)
+        return s;
+    io->queries = io->queries_host.data;
+    if (ids->memory == GRIP_MEM_HOST) {
+        io->ids = ids->data;
+        io->sqdist = sqdist->data;
+        return GRIP_OK;
+    }
+    io->own_outputs = 1;
+    s = grip_array_alloc_host(ctx, &io->ids_host, GRIP_U32, io->m, k);
+    if (!s)
+        s = grip_array_alloc_host(ctx, &io->sqdist_host, GRIP_F32, io->m, k);
+    io->ids = io->ids_host.data;
+    io->sqdist = io->sqdist_host.data;
+    return s;
+}
+
+grip_status grip_index_search_end(grip_ctx *ctx, grip_index_search_io *io, grip_status status, grip_array *ids,
+                                  grip_array *sqdist)
+{
+    if (io->own_outputs) {
+        if (status == GRIP_OK)
+            status = grip_cuda_copy_to_device(ctx, ids->data, io->ids, (size_t)(ids->rows * ids->cols) * 4);
+        if (status == GRIP_OK)
+            status = grip_cuda_copy_to_device(ctx, sqdist->data, io->sqdist, (size_t)(sqdist->rows * sqdist->cols) * 4);
+        grip_array_free_host(&io->ids_host);
+        grip_array_free_host(&io->sqdist_host);
+    }
+    if (io->own_queries)
+        grip_array_free_host(&io->queries_host);
+    return status;
+}

@@ -1,0 +1,32 @@
+/* index_common.h -- what every index implementation shares: checking and copying the reference set, and the
+ * argument checks and memory-space plumbing around search(). */
+#ifndef GRIP_STAGES_INDEX_COMMON_H
+#define GRIP_STAGES_INDEX_COMMON_H
+
+#include "core/array.h"
+
+/* Fills the public part of an index from the reference rows (F32 n x D, host or device) and the model ids
+ * (U32 n x 1, or NULL for all 0; contiguous per model, non-decreasing). *rows_copy gets a malloc'd host copy of
+ * the rows, which the index owns; pub->model_ids gets a host array the index frees with grip_array_free_host. */
+grip_status grip_index_init(grip_ctx *ctx, grip_index *pub, const grip_array *reference, const grip_array *model_ids,
+                            float **rows_copy);
+
+/* Host views of a search call's queries and outputs: the caller's own arrays when they live on the host, else
+ * host buffers copied back to the caller's device arrays by grip_index_search_end. */
+typedef struct grip_index_search_io {
+    const float *queries;
+    size_t m;
+    uint32_t *ids;
+    float *sqdist;
+    grip_array queries_host, ids_host, sqdist_host;
+    int own_queries, own_outputs;
+} grip_index_search_io;
+
+grip_status grip_index_search_begin(grip_ctx *ctx, const grip_index *ix, const grip_array *queries, uint32_t k,
+                                    grip_array *ids, grip_array *sqdist, grip_index_search_io *io);
+/* Finishes a search: copies outputs to the device when needed and frees the buffers. Returns `status` unless the
+ * copy itself fails. */
+grip_status grip_index_search_end(grip_ctx *ctx, grip_index_search_io *io, grip_status status, grip_array *ids,
+                                  grip_array *sqdist);
+
+#endif

@@ -1,0 +1,188 @@
+/* match_knn.c -- the `knn` match stage: k nearest reference rows per query under a squared-distance bound, with
+ * Lowe's ratio test and the mutual filter as options (src/match/match_select.c). Works with any plugin's index:
+ * it only calls index->search (and reads index->reference for the mutual filter). */
+#include "stages/stage.h"
+#include "match/match_select.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const grip_param_info knn_params[] = {
+    GRIP_PARAM_DEVICE,
+    {sizeof(grip_param_info), GRIP_PARAM_INT, "k", "1", 1, 1000, NULL, "correspondences kept per query, best first"},
+    {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "max_sqdist", "0", 0, 1e30, NULL,
+     "keep a pair only when its squared descriptor distance is below this (0: no bound)"},
+    {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "ratio", "0", 0, 1, NULL,
+     "Lowe's ratio test on distances, best < ratio * second (0: off)"},
+    {sizeof(grip_param_info), GRIP_PARAM_BOOL, "mutual", "false", 0, 0, NULL,
+     "keep (q, r) only when q is also r's nearest query"},
+};
+
+static grip_match_policy policy_of(const grip_stage *st)
+{
+    grip_match_policy p;
+    memset(&p, 0, sizeof p);
+    p.k = (uint32_t)grip_stage_integer(st, "k");
+    double bound = grip_stage_number(st, "max_sqdist");
+    p.max_sqdist = bound > 0 ? (float)bound : INFINITY;
+    p.ratio = (float)grip_stage_number(st, "ratio");
+    p.mutual = (uint32_t)grip_stage_bool(st, "mutual");
+    return p;
+}
+
+/* Neighbour lists of every query from the index, in host memory. */
+static grip_status search_lists(grip_ctx *ctx, grip_index *index, const grip_array *queries,
+                                const grip_match_policy *p, grip_array *ids, grip_array *sqdist)
+{
+    uint32_t k = grip_match_search_k(p);
+    grip_status s = grip_array_alloc_host(ctx, ids, GRIP_U32, queries->rows, k);
+    if (!s)
+        s = grip_array_alloc_host(ctx, sqdist, GRIP_F32, queries->rows, k);
+    if (!s && queries->rows > 0)
+        s = index->search(index, queries, k, grip_match_search_bound(p), ids, sqdist);
+    return s;
+}
+
+/* For the mutual filter: each reference row's nearest query. *nearest is malloc'd (caller frees). */
+static grip_status nearest_queries(grip_ctx *ctx, grip_index *index, const grip_array *queries, uint32_t **nearest)
+{
+    *nearest = NULL;
+    if (index->struct_size < offsetof(grip_index, reference) + sizeof index->reference || index->reference.rows == 0)
+        return grip_fail(ctx, GRIP_EUNSUPPORTED, "match.mutual: this index keeps no copy of its reference rows");
+    grip_array ref, q;
+    int own_ref = 0, own_q = 0;
+    grip_status s = grip_array_to_host(ctx, &index->reference, &ref, &own_ref, "match: index reference");
+    if (!s)
+        s = grip_array_to_host(ctx, queries, &q, &own_q, "match: queries");
+    if (!s) {
+        *nearest = malloc((size_t)index->rows * sizeof **nearest + 1);
+        s = *nearest ? grip_match_nearest_queries(ctx, ref.data, (size_t)index->rows, q.data, (size_t)q.rows,
+                                                  index->dim, *nearest)
+                     : grip_fail(ctx, GRIP_ENOMEM, "match: out of memory");
+    }
+    if (own_ref)
+        grip_array_free_host(&ref);
+    if (own_q)
+        grip_array_free_host(&q);
+    return s;
+}
+
+static void matches_release(grip_matches *m)
+{
+    if (!m)
+        return;
+    grip_result_array_free(&m->query);
+    grip_result_array_free(&m->reference);
+    grip_result_array_free(&m->model_id);
+    grip_result_array_free(&m->sqdist);
+    free(m);
+}
+
+/* The first index row of each model (rows of one model are contiguous). *first is malloc'd (caller frees). */
+static grip_status model_first_rows(grip_ctx *ctx, const grip_index *index, uint32_t **first)
+{
+    *first = calloc((size_t)index->n_models + 1, sizeof **first);
+    if (!*first)
+        return grip_fail(ctx, GRIP_ENOMEM, "match: out of memory");
+    const uint32_t *ids = index->model_ids.data;
+    for (uint64_t r = index->rows; r-- > 0;)
+        (*first)[ids[r]] = (uint32_t)r;
+    return GRIP_OK;
+}
+
+/* Packs correspondences into a grip_matches, with reference rows counted within their model. */
+static grip_status pack_matches(grip_ctx *ctx, const grip_index *index, const grip_correspondences *c,
+                                uint32_t out_memory, grip_matches **out)
+{
+    grip_matches *m = calloc(1, sizeof *m);
+    if (!m)
+        return grip_fail(ctx, GRIP_ENOMEM, "match: out of memory");
+    m->struct_size = sizeof *m;
+    m->release = matches_release;
+    m->count = c->count;
+    grip_status s = grip_array_alloc_host(ctx, &m->query, GRIP_U32, c->count, 1);
+    if (!s)
+        s = grip_array_alloc_host(ctx, &m->reference, GRIP_U32, c->count, 1);
+    if (!s)
+        s = grip_array_alloc_host(ctx, &m->model_id, GRIP_U32, c->count, 1);
+    if (!s)
+        s = grip_array_alloc_host(ctx, &m->sqdist, GRIP_F32, c->count, 1);
+    uint32_t *first_row = NULL;
+    if (!s)
+        s = model_first_rows(ctx, index, &first_row);
+    if (!s) {
+        uint32_t *ref = m->reference.data;
+        for (size_t i = 0; i < c->count; i++)
+            ref[i] = c->reference[i] - first_row[c->model_id[i]];
+        memcpy(m->query.data, c->query, c->count * sizeof(uint32_t));
+        memcpy(m->model_id.data, c->model_id, c->count * sizeof(uint32_t));
+        memcpy(m->sqdist.data, c->sqdist, c->count * sizeof(float));
+    }
+    free(first_row);
+    grip_array *arrays[] = {&m->query, &m->reference, &m->model_id, &m->sqdist};
+    for (size_t i = 0; i < 4 && !s; i++)
+        s = grip_result_array_place(ctx, arrays[i], out_memory);
+    if (s) {
+        matches_release(m);
+        return s;
+    }
+    *out = m;
+    return GRIP_OK;
+}
+
+static grip_status knn_match(grip_stage *st, grip_index *index, const grip_array *queries, uint32_t out_memory,
+                             grip_matches **out)
+{
+    grip_ctx *ctx = st->ctx;
+    grip_status s = grip_stage_check_run(st, out, out_memory);
+    if (s)
+        return s;
+    if (!index || !index->search || index->struct_size < offsetof(grip_index, search) + sizeof index->search)
+        return grip_fail(ctx, GRIP_EINVAL, "match: index is NULL or has no search function");
+    s = grip_array_check(ctx, queries, GRIP_F32, 0, "match: queries");
+    if (s)
+        return s;
+    if (queries->rows && queries->cols != index->dim)
+        return grip_fail(ctx, GRIP_EINVAL, "match: queries have %llu dimensions, the index %u",
+                         (unsigned long long)queries->cols, index->dim);
+    grip_match_policy p = policy_of(st);
+    s = grip_match_policy_check(ctx, &p);
+    grip_array ids = {0}, sqdist = {0};
+    uint32_t *nearest = NULL;
+    grip_correspondences c = {0};
+    if (!s)
+        s = search_lists(ctx, index, queries, &p, &ids, &sqdist);
+    if (!s && p.mutual)
+        s = nearest_queries(ctx, index, queries, &nearest);
+    if (!s)
+        s = grip_match_select(ctx, &p, ids.data, sqdist.data, (size_t)queries->rows, (uint32_t)ids.cols,
+                              (size_t)index->rows, index->model_ids.data, nearest, &c);
+    if (!s)
+        s = pack_matches(ctx, index, &c, out_memory, out);
+    grip_correspondences_free(&c);
+    free(nearest);
+    grip_array_free_host(&ids);
+    grip_array_free_host(&sqdist);
+    return s;
+}
+
+static grip_status knn_create(grip_ctx *ctx, const grip_kv *kv, uint32_t n_kv, grip_stage **out);
+
+const grip_stage_impl grip_match_knn = {
+    .struct_size = sizeof(grip_stage_impl),
+    .kind = GRIP_STAGE_MATCH,
+    .name = "knn",
+    .summary = "k nearest reference descriptors per query, squared-distance bound, ratio test, mutual filter",
+    .backends = GRIP_BACKEND_CPU,
+    .n_params = sizeof knn_params / sizeof knn_params[0],
+    .params = knn_params,
+    .create = knn_create,
+    .destroy = grip_stage_destroy,
+    .match = knn_match,
+};
+
+static grip_status knn_create(grip_ctx *ctx, const grip_kv *kv, uint32_t n_kv, grip_stage **out)
+{
+    return grip_stage_create(&grip_match_knn, ctx, kv, n_kv, out);
+}

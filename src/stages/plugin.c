@@ -1,0 +1,45 @@
+/* plugin.c -- the plugin table and the one exported symbol, grip_plugin_get(). Loading the library and calling
+ * the entry touch no CUDA: a device is probed lazily by the first stage that needs one. */
+#include "core/ctx.h"
+#include "stages/registry.h"
+
+static const grip_stage_impl *const stages[] = {
+    &grip_index_bruteforce, &grip_match_knn,
+    &grip_group_gc, &grip_verify_icp,
+};
+
+static grip_status plugin_ctx_create(const grip_ctx_options *opts, grip_ctx **out)
+{
+    return grip_ctx_new(opts, out);
+}
+
+static const char *plugin_last_error(const grip_ctx *ctx)
+{
+    return ctx ? ctx->last_error : "";
+}
+
+static const grip_plugin plugin = {
+    .struct_size = sizeof(grip_plugin),
+    .abi_major = GRIP_ABI_MAJOR,
+    .abi_minor = GRIP_ABI_MINOR,
+    .name = "grip",
+    .version = GRIP_VERSION,
+#ifdef GRIP_HAVE_CUDA
+    .capabilities = GRIP_CAP_CUDA,
+#else
+    .capabilities = 0,
+#endif
+    .status_str = grip_status_str,
+    .ctx_create = plugin_ctx_create,
+    .ctx_destroy = grip_ctx_free,
+    .ctx_last_error = plugin_last_error,
+    .device_count = grip_ctx_device_count,
+    .n_stages = sizeof stages / sizeof stages[0],
+    .stages = stages,
+};
+
+GRIP_EXPORT const grip_plugin *grip_plugin_get(uint32_t host_abi_major, uint32_t host_abi_minor)
+{
+    (void)host_abi_minor; /* any minor of our major: fields past a host's struct knowledge are simply not read */
+    return host_abi_major == GRIP_ABI_MAJOR ? &plugin : NULL;
+}

@@ -1,0 +1,105 @@
+/* stage.c -- see stage.h. */
+#include "stages/stage.h"
+#include "core/cuda_bridge.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const char *grip_stage_kind_name(uint32_t kind)
+{
+    static const char *names[GRIP_STAGE_KIND_COUNT] = {"descriptor", "index", "match", "group", "verify"};
+    return kind < GRIP_STAGE_KIND_COUNT ? names[kind] : "stage";
+}
+
+grip_status grip_stage_create(const grip_stage_impl *impl, grip_ctx *ctx, const grip_kv *kv, uint32_t n_kv,
+                              grip_stage **out)
+{
+    if (!out)
+        return grip_fail(ctx, GRIP_EINVAL, "%s.%s: create: out is NULL", grip_stage_kind_name(impl->kind), impl->name);
+    *out = NULL;
+    if (!ctx)
+        return GRIP_EINVAL;
+    if (n_kv && !kv)
+        return grip_fail(ctx, GRIP_EINVAL, "%s: create: %u keys but kv is NULL", grip_stage_kind_name(impl->kind), n_kv);
+    if (impl->n_params > GRIP_STAGE_MAX_PARAMS)
+        return grip_fail(ctx, GRIP_EINTERNAL, "%s.%s: too many parameters", grip_stage_kind_name(impl->kind), impl->name);
+    grip_stage *st = calloc(1, sizeof *st);
+    if (!st)
+        return grip_fail(ctx, GRIP_ENOMEM, "%s: out of memory", grip_stage_kind_name(impl->kind));
+    st->impl = impl;
+    st->ctx = ctx;
+    const char *kind = grip_stage_kind_name(impl->kind);
+    grip_status s = grip_params_resolve(ctx, kind, impl->params, impl->n_params, kv, n_kv, st->values);
+    if (s == GRIP_OK)
+        s = grip_device_resolve(ctx, kind, grip_stage_choice(st, "device"), (impl->backends & GRIP_BACKEND_CUDA) != 0,
+                                &st->use_cuda);
+    if (s != GRIP_OK) {
+        free(st);
+        return s;
+    }
+    *out = st;
+    return GRIP_OK;
+}
+
+void grip_stage_destroy(grip_stage *stage)
+{
+    free(stage);
+}
+
+static const grip_param_value *value_of(const grip_stage *stage, const char *key)
+{
+    int i = grip_params_index(stage->impl->params, stage->impl->n_params, key);
+    static const grip_param_value none;
+    return i >= 0 ? &stage->values[i] : &none;
+}
+
+double grip_stage_number(const grip_stage *stage, const char *key) { return value_of(stage, key)->number; }
+long long grip_stage_integer(const grip_stage *stage, const char *key) { return value_of(stage, key)->integer; }
+int grip_stage_bool(const grip_stage *stage, const char *key) { return value_of(stage, key)->boolean; }
+int grip_stage_choice(const grip_stage *stage, const char *key) { return value_of(stage, key)->choice; }
+
+grip_status grip_stage_check_run(grip_stage *stage, void *out, uint32_t out_memory)
+{
+    if (!stage)
+        return GRIP_EINVAL;
+    const char *kind = grip_stage_kind_name(stage->impl->kind);
+    if (!out)
+        return grip_fail(stage->ctx, GRIP_EINVAL, "%s: out is NULL", kind);
+    *(void **)out = NULL;
+    grip_ctx_clear_error(stage->ctx);
+    if (out_memory != GRIP_MEM_HOST && out_memory != GRIP_MEM_CUDA)
+        return grip_fail(stage->ctx, GRIP_EINVAL, "%s: out_memory %u is neither host nor CUDA", kind, out_memory);
+    if (out_memory == GRIP_MEM_CUDA && grip_ctx_device_count(stage->ctx) <= 0)
+        return grip_fail(stage->ctx, GRIP_ENODEV, "%s: outputs asked for in CUDA memory, but no CUDA device is usable",
+                         kind);
+    return GRIP_OK;
+}
+
+grip_status grip_result_array_place(grip_ctx *ctx, grip_array *a, uint32_t out_memory)
+{
+    if (out_memory == GRIP_MEM_HOST || a->memory == out_memory)
+        return GRIP_OK;
+    size_t bytes = (size_t)(a->rows * a->cols) * grip_dtype_size(a->dtype);
+    void *dev = NULL;
+    int device = -1;
+    grip_status s = grip_cuda_upload(ctx, a->data, bytes, &dev, &device);
+    if (s != GRIP_OK)
+        return s;
+    free(a->data);
+    a->data = dev;
+    a->memory = GRIP_MEM_CUDA;
+    a->device = device;
+    return GRIP_OK;
+}
+
+void grip_result_array_free(grip_array *a)
+{
+    if (!a)
+        return;
+    if (a->memory == GRIP_MEM_CUDA)
+        grip_cuda_free(a->data);
+    else
+        free(a->data);
+    a->data = NULL;
+    a->rows = a->cols = 0;
+}

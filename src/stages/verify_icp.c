@@ -1,0 +1,212 @@
+/* verify_icp.c -- the `icp` verify stage: each hypothesis is refined by point-to-point ICP against the scene and
+ * accepted when enough of the model lands on scene points (fitness) closely enough (RMSE); then, per model,
+ * accepted hypotheses that put the model where a better one already does are rejected as duplicates. */
+#include "stages/stage.h"
+#include "stages/cloud_input.h"
+#include "spatial/kdtree3d.h"
+#include "verify/icp.h"
+#include "verify/pose_nms.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const grip_param_info icp_params[] = {
+    GRIP_PARAM_DEVICE,
+    {sizeof(grip_param_info), GRIP_PARAM_INT, "max_iterations", "50", 0, 10000, NULL, "ICP iterations at most"},
+    {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "max_correspondence_distance", "0.01", 1e-9, 1e9, NULL,
+     "ICP pairs farther apart than this are dropped (cloud units)"},
+    {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "transformation_epsilon", "1e-10", 0, 1, NULL,
+     "ICP stops when the update's squared translation is below this (and its rotation is as small)"},
+    {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "euclidean_fitness_epsilon", "0", 0, 1, NULL,
+     "ICP stops when the mean squared pair distance changes by less than this fraction (0: off)"},
+    {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "model_leaf", "0.002", 0, 100, NULL,
+     "models are thinned to voxel centroids of this size for ICP and scoring (0: every point)"},
+    {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "inlier_distance", "0.005", 1e-9, 1e9, NULL,
+     "a model point is explained when a scene point lies within this distance (cloud units)"},
+    {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "min_fitness", "0.3", 0, 1, NULL,
+     "accept when at least this fraction of the model is explained ..."},
+    {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "max_rmse", "0.0025", 0, 1e9, NULL,
+     "... and the explained points' RMSE is at most this (cloud units)"},
+    {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "duplicate_distance", "0.01", 0, 1e9, NULL,
+     "an accepted pose within this RMS point displacement of a better one of the same model is a duplicate"},
+};
+
+static grip_icp_params icp_params_of(const grip_stage *st)
+{
+    grip_icp_params p;
+    memset(&p, 0, sizeof p);
+    p.max_iterations = (uint32_t)grip_stage_integer(st, "max_iterations");
+    p.max_correspondence_distance = grip_stage_number(st, "max_correspondence_distance");
+    p.transformation_epsilon = grip_stage_number(st, "transformation_epsilon");
+    p.euclidean_fitness_epsilon = grip_stage_number(st, "euclidean_fitness_epsilon");
+    p.voxel_leaf = grip_stage_number(st, "model_leaf");
+    p.inlier_distance = grip_stage_number(st, "inlier_distance");
+    p.min_fitness = grip_stage_number(st, "min_fitness");
+    p.max_rmse = grip_stage_number(st, "max_rmse");
+    return p;
+}
+
+static void verdicts_release(grip_verdicts *v)
+{
+    if (!v)
+        return;
+    free(v->items);
+    free(v);
+}
+
+static grip_status verdicts_new(grip_ctx *ctx, uint32_t count, grip_verdicts **out)
+{
+    grip_verdicts *v = calloc(1, sizeof *v);
+    if (v)
+        v->items = calloc(count + 1, sizeof *v->items);
+    if (!v || !v->items) {
+        free(v);
+        return grip_fail(ctx, GRIP_ENOMEM, "verify: out of memory for %u verdicts", count);
+    }
+    v->struct_size = sizeof *v;
+    v->count = count;
+    v->item_size = sizeof *v->items;
+    v->release = verdicts_release;
+    *out = v;
+    return GRIP_OK;
+}
+
+static const grip_hypothesis *hypothesis_at(const grip_hypotheses *h, uint32_t i)
+{
+    return (const grip_hypothesis *)((const char *)h->items + (size_t)i * h->item_size);
+}
+
+static grip_status check_inputs(grip_ctx *ctx, const grip_view *models, uint32_t n_models, const grip_view *scene,
+                                const grip_hypotheses *h)
+{
+    if (!h || (h->count && !h->items) || (h->count && h->item_size < offsetof(grip_hypothesis, votes)))
+        return grip_fail(ctx, GRIP_EINVAL, "verify: hypotheses are NULL or malformed");
+    if (!scene || !scene->cloud)
+        return grip_fail(ctx, GRIP_EINVAL, "verify: the scene view has no cloud");
+    for (uint32_t i = 0; i < h->count; i++) {
+        uint32_t m = hypothesis_at(h, i)->model_id;
+        if (m >= n_models || !models || !models[m].cloud)
+            return grip_fail(ctx, GRIP_EINVAL, "verify: hypothesis %u names model %u, but %u model views were given", i, m,
+                             n_models);
+    }
+    return GRIP_OK;
+}
+
+/* ICP on every hypothesis; verdict i gets hypothesis i. */
+static grip_status refine_all(grip_stage *st, const grip_view *models, uint32_t n_models, const grip_cloud_input *scene,
+                              const grip_hypotheses *h, grip_verdicts *v, grip_model_spread *spreads)
+{
+    grip_ctx *ctx = st->ctx;
+    grip_icp_params p = icp_params_of(st);
+    grip_kdtree3d *tree = NULL;
+    grip_status s = grip_icp_params_check(ctx, &p);
+    if (!s)
+        s = grip_kdtree3d_build(ctx, scene->xyz, scene->n, &tree);
+    for (uint32_t m = 0; m < n_models && !s; m++) {
+        grip_cloud_input model;
+        s = grip_cloud_input_open(ctx, models[m].cloud, "verify", &model);
+        if (!s)
+            grip_model_spread_compute(model.xyz, model.n, &spreads[m]);
+        for (uint32_t i = 0; i < h->count && !s; i++) {
+            const grip_hypothesis *hy = hypothesis_at(h, i);
+            if (hy->model_id != m)
+                continue;
+            double init[16];
+            for (int k = 0; k < 16; k++)
+                init[k] = hy->pose[k];
+            grip_icp_result r;
+            s = grip_icp_refine(ctx, &p, model.xyz, model.n, tree, scene->xyz, init, &r);
+            if (s)
+                break;
+            grip_verdict *vd = &v->items[i];
+            vd->struct_size = sizeof *vd;
+            vd->hypothesis = i;
+            for (int k = 0; k < 16; k++)
+                vd->pose[k] = (float)r.pose[k];
+            vd->fitness = (float)r.fitness;
+            vd->rmse = (float)r.rmse;
+            vd->iterations = r.iterations;
+            vd->accepted = r.accepted;
+        }
+        grip_cloud_input_close(&model);
+    }
+    grip_kdtree3d_free(tree);
+    return s;
+}
+
+/* Rejects accepted hypotheses that duplicate a better one (higher fitness) of the same model. */
+static grip_status suppress_duplicates(grip_stage *st, uint32_t n_models, const grip_hypotheses *h, grip_verdicts *v,
+                                       const grip_model_spread *spreads)
+{
+    size_t n = h->count;
+    uint32_t *model = malloc(n * sizeof *model + 1), *accepted = malloc(n * sizeof *accepted + 1);
+    double *poses = malloc(n * 16 * sizeof *poses + 1), *scores = malloc(n * sizeof *scores + 1);
+    grip_status s = model && accepted && poses && scores ? GRIP_OK : grip_fail(st->ctx, GRIP_ENOMEM, "verify: out of memory");
+    for (size_t i = 0; i < n && !s; i++) {
+        model[i] = hypothesis_at(h, (uint32_t)i)->model_id;
+        accepted[i] = v->items[i].accepted;
+        scores[i] = v->items[i].fitness;
+        for (int k = 0; k < 16; k++)
+            poses[16 * i + k] = v->items[i].pose[k];
+    }
+    if (!s)
+        s = grip_suppress_duplicates(st->ctx, spreads, n_models, model, poses, scores, n,
+                                     grip_stage_number(st, "duplicate_distance"), accepted, NULL);
+    for (size_t i = 0; i < n && !s; i++)
+        v->items[i].accepted = accepted[i];
+    free(model);
+    free(accepted);
+    free(poses);
+    free(scores);
+    return s;
+}
+
+static grip_status icp_verify(grip_stage *st, const grip_view *models, uint32_t n_models, const grip_view *scene,
+                              const grip_hypotheses *h, grip_verdicts **out)
+{
+    grip_status s = grip_stage_check_run(st, out, GRIP_MEM_HOST);
+    if (!s)
+        s = check_inputs(st->ctx, models, n_models, scene, h);
+    if (s)
+        return s;
+    grip_cloud_input sc;
+    s = grip_cloud_input_open(st->ctx, scene->cloud, "verify", &sc);
+    grip_verdicts *v = NULL;
+    grip_model_spread *spreads = calloc((size_t)n_models + 1, sizeof *spreads);
+    if (!s && !spreads)
+        s = grip_fail(st->ctx, GRIP_ENOMEM, "verify: out of memory");
+    if (!s)
+        s = verdicts_new(st->ctx, h->count, &v);
+    if (!s)
+        s = refine_all(st, models, n_models, &sc, h, v, spreads);
+    if (!s)
+        s = suppress_duplicates(st, n_models, h, v, spreads);
+    grip_cloud_input_close(&sc);
+    free(spreads);
+    if (s) {
+        verdicts_release(v);
+        return s;
+    }
+    *out = v;
+    return GRIP_OK;
+}
+
+static grip_status icp_create(grip_ctx *ctx, const grip_kv *kv, uint32_t n_kv, grip_stage **out);
+
+const grip_stage_impl grip_verify_icp = {
+    .struct_size = sizeof(grip_stage_impl),
+    .kind = GRIP_STAGE_VERIFY,
+    .name = "icp",
+    .summary = "point-to-point ICP refinement (SVD by LAPACKE), fitness and RMSE acceptance, duplicate suppression",
+    .backends = GRIP_BACKEND_CPU,
+    .n_params = sizeof icp_params / sizeof icp_params[0],
+    .params = icp_params,
+    .create = icp_create,
+    .destroy = grip_stage_destroy,
+    .verify = icp_verify,
+};
+
+static grip_status icp_create(grip_ctx *ctx, const grip_kv *kv, uint32_t n_kv, grip_stage **out)
+{
+    return grip_stage_create(&grip_verify_icp, ctx, kv, n_kv, out);
+}

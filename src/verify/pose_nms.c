@@ -1,0 +1,129 @@
+/* pose_nms.c -- see pose_nms.h. */
+#include "verify/pose_nms.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void grip_model_spread_compute(const float *xyz, size_t n, grip_model_spread *out)
+{
+    memset(out, 0, sizeof *out);
+    for (size_t i = 0; i < n; ++i) {
+        const float *p = xyz + 3 * i;
+        if (!(isfinite(p[0]) && isfinite(p[1]) && isfinite(p[2])))
+            continue;
+        for (int a = 0; a < 3; ++a)
+            out->mean[a] += p[a];
+        ++out->n;
+    }
+    if (out->n == 0)
+        return;
+    for (int a = 0; a < 3; ++a)
+        out->mean[a] /= (double)out->n;
+    /* second pass about the mean: no cancellation for models far from the origin */
+    for (size_t i = 0; i < n; ++i) {
+        const float *p = xyz + 3 * i;
+        if (!(isfinite(p[0]) && isfinite(p[1]) && isfinite(p[2])))
+            continue;
+        const double r[3] = {p[0] - out->mean[0], p[1] - out->mean[1], p[2] - out->mean[2]};
+        for (int a = 0; a < 3; ++a)
+            for (int b = 0; b < 3; ++b)
+                out->covariance[3 * a + b] += r[a] * r[b];
+    }
+    for (int i = 0; i < 9; ++i)
+        out->covariance[i] /= (double)out->n;
+}
+
+double grip_pose_rms_displacement(const grip_model_spread *s, const double a[16], const double b[16])
+{
+    double D[9], shift[3];
+    for (int r = 0; r < 3; ++r)
+        for (int c = 0; c < 3; ++c)
+            D[3 * r + c] = a[4 * r + c] - b[4 * r + c];
+    for (int r = 0; r < 3; ++r)
+        shift[r] = a[4 * r + 3] - b[4 * r + 3] + D[3 * r] * s->mean[0] + D[3 * r + 1] * s->mean[1] +
+                   D[3 * r + 2] * s->mean[2];
+    double spread = 0.0; /* trace(D C D^T) */
+    for (int r = 0; r < 3; ++r)
+        for (int j = 0; j < 3; ++j)
+            for (int k = 0; k < 3; ++k)
+                spread += D[3 * r + j] * s->covariance[3 * j + k] * D[3 * r + k];
+    double msd = spread + shift[0] * shift[0] + shift[1] * shift[1] + shift[2] * shift[2];
+    return sqrt(msd > 0.0 ? msd : 0.0);
+}
+
+typedef struct ranked {
+    double score;
+    size_t index;
+} ranked;
+
+static int compare_ranked(const void *x, const void *y)
+{
+    const ranked *a = x, *b = y;
+    if (a->score != b->score)
+        return a->score > b->score ? -1 : 1;
+    return a->index < b->index ? -1 : a->index > b->index;
+}
+
+static grip_status check_arguments(grip_ctx *ctx, const grip_model_spread *spreads, uint32_t n_models,
+                                   const uint32_t *model_id, const double *poses, const double *scores, size_t h,
+                                   double duplicate_distance, const uint32_t *accepted)
+{
+    if (h > 0 && (!spreads || !model_id || !poses || !scores || !accepted))
+        return grip_fail(ctx, GRIP_EINVAL, "verify: duplicate suppression got a NULL array");
+    if (!(duplicate_distance >= 0.0))
+        return grip_fail(ctx, GRIP_EINVAL, "verify.duplicate_distance: must be >= 0, got %g", duplicate_distance);
+    for (size_t i = 0; i < h; ++i) {
+        if (isnan(scores[i]))
+            return grip_fail(ctx, GRIP_EINVAL, "verify: hypothesis %zu has a NaN score", i);
+        if (model_id[i] >= n_models)
+            return grip_fail(ctx, GRIP_EINVAL, "verify: hypothesis %zu has model id %u of %u models", i, model_id[i],
+                             n_models);
+    }
+    return GRIP_OK;
+}
+
+grip_status grip_suppress_duplicates(grip_ctx *ctx, const grip_model_spread *spreads, uint32_t n_models,
+                                     const uint32_t *model_id, const double *poses, const double *scores, size_t h,
+                                     double duplicate_distance, uint32_t *accepted, uint32_t *duplicate_of)
+{
+    grip_status st = check_arguments(ctx, spreads, n_models, model_id, poses, scores, h, duplicate_distance, accepted);
+    if (st != GRIP_OK || h == 0)
+        return st;
+    ranked *order = malloc(h * sizeof *order);
+    size_t *kept = malloc(h * sizeof *kept);
+    if (!order || !kept) {
+        free(order);
+        free(kept);
+        return grip_fail(ctx, GRIP_ENOMEM, "verify: cannot allocate the ranking of %zu hypotheses", h);
+    }
+    for (size_t i = 0; i < h; ++i) {
+        order[i].score = scores[i];
+        order[i].index = i;
+        if (duplicate_of)
+            duplicate_of[i] = UINT32_MAX;
+    }
+    qsort(order, h, sizeof *order, compare_ranked);
+    size_t n_kept = 0;
+    for (size_t o = 0; o < h; ++o) {
+        size_t i = order[o].index;
+        if (!accepted[i])
+            continue;
+        size_t j = 0;
+        for (; j < n_kept; ++j)
+            if (model_id[kept[j]] == model_id[i] &&
+                grip_pose_rms_displacement(&spreads[model_id[i]], poses + 16 * i, poses + 16 * kept[j]) <=
+                    duplicate_distance)
+                break;
+        if (j < n_kept) {
+            accepted[i] = 0;
+            if (duplicate_of)
+                duplicate_of[i] = (uint32_t)kept[j];
+        } else {
+            kept[n_kept++] = i;
+        }
+    }
+    free(order);
+    free(kept);
+    return GRIP_OK;
+}

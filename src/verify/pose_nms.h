@@ -1,0 +1,37 @@
+/* pose_nms.h -- non-maximum suppression of pose hypotheses: among the accepted hypotheses of one model, one whose
+ * pose moves the model's points to within `duplicate_distance` of where a better-scored accepted hypothesis puts
+ * them is a duplicate of it, and is rejected.
+ *
+ * The distance between two poses A and B of a model is the root mean square displacement of its points,
+ * sqrt(mean_i |A p_i - B p_i|^2), which the points' mean and covariance give in closed form (O(1) per pair):
+ * with D = R_A - R_B and d = t_A - t_B, mean_i |D p_i + d|^2 = trace(D C D^T) + |D mean + d|^2. */
+#ifndef GRIP_VERIFY_POSE_NMS_H
+#define GRIP_VERIFY_POSE_NMS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "core/ctx.h"
+
+/* The spread of a model's finite points: enough to measure how far apart two poses put them. */
+typedef struct grip_model_spread {
+    double mean[3];
+    double covariance[9]; /* row-major, mean of (p - mean)(p - mean)^T */
+    size_t n;             /* finite points; 0 leaves mean and covariance zero */
+} grip_model_spread;
+
+void grip_model_spread_compute(const float *xyz, size_t n, grip_model_spread *out);
+
+/* sqrt(mean over the model's points of |A p - B p|^2), for row-major 4x4 poses a and b. */
+double grip_pose_rms_displacement(const grip_model_spread *spread, const double a[16], const double b[16]);
+
+/* Greedy suppression over h hypotheses: poses (h x 16, row-major), model_id (h; each < n_models, indexing
+ * spreads), scores (h, higher is better; ties go to the lower hypothesis). accepted (h, in/out): visiting the
+ * accepted hypotheses best first, each one within duplicate_distance (<=) of an already kept one of the same
+ * model gets accepted = 0. duplicate_of (h, optional) receives the kept hypothesis it duplicates, else UINT32_MAX.
+ * GRIP_EINVAL for a NaN score, an out-of-range model id, a negative distance or NULL arrays; GRIP_ENOMEM.
+ * Nothing is written on failure. */
+grip_status grip_suppress_duplicates(grip_ctx *ctx, const grip_model_spread *spreads, uint32_t n_models,
+                                     const uint32_t *model_id, const double *poses, const double *scores, size_t h,
+                                     double duplicate_distance, uint32_t *accepted, uint32_t *duplicate_of);
+
+#endif

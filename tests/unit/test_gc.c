@@ -1,0 +1,234 @@
+/* test_gc.c -- geometric-consistency grouping and the RANSAC every grouping runs on its clusters.
+ *
+ * On PCL's tutorial (pcl_reference/tutorial: PCL's keypoints and correspondences, GC size 0.01, threshold 5)
+ * the consensus sets contain PCL's instances, and after RANSAC the clusters are PCL's (same members, poses equal
+ * to float precision), because the RANSAC replays PCL's mt19937 draws. The generator itself is checked against
+ * the C++ standard's reference values; RANSAC's edge cases (fewer than 3 members, all inliers, outliers) and
+ * bad input (no correspondences, keypoint numbers out of range, NaN distances) are checked on synthetic data. */
+#include "group_tutorial.h"
+#include "group/gc.h"
+#include "group/mt19937.h"
+
+static grip_gc_params tutorial_params(void)
+{
+    grip_gc_params p = grip_gc_params_default();
+    p.size = (double)0.01f; /* the tutorial passes float literals to PCL's double setters */
+    p.threshold = 5;
+    return p;
+}
+
+/* ---- tests -------------------------------------------------------------------------------------------------- */
+
+START_TEST(consensus_sets_contain_pcl_instances)
+{
+    grip_ctx *ctx = grip_test_ctx();
+    tutorial t = tutorial_load();
+    pcl_instance pcl[4];
+    ck_assert_uint_eq(read_instances("gc", pcl, 4), 2);
+    grip_gc_params p = tutorial_params();
+    grip_cluster *sets = NULL;
+    size_t n = 0;
+    ck_assert_int_eq(grip_gc_consensus(ctx, &p, t.model_kp, t.n_model_kp, t.scene_kp, t.n_scene_kp, t.corr, t.n_corr,
+                                       &sets, &n), GRIP_OK);
+    ck_assert_uint_eq(n, 2);
+    for (size_t i = 0; i < n; ++i) {
+        fprintf(stderr, "gc consensus set %zu: %u members (PCL after RANSAC: %zu)\n", i, sets[i].n_members, pcl[i].n);
+        ck_assert_uint_gt(sets[i].n_members, 5);
+        ck_assert_double_eq(sets[i].votes, sets[i].n_members);
+        for (size_t k = 0; k < pcl[i].n; ++k)
+            ck_assert_msg(has_pair(&sets[i], t.corr, pcl[i].pairs[k][0], pcl[i].pairs[k][1]),
+                          "set %zu lacks PCL's member (%u, %u)", i, pcl[i].pairs[k][0], pcl[i].pairs[k][1]);
+    }
+    grip_clusters_free(sets, n);
+    tutorial_free(&t);
+    grip_ctx_free(ctx);
+}
+END_TEST
+
+START_TEST(clusters_after_ransac_are_pcl_instances)
+{
+    grip_ctx *ctx = grip_test_ctx();
+    tutorial t = tutorial_load();
+    pcl_instance pcl[4];
+    ck_assert_uint_eq(read_instances("gc", pcl, 4), 2);
+    grip_gc_params p = tutorial_params();
+    grip_cluster *c = NULL;
+    size_t n = 0;
+    ck_assert_int_eq(grip_gc_cluster(ctx, &p, t.model_kp, t.n_model_kp, t.scene_kp, t.n_scene_kp, t.corr, t.n_corr,
+                                     &c, &n), GRIP_OK);
+    ck_assert_uint_eq(n, 2);
+    for (size_t i = 0; i < n; ++i) {
+        double worst = pose_max_difference(c[i].pose, pcl[i].pose);
+        double moved = mean_displacement(c[i].pose, pcl[i].pose, t.model_kp, t.n_model_kp);
+        fprintf(stderr, "gc cluster %zu: %u members (PCL %zu), pose max |diff| %.3g, mean keypoint shift %.3g m\n", i,
+                c[i].n_members, pcl[i].n, worst, moved);
+        ck_assert_uint_eq(c[i].n_members, pcl[i].n);
+        for (size_t k = 0; k < pcl[i].n; ++k)
+            ck_assert(has_pair(&c[i], t.corr, pcl[i].pairs[k][0], pcl[i].pairs[k][1]));
+        ck_assert_double_le(worst, 1e-5);
+        ck_assert_double_le(moved, 1e-5);
+    }
+    grip_clusters_free(c, n);
+    tutorial_free(&t);
+    grip_ctx_free(ctx);
+}
+END_TEST
+
+/* ---- synthetic ---------------------------------------------------------------------------------------------- */
+
+START_TEST(mt19937_matches_the_standard)
+{
+    grip_mt19937 mt;
+    grip_mt19937_seed(&mt, 5489u);
+    uint32_t v = 0;
+    for (int i = 0; i < 10000; ++i)
+        v = grip_mt19937_next(&mt);
+    ck_assert_uint_eq(v, 4123659995u); /* C++11 [rand.predef]: the 10000th output of a default mt19937 */
+    grip_mt19937_seed(&mt, 12345u);    /* PCL's seed; values from std::mt19937(12345) */
+    ck_assert_uint_eq(grip_mt19937_next(&mt), 3992670690u);
+    ck_assert_uint_eq(grip_mt19937_next(&mt), 3823185381u);
+    ck_assert_int_eq(grip_mt19937_next_int31(&mt), (int32_t)(1358822685u >> 1));
+}
+END_TEST
+
+/* A model of n random keypoints and a scene made of its image under `pose` plus n_out unrelated points;
+ * correspondence i pairs model i with scene i. */
+typedef struct synthetic {
+    float model[64 * 3], scene[64 * 3];
+    grip_corr corr[64];
+    double pose[16];
+} synthetic;
+
+static void synthetic_make(synthetic *s, size_t n, size_t n_out, uint64_t seed)
+{
+    uint64_t rng = seed;
+    double a = 0.7, ca = cos(a), sa = sin(a);
+    double pose[16] = {ca, -sa, 0, 0.3, sa, ca, 0, -0.2, 0, 0, 1, 1.1, 0, 0, 0, 1};
+    memcpy(s->pose, pose, sizeof pose);
+    for (size_t i = 0; i < n + n_out; ++i) {
+        for (int d = 0; d < 3; ++d)
+            s->model[i * 3 + d] = grip_test_uniform(&rng, -0.1f, 0.1f);
+        for (int d = 0; d < 3; ++d)
+            s->scene[i * 3 + d] = i < n ? (float)(pose[d * 4 + 0] * s->model[i * 3 + 0] + pose[d * 4 + 1] * s->model[i * 3 + 1] +
+                                                  pose[d * 4 + 2] * s->model[i * 3 + 2] + pose[d * 4 + 3])
+                                        : grip_test_uniform(&rng, -1.0f, 1.0f);
+        s->corr[i] = (grip_corr){(uint32_t)i, (uint32_t)i, 0.01f * (float)((i * 7) % 13)};
+    }
+}
+
+START_TEST(ransac_keeps_the_inliers_and_finds_the_pose)
+{
+    grip_ctx *ctx = grip_test_ctx();
+    synthetic s;
+    synthetic_make(&s, 30, 10, 42);
+    grip_cluster c = {malloc(40 * sizeof(uint32_t)), 40, {0}, 40};
+    for (uint32_t i = 0; i < 40; ++i)
+        c.members[i] = i;
+    grip_ransac_params rp = {0.005, GRIP_RANSAC_PCL_ITERATIONS, GRIP_RANSAC_PCL_SEED};
+    ck_assert_int_eq(grip_cluster_ransac(ctx, &rp, s.model, s.scene, s.corr, &c), GRIP_OK);
+    ck_assert_uint_eq(c.n_members, 30);
+    for (uint32_t i = 0; i < 30; ++i)
+        ck_assert_uint_eq(c.members[i], i);
+    for (int k = 0; k < 16; ++k)
+        ck_assert_double_le(fabs(c.pose[k] - s.pose[k]), 1e-5);
+    free(c.members);
+    grip_ctx_free(ctx);
+}
+END_TEST
+
+START_TEST(ransac_without_a_model_leaves_the_cluster_with_identity)
+{
+    grip_ctx *ctx = grip_test_ctx();
+    synthetic s;
+    synthetic_make(&s, 2, 0, 7);
+    grip_cluster c = {malloc(2 * sizeof(uint32_t)), 2, {0}, 2};
+    c.members[0] = 0;
+    c.members[1] = 1;
+    grip_ransac_params rp = {0.005, GRIP_RANSAC_PCL_ITERATIONS, GRIP_RANSAC_PCL_SEED};
+    ck_assert_int_eq(grip_cluster_ransac(ctx, &rp, s.model, s.scene, s.corr, &c), GRIP_OK);
+    ck_assert_uint_eq(c.n_members, 2); /* PCL: fewer than 3 correspondences stay unfiltered, pose identity */
+    for (int k = 0; k < 16; ++k)
+        ck_assert_double_eq(c.pose[k], (k % 5 == 0) ? 1.0 : 0.0);
+    free(c.members);
+    grip_ctx_free(ctx);
+}
+END_TEST
+
+START_TEST(gc_groups_the_consistent_correspondences)
+{
+    grip_ctx *ctx = grip_test_ctx();
+    synthetic s;
+    synthetic_make(&s, 12, 6, 3);
+    grip_gc_params p = grip_gc_params_default();
+    p.size = 0.002;
+    p.threshold = 5;
+    grip_cluster *c = NULL;
+    size_t n = 0;
+    ck_assert_int_eq(grip_gc_cluster(ctx, &p, s.model, 18, s.scene, 18, s.corr, 18, &c, &n), GRIP_OK);
+    ck_assert_uint_eq(n, 1);
+    ck_assert_uint_eq(c[0].n_members, 12);
+    ck_assert_double_eq(c[0].votes, 12.0);
+    for (uint32_t i = 0; i < 12; ++i)
+        ck_assert(c[0].members[i] < 12);
+    for (int k = 0; k < 16; ++k)
+        ck_assert_double_le(fabs(c[0].pose[k] - s.pose[k]), 1e-5);
+    grip_clusters_free(c, n);
+    p.threshold = 12; /* a set must have MORE members than the threshold */
+    ck_assert_int_eq(grip_gc_cluster(ctx, &p, s.model, 18, s.scene, 18, s.corr, 18, &c, &n), GRIP_OK);
+    ck_assert_uint_eq(n, 0);
+    ck_assert_ptr_null(c);
+    grip_ctx_free(ctx);
+}
+END_TEST
+
+START_TEST(bad_input_is_refused_clearly)
+{
+    grip_ctx *ctx = grip_test_ctx();
+    synthetic s;
+    synthetic_make(&s, 10, 0, 1);
+    grip_gc_params p = grip_gc_params_default();
+    grip_cluster sentinel;
+    grip_cluster *c = &sentinel; /* must come back NULL */
+    size_t n = 99;
+    ck_assert_int_eq(grip_gc_cluster(ctx, &p, s.model, 10, s.scene, 10, NULL, 0, &c, &n), GRIP_OK);
+    ck_assert_ptr_null(c); /* no correspondences: no clusters, not an error */
+    ck_assert_uint_eq(n, 0);
+    s.corr[4].model = 10;
+    ck_assert_int_eq(grip_gc_cluster(ctx, &p, s.model, 10, s.scene, 10, s.corr, 10, &c, &n), GRIP_EINVAL);
+    ck_assert_ptr_nonnull(strstr(ctx->last_error, "group.gc: correspondence 4: model keypoint 10 is out of range (10 keypoints)"));
+    s.corr[4].model = 4;
+    s.corr[6].scene = 12;
+    ck_assert_int_eq(grip_gc_cluster(ctx, &p, s.model, 10, s.scene, 10, s.corr, 10, &c, &n), GRIP_EINVAL);
+    ck_assert_ptr_nonnull(strstr(ctx->last_error, "scene keypoint 12 is out of range"));
+    s.corr[6].scene = 6;
+    s.corr[2].sqdist = NAN;
+    ck_assert_int_eq(grip_gc_cluster(ctx, &p, s.model, 10, s.scene, 10, s.corr, 10, &c, &n), GRIP_EINVAL);
+    ck_assert_ptr_nonnull(strstr(ctx->last_error, "correspondence 2: squared distance is NaN"));
+    s.corr[2].sqdist = 0.1f;
+    p.size = 0.0;
+    ck_assert_int_eq(grip_gc_cluster(ctx, &p, s.model, 10, s.scene, 10, s.corr, 10, &c, &n), GRIP_EINVAL);
+    ck_assert_ptr_nonnull(strstr(ctx->last_error, "group.gc.size"));
+    ck_assert_ptr_null(c);
+    ck_assert_uint_eq(n, 0);
+    grip_ctx_free(ctx);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("gc");
+    TCase *pcl = tcase_create("pcl_tutorial");
+    tcase_add_test(pcl, consensus_sets_contain_pcl_instances);
+    tcase_add_test(pcl, clusters_after_ransac_are_pcl_instances);
+    suite_add_tcase(s, pcl);
+    TCase *syn = tcase_create("synthetic");
+    tcase_add_test(syn, mt19937_matches_the_standard);
+    tcase_add_test(syn, ransac_keeps_the_inliers_and_finds_the_pose);
+    tcase_add_test(syn, ransac_without_a_model_leaves_the_cluster_with_identity);
+    tcase_add_test(syn, gc_groups_the_consistent_correspondences);
+    tcase_add_test(syn, bad_input_is_refused_clearly);
+    suite_add_tcase(s, syn);
+    return s;
+}
+
+int main(void) { return grip_test_run_with_data(suite(), TUTORIAL "correspondences.tsv"); }

@@ -1,0 +1,585 @@
+/* test_icp.c -- ICP verification on a synthetic object: a 12 x 8 x 5 cm box with an off-centre bump on its top,
+ * standing on a table plane. The scene samples the surface afresh (random points, Gaussian noise) under a known
+ * pose; ICP starts from a perturbed pose (a few degrees, 2 cm) and must reach the truth (< 0.5 deg, < 1 mm),
+ * with fitness ~1; a far hypothesis is rejected; a scene holding only the camera-facing faces gives a fitness
+ * close to the visible fraction; the PCL stop rules; voxel thinning; duplicate suppression of hypotheses. */
+#include "test_support.h"
+#include "spatial/kdtree3d.h"
+#include "verify/icp.h"
+#include "verify/pose_nms.h"
+#include "verify/voxel_thin.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const double PI = 3.14159265358979323846;
+
+#define BOX_A 0.06 /* half length, x */
+#define BOX_B 0.04 /* half width, y */
+#define BOX_C 0.05 /* height, z (the bottom face is z = 0) */
+#define MODEL_SPACING 0.004
+
+/* the six faces: outward normal, and which model axes span it */
+static const double FACE_NORMAL[6][3] = {{0, 0, 1}, {0, 0, -1}, {1, 0, 0}, {-1, 0, 0}, {0, 1, 0}, {0, -1, 0}};
+
+static double bump(double x, double y)
+{
+    double dx = x - 0.025, dy = y + 0.01;
+    return 0.015 * exp(-(dx * dx + dy * dy) / (0.015 * 0.015));
+}
+
+/* The surface point of face f at parameters (u, v) in [0, 1]^2. */
+static void face_point(int f, double u, double v, double p[3])
+{
+    double x = (2 * u - 1) * BOX_A, y = (2 * v - 1) * BOX_B;
+    switch (f) {
+    case 0: p[0] = x; p[1] = y; p[2] = BOX_C + bump(x, y); break;
+    case 1: p[0] = x; p[1] = y; p[2] = 0; break;
+    case 2: case 3: p[0] = f == 2 ? BOX_A : -BOX_A; p[1] = y; p[2] = u * BOX_C; break;
+    default: p[0] = x; p[1] = f == 4 ? BOX_B : -BOX_B; p[2] = v * BOX_C; break;
+    }
+}
+
+static double face_area(int f)
+{
+    return f < 2 ? 4 * BOX_A * BOX_B : f < 4 ? 2 * BOX_B * BOX_C : 2 * BOX_A * BOX_C;
+}
+
+typedef struct cloud {
+    float *xyz;
+    int *face;
+    size_t n, cap;
+} cloud;
+
+static void cloud_push(cloud *c, const double p[3], int face)
+{
+    if (c->n == c->cap) {
+        c->cap = c->cap ? 2 * c->cap : 1024;
+        c->xyz = realloc(c->xyz, c->cap * 3 * sizeof *c->xyz);
+        c->face = realloc(c->face, c->cap * sizeof *c->face);
+        ck_assert_ptr_nonnull(c->xyz);
+        ck_assert_ptr_nonnull(c->face);
+    }
+    for (int a = 0; a < 3; ++a)
+        c->xyz[3 * c->n + a] = (float)p[a];
+    c->face[c->n++] = face;
+}
+
+static void cloud_free(cloud *c)
+{
+    free(c->xyz);
+    free(c->face);
+}
+
+/* the model: every face on a regular grid */
+static cloud make_model(void)
+{
+    cloud c = {0};
+    for (int f = 0; f < 6; ++f) {
+        double su = f < 2 || f > 3 ? 2 * BOX_A : BOX_C, sv = f < 4 ? 2 * BOX_B : BOX_C;
+        int nu = (int)(su / MODEL_SPACING), nv = (int)(sv / MODEL_SPACING);
+        for (int i = 0; i <= nu; ++i)
+            for (int j = 0; j <= nv; ++j) {
+                double p[3];
+                face_point(f, (double)i / nu, (double)j / nv, p);
+                cloud_push(&c, p, f);
+            }
+    }
+    return c;
+}
+
+static double gaussian(uint64_t *s)
+{
+    double u1 = grip_test_uniform(s, 1e-7f, 1.0f), u2 = grip_test_uniform(s, 0.0f, 1.0f);
+    return sqrt(-2.0 * log(u1)) * cos(2.0 * PI * u2);
+}
+
+static void pose_identity(double T[16])
+{
+    memset(T, 0, 16 * sizeof *T);
+    T[0] = T[5] = T[10] = T[15] = 1.0;
+}
+
+/* rotation by `angle` about the unit axis, then translation t */
+static void pose_from_axis_angle(const double axis[3], double angle, const double t[3], double T[16])
+{
+    double c = cos(angle), s = sin(angle), C = 1 - c, x = axis[0], y = axis[1], z = axis[2];
+    const double R[9] = {c + x * x * C,     x * y * C - z * s, x * z * C + y * s,
+                         y * x * C + z * s, c + y * y * C,     y * z * C - x * s,
+                         z * x * C - y * s, z * y * C + x * s, c + z * z * C};
+    pose_identity(T);
+    for (int r = 0; r < 3; ++r) {
+        for (int k = 0; k < 3; ++k)
+            T[4 * r + k] = R[3 * r + k];
+        T[4 * r + 3] = t[r];
+    }
+}
+
+static void pose_mul(const double a[16], const double b[16], double out[16])
+{
+    for (int r = 0; r < 4; ++r)
+        for (int c = 0; c < 4; ++c) {
+            out[4 * r + c] = 0;
+            for (int i = 0; i < 4; ++i)
+                out[4 * r + c] += a[4 * r + i] * b[4 * i + c];
+        }
+}
+
+static void pose_apply(const double T[16], const double p[3], double out[3])
+{
+    for (int r = 0; r < 3; ++r)
+        out[r] = T[4 * r] * p[0] + T[4 * r + 1] * p[1] + T[4 * r + 2] * p[2] + T[4 * r + 3];
+}
+
+static double rotation_error_deg(const double a[16], const double b[16])
+{
+    double tr = 0; /* trace(Ra^T Rb) */
+    for (int r = 0; r < 3; ++r)
+        for (int c = 0; c < 3; ++c)
+            tr += a[4 * r + c] * b[4 * r + c];
+    double cs = 0.5 * (tr - 1);
+    return acos(cs > 1 ? 1 : cs < -1 ? -1 : cs) * 180.0 / PI;
+}
+
+static double translation_error(const double a[16], const double b[16])
+{
+    double dx = a[3] - b[3], dy = a[7] - b[7], dz = a[11] - b[11];
+    return sqrt(dx * dx + dy * dy + dz * dz);
+}
+
+/* The true pose: turned 35 deg about z, standing on the table at (0.1, -0.05). */
+static void true_pose(double T[16])
+{
+    const double z[3] = {0, 0, 1}, t[3] = {0.1, -0.05, 0};
+    pose_from_axis_angle(z, 35 * PI / 180, t, T);
+}
+
+static const double CAMERA[3] = {0.6, 0.4, 0.5};
+
+/* Whether face f of the object at pose T faces the camera. */
+static int face_visible(const double T[16], int f)
+{
+    double n[3], c[3], q[3];
+    for (int r = 0; r < 3; ++r)
+        n[r] = T[4 * r] * FACE_NORMAL[f][0] + T[4 * r + 1] * FACE_NORMAL[f][1] + T[4 * r + 2] * FACE_NORMAL[f][2];
+    face_point(f, 0.5, 0.5, c);
+    pose_apply(T, c, q);
+    return n[0] * (CAMERA[0] - q[0]) + n[1] * (CAMERA[1] - q[1]) + n[2] * (CAMERA[2] - q[2]) > 0;
+}
+
+/* The scene: n_object random surface points (of the faces facing the camera only when visible_only, which
+ * leaves out the bottom) under pose T with Gaussian noise sigma, and a 0.5 x 0.5 m table plane at z = 0 (5 mm
+ * grid) outside the object's footprint. */
+static cloud make_scene(uint64_t *s, const double T[16], size_t n_object, double sigma, int visible_only)
+{
+    cloud c = {0};
+    double total = 0;
+    for (int f = 0; f < 6; ++f)
+        total += face_area(f);
+    while (c.n < n_object) {
+        double pick = grip_test_uniform(s, 0.0f, (float)total);
+        int f = 0;
+        while (f < 5 && pick > face_area(f))
+            pick -= face_area(f++);
+        if (visible_only && !face_visible(T, f))
+            continue;
+        double p[3], q[3];
+        face_point(f, grip_test_uniform(s, 0.0f, 1.0f), grip_test_uniform(s, 0.0f, 1.0f), p);
+        pose_apply(T, p, q);
+        for (int a = 0; a < 3; ++a)
+            q[a] += sigma * gaussian(s);
+        cloud_push(&c, q, f);
+    }
+    double inv[16]; /* T is a rotation about z plus a translation in the plane: invert it for the footprint */
+    pose_identity(inv);
+    for (int r = 0; r < 3; ++r)
+        for (int k = 0; k < 3; ++k)
+            inv[4 * r + k] = T[4 * k + r];
+    for (int r = 0; r < 3; ++r)
+        inv[4 * r + 3] = -(inv[4 * r] * T[3] + inv[4 * r + 1] * T[7] + inv[4 * r + 2] * T[11]);
+    for (double x = -0.25; x <= 0.25; x += 0.005)
+        for (double y = -0.25; y <= 0.25; y += 0.005) {
+            double p[3] = {x, y, 0}, m[3];
+            pose_apply(inv, p, m);
+            if (fabs(m[0]) <= BOX_A && fabs(m[1]) <= BOX_B)
+                continue;
+            cloud_push(&c, p, -1);
+        }
+    return c;
+}
+
+static grip_icp_params default_params(void)
+{
+    grip_icp_params p;
+    memset(&p, 0, sizeof p);
+    p.max_iterations = 50;
+    p.max_correspondence_distance = 0.05;
+    p.transformation_epsilon = 1e-10;
+    p.inlier_distance = 0.003;
+    p.min_fitness = 0.5;
+    p.max_rmse = 0.002;
+    return p;
+}
+
+/* the truth, moved by `degrees` about a tilted axis and by `metres` along another direction */
+static void perturbed(const double truth[16], double degrees, double metres, double out[16])
+{
+    const double axis[3] = {0.48, -0.6, 0.64}, dir[3] = {0.6, 0.64, -0.48};
+    const double t[3] = {metres * dir[0], metres * dir[1], metres * dir[2]};
+    double d[16];
+    pose_from_axis_angle(axis, degrees * PI / 180, t, d);
+    pose_mul(d, truth, out);
+}
+
+static void refine(const cloud *model, const cloud *scene, const grip_icp_params *p, const double init[16],
+                   grip_icp_result *r)
+{
+    grip_ctx *ctx = grip_test_ctx();
+    grip_kdtree3d *tree = NULL;
+    ck_assert_int_eq(grip_kdtree3d_build(ctx, scene->xyz, scene->n, &tree), GRIP_OK);
+    grip_status st = grip_icp_refine(ctx, p, model->xyz, model->n, tree, scene->xyz, init, r);
+    ck_assert_msg(st == GRIP_OK, "%s", ctx->last_error);
+    grip_kdtree3d_free(tree);
+    grip_ctx_free(ctx);
+}
+
+START_TEST(converges_to_truth_low_noise)
+{
+    uint64_t s = 21;
+    double truth[16], init[16];
+    true_pose(truth);
+    cloud model = make_model(), scene = make_scene(&s, truth, 20000, 0.0002, 0);
+    const double starts[][2] = {{4, 0.02}, {6, 0.01}, {2, 0.03}};
+    for (int i = 0; i < 3; ++i) {
+        perturbed(truth, starts[i][0], starts[i][1], init);
+        grip_icp_params p = default_params();
+        grip_icp_result r;
+        refine(&model, &scene, &p, init, &r);
+        double rot = rotation_error_deg(r.pose, truth), tr = translation_error(r.pose, truth);
+        ck_assert_msg(rot < 0.5 && tr < 0.001, "start %d: %.3f deg %.2f mm after %u iterations (stop %u)", i, rot,
+                      tr * 1e3, r.iterations, r.stop);
+        ck_assert_uint_eq(r.n_points, model.n);
+        ck_assert_double_gt(r.fitness, 0.97);
+        ck_assert_double_lt(r.rmse, 0.0015);      /* 0.2 mm noise, ~1.4 mm between random scene samples */
+        ck_assert_uint_eq(r.accepted, 1);
+        ck_assert_uint_ne(r.stop, GRIP_ICP_STOP_FEW_CORRESPONDENCES);
+        ck_assert_uint_le(r.iterations, 50);
+    }
+    cloud_free(&model);
+    cloud_free(&scene);
+}
+END_TEST
+
+START_TEST(voxel_thinned_model_converges)
+{
+    uint64_t s = 22;
+    double truth[16], init[16];
+    true_pose(truth);
+    cloud model = make_model(), scene = make_scene(&s, truth, 20000, 0.0005, 0);
+    perturbed(truth, 4, 0.02, init);
+    grip_icp_params p = default_params();
+    p.voxel_leaf = 0.01;
+    grip_icp_result r;
+    refine(&model, &scene, &p, init, &r);
+    ck_assert_uint_lt(r.n_points, model.n / 3);
+    ck_assert_uint_gt(r.n_points, 100);
+    ck_assert_double_lt(rotation_error_deg(r.pose, truth), 0.5);
+    ck_assert_double_lt(translation_error(r.pose, truth), 0.001);
+    ck_assert_uint_eq(r.accepted, 1);
+    cloud_free(&model);
+    cloud_free(&scene);
+}
+END_TEST
+
+START_TEST(far_hypothesis_rejected)
+{
+    uint64_t s = 23;
+    double truth[16], wrong[16];
+    true_pose(truth);
+    cloud model = make_model(), scene = make_scene(&s, truth, 20000, 0.0002, 0);
+    /* on the table, 15 cm away and turned 90 deg: ICP can only slide the bottom face on the table */
+    const double z[3] = {0, 0, 1}, t[3] = {-0.1, 0.1, 0};
+    pose_from_axis_angle(z, PI / 2, t, wrong);
+    grip_icp_params p = default_params();
+    grip_icp_result r;
+    refine(&model, &scene, &p, wrong, &r);
+    ck_assert_uint_eq(r.accepted, 0);
+    ck_assert_double_lt(r.fitness, 0.5);
+    ck_assert_double_gt(translation_error(r.pose, truth), 0.05);
+    /* in the air above everything: no pair within reach, the pose is kept and scores nothing */
+    const double up[3] = {0, 0, 1.0};
+    pose_from_axis_angle(z, 0, up, wrong);
+    refine(&model, &scene, &p, wrong, &r);
+    ck_assert_uint_eq(r.stop, GRIP_ICP_STOP_FEW_CORRESPONDENCES);
+    ck_assert_uint_eq(r.iterations, 0);
+    ck_assert_double_eq(r.fitness, 0.0);
+    ck_assert(isinf(r.rmse));
+    ck_assert_uint_eq(r.accepted, 0);
+    ck_assert_mem_eq(r.pose, wrong, sizeof wrong);
+    cloud_free(&model);
+    cloud_free(&scene);
+}
+END_TEST
+
+START_TEST(partial_overlap_fitness_is_visible_fraction)
+{
+    uint64_t s = 24;
+    double truth[16], init[16];
+    true_pose(truth);
+    cloud model = make_model(), scene = make_scene(&s, truth, 12000, 0.0002, 1);
+    size_t visible = 0;
+    for (size_t i = 0; i < model.n; ++i)
+        visible += face_visible(truth, model.face[i]);
+    double fraction = (double)visible / (double)model.n;
+    ck_assert_double_gt(fraction, 0.3);
+    ck_assert_double_lt(fraction, 0.7);
+    perturbed(truth, 3, 0.01, init);
+    grip_icp_params p = default_params();
+    p.max_correspondence_distance = 0.02;
+    p.min_fitness = 0.3;
+    grip_icp_result r;
+    refine(&model, &scene, &p, init, &r);
+    /* the hidden faces' rows along the visible edges, and the bottom's along the table, are inliers too */
+    ck_assert_msg(r.fitness > fraction - 0.02 && r.fitness < fraction + 0.10, "fitness %.3f, visible %.3f", r.fitness,
+                  fraction);
+    ck_assert_double_lt(rotation_error_deg(r.pose, truth), 1.0);
+    ck_assert_double_lt(translation_error(r.pose, truth), 0.002);
+    ck_assert_uint_eq(r.accepted, 1);
+    cloud_free(&model);
+    cloud_free(&scene);
+}
+END_TEST
+
+/* The scene is the model itself under the truth: started at the truth, the first update is the identity and the
+ * transformation test stops it; max_iterations = 0 only scores; 1 stops on the count. */
+START_TEST(stop_rules)
+{
+    double truth[16], init[16];
+    true_pose(truth);
+    cloud model = make_model(), scene = {0};
+    for (size_t i = 0; i < model.n; ++i) {
+        double p[3] = {model.xyz[3 * i], model.xyz[3 * i + 1], model.xyz[3 * i + 2]}, q[3];
+        pose_apply(truth, p, q);
+        cloud_push(&scene, q, model.face[i]);
+    }
+    grip_icp_params p = default_params();
+    grip_icp_result r;
+    refine(&model, &scene, &p, truth, &r);
+    ck_assert_uint_eq(r.stop, GRIP_ICP_STOP_TRANSFORM);
+    ck_assert_uint_eq(r.iterations, 1);
+    ck_assert_double_eq(r.fitness, 1.0);
+    ck_assert_double_lt(r.rmse, 1e-6);
+    p.max_iterations = 0;
+    perturbed(truth, 2, 0.01, init);
+    refine(&model, &scene, &p, init, &r);
+    ck_assert_uint_eq(r.iterations, 0);
+    ck_assert_mem_eq(r.pose, init, sizeof init);
+    ck_assert_double_lt(r.fitness, 0.9);
+    p.max_iterations = 1;
+    refine(&model, &scene, &p, init, &r);
+    ck_assert_uint_eq(r.iterations, 1);
+    ck_assert_uint_eq(r.stop, GRIP_ICP_STOP_ITERATIONS);
+    /* a loose relative-MSE rule stops before the transformation rule would */
+    p.max_iterations = 50;
+    p.euclidean_fitness_epsilon = 0.5;
+    refine(&model, &scene, &p, init, &r);
+    ck_assert_uint_eq(r.stop, GRIP_ICP_STOP_RELATIVE_MSE);
+    ck_assert_uint_ge(r.iterations, 2);
+    cloud_free(&model);
+    cloud_free(&scene);
+}
+END_TEST
+
+/* 27 points 5 cm apart; the scene is them moved by exactly 1 cm, so each point's nearest scene point is its own
+ * copy, 1 cm away: a bound just under 1 cm leaves no pair, one just over finds the shift in one update. */
+START_TEST(correspondence_distance_bound)
+{
+    uint64_t s = 25;
+    cloud model = {0}, scene = {0};
+    for (int i = 0; i < 27; ++i) {
+        double p[3] = {0.05 * (i % 3), 0.05 * (i / 3 % 3), 0.05 * (i / 9)}, q[3];
+        for (int a = 0; a < 3; ++a)
+            p[a] += grip_test_uniform(&s, -0.005f, 0.005f);
+        cloud_push(&model, p, 0);
+        q[0] = p[0] + 0.006;
+        q[1] = p[1] + 0.008;
+        q[2] = p[2];
+        cloud_push(&scene, q, 0);
+    }
+    double I[16];
+    pose_identity(I);
+    grip_icp_params p = default_params();
+    p.max_correspondence_distance = 0.0099;
+    grip_icp_result r;
+    refine(&model, &scene, &p, I, &r);
+    ck_assert_uint_eq(r.stop, GRIP_ICP_STOP_FEW_CORRESPONDENCES);
+    ck_assert_uint_eq(r.iterations, 0);
+    p.max_correspondence_distance = 0.0101;
+    refine(&model, &scene, &p, I, &r);
+    ck_assert_uint_eq(r.stop, GRIP_ICP_STOP_TRANSFORM);
+    ck_assert_uint_eq(r.iterations, 2);
+    ck_assert_double_eq_tol(r.pose[3], 0.006, 1e-6);
+    ck_assert_double_eq_tol(r.pose[7], 0.008, 1e-6);
+    ck_assert_double_eq_tol(r.pose[11], 0.0, 1e-6);
+    ck_assert_double_eq(r.fitness, 1.0);
+    /* scored where they start: every point 1 cm from the scene, an inlier only when the inlier distance allows */
+    p.max_iterations = 0;
+    p.inlier_distance = 0.0101;
+    refine(&model, &scene, &p, I, &r);
+    ck_assert_double_eq(r.fitness, 1.0);
+    ck_assert_double_eq_tol(r.rmse, 0.01, 1e-7);
+    ck_assert_uint_eq(r.accepted, 0); /* rmse above max_rmse */
+    p.inlier_distance = 0.0099;
+    refine(&model, &scene, &p, I, &r);
+    ck_assert_uint_eq(r.n_inliers, 0);
+    ck_assert_double_eq(r.fitness, 0.0);
+    cloud_free(&model);
+    cloud_free(&scene);
+}
+END_TEST
+
+START_TEST(bad_parameters_refused)
+{
+    grip_ctx *ctx = grip_test_ctx();
+    const float pts[] = {0, 0, 0, 1, 0, 0, 0, 1, 0};
+    grip_kdtree3d *tree = NULL;
+    ck_assert_int_eq(grip_kdtree3d_build(ctx, pts, 3, &tree), GRIP_OK);
+    double I[16];
+    pose_identity(I);
+    grip_icp_result r;
+    r.iterations = 77;
+    grip_icp_params p = default_params();
+    p.max_correspondence_distance = 0;
+    ck_assert_int_eq(grip_icp_refine(ctx, &p, pts, 3, tree, pts, I, &r), GRIP_ECONFIG);
+    ck_assert_ptr_nonnull(strstr(ctx->last_error, "verify.max_correspondence_distance"));
+    p = default_params();
+    p.inlier_distance = NAN;
+    ck_assert_int_eq(grip_icp_refine(ctx, &p, pts, 3, tree, pts, I, &r), GRIP_ECONFIG);
+    ck_assert_ptr_nonnull(strstr(ctx->last_error, "verify.inlier_distance"));
+    p = default_params();
+    p.min_fitness = 1.5;
+    ck_assert_int_eq(grip_icp_refine(ctx, &p, pts, 3, tree, pts, I, &r), GRIP_ECONFIG);
+    p = default_params();
+    I[3] = NAN;
+    ck_assert_int_eq(grip_icp_refine(ctx, &p, pts, 3, tree, pts, I, &r), GRIP_EINVAL);
+    ck_assert_ptr_nonnull(strstr(ctx->last_error, "pose"));
+    ck_assert_uint_eq(r.iterations, 77);
+    grip_kdtree3d_free(tree);
+    grip_ctx_free(ctx);
+}
+END_TEST
+
+START_TEST(voxel_thin_keeps_the_point_nearest_each_centroid)
+{
+    grip_ctx *ctx = grip_test_ctx();
+    /* leaf 1: voxel (0,0,0) holds points 0, 1, 5 (centroid (0.567, 0.5, 0.633), nearest: 1), (-1,0,0) point 2,
+     * (0,0,1) point 4; the NaN point 3 is dropped */
+    const float pts[] = {0.2f, 0.2f, 0.2f, 0.6f, 0.4f, 0.8f, -0.5f, 0.5f, 0.5f,
+                         NAN,  0,    0,    0.5f, 0.5f, 1.5f, 0.9f, 0.9f, 0.9f};
+    uint32_t *idx = NULL;
+    size_t n = 0;
+    ck_assert_int_eq(grip_voxel_thin(ctx, pts, 6, 1.0, &idx, &n), GRIP_OK);
+    ck_assert_uint_eq(n, 3);
+    const uint32_t want[] = {2, 1, 4}; /* z-major, then y, then x */
+    ck_assert_mem_eq(idx, want, sizeof want);
+    free(idx);
+    /* points 0 and 1 alone are equally near their centroid: the lower index is kept */
+    ck_assert_int_eq(grip_voxel_thin(ctx, pts, 2, 1.0, &idx, &n), GRIP_OK);
+    ck_assert_uint_eq(n, 1);
+    ck_assert_uint_eq(idx[0], 0);
+    free(idx);
+    ck_assert_int_eq(grip_voxel_thin(ctx, pts, 6, 0.0, &idx, &n), GRIP_EINVAL);
+    ck_assert_int_eq(grip_voxel_thin(ctx, pts, 6, 1e-30, &idx, &n), GRIP_EINVAL); /* grid too large */
+    ck_assert_int_eq(grip_voxel_thin(ctx, pts + 9, 1, 1.0, &idx, &n), GRIP_OK);   /* only a NaN point */
+    ck_assert_uint_eq(n, 0);
+    ck_assert_ptr_null(idx);
+    grip_ctx_free(ctx);
+}
+END_TEST
+
+START_TEST(rms_displacement_closed_form)
+{
+    cloud model = make_model();
+    grip_model_spread spread;
+    grip_model_spread_compute(model.xyz, model.n, &spread);
+    ck_assert_uint_eq(spread.n, model.n);
+    double a[16], b[16];
+    true_pose(a);
+    perturbed(a, 7, 0.013, b);
+    double sum = 0;
+    for (size_t i = 0; i < model.n; ++i) {
+        double p[3] = {model.xyz[3 * i], model.xyz[3 * i + 1], model.xyz[3 * i + 2]}, pa[3], pb[3];
+        pose_apply(a, p, pa);
+        pose_apply(b, p, pb);
+        sum += (pa[0] - pb[0]) * (pa[0] - pb[0]) + (pa[1] - pb[1]) * (pa[1] - pb[1]) + (pa[2] - pb[2]) * (pa[2] - pb[2]);
+    }
+    double want = sqrt(sum / (double)model.n);
+    ck_assert_double_eq_tol(grip_pose_rms_displacement(&spread, a, b), want, 1e-12);
+    ck_assert_double_eq_tol(grip_pose_rms_displacement(&spread, a, a), 0.0, 1e-12);
+    cloud_free(&model);
+}
+END_TEST
+
+/* Model 0: hypotheses 0 (score 0.9) and 1 (0.95) 1 mm apart, 2 (0.5) far away, 3 (0.99, rejected) beside 2;
+ * model 1: hypothesis 4 at the pose of 0. Only 0 is a duplicate (of 1, the better one). */
+START_TEST(duplicates_suppressed)
+{
+    cloud model = make_model();
+    grip_model_spread spreads[2];
+    grip_model_spread_compute(model.xyz, model.n, &spreads[0]);
+    spreads[1] = spreads[0];
+    double poses[5 * 16];
+    true_pose(poses);
+    perturbed(poses, 0, 0.001, poses + 16);
+    perturbed(poses, 90, 0.2, poses + 32);
+    perturbed(poses + 32, 0.5, 0.001, poses + 48);
+    memcpy(poses + 64, poses, 16 * sizeof *poses);
+    const uint32_t model_id[] = {0, 0, 0, 0, 1};
+    const double scores[] = {0.9, 0.95, 0.5, 0.99, 0.9};
+    uint32_t accepted[] = {1, 1, 1, 0, 1}, dup[5];
+    grip_ctx *ctx = grip_test_ctx();
+    ck_assert_int_eq(grip_suppress_duplicates(ctx, spreads, 2, model_id, poses, scores, 5, 0.005, accepted, dup),
+                     GRIP_OK);
+    const uint32_t want_accepted[] = {0, 1, 1, 0, 1}, want_dup[] = {1, UINT32_MAX, UINT32_MAX, UINT32_MAX, UINT32_MAX};
+    ck_assert_mem_eq(accepted, want_accepted, sizeof accepted);
+    ck_assert_mem_eq(dup, want_dup, sizeof dup);
+    /* equal scores: the lower hypothesis is the better one */
+    const double tied[] = {0.9, 0.9, 0.5, 0.99, 0.9};
+    uint32_t acc2[] = {1, 1, 1, 0, 1};
+    ck_assert_int_eq(grip_suppress_duplicates(ctx, spreads, 2, model_id, poses, tied, 5, 0.005, acc2, NULL), GRIP_OK);
+    ck_assert_uint_eq(acc2[0], 1);
+    ck_assert_uint_eq(acc2[1], 0);
+    /* a model id beyond the spreads is refused, nothing written */
+    const uint32_t bad_id[] = {0, 0, 0, 0, 2};
+    ck_assert_int_eq(grip_suppress_duplicates(ctx, spreads, 2, bad_id, poses, scores, 5, 0.005, acc2, dup),
+                     GRIP_EINVAL);
+    ck_assert_uint_eq(acc2[0], 1);
+    grip_ctx_free(ctx);
+    cloud_free(&model);
+}
+END_TEST
+
+static Suite *icp_suite(void)
+{
+    Suite *s = suite_create("icp");
+    TCase *tc = tcase_create("verify");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, converges_to_truth_low_noise);
+    tcase_add_test(tc, voxel_thinned_model_converges);
+    tcase_add_test(tc, far_hypothesis_rejected);
+    tcase_add_test(tc, partial_overlap_fitness_is_visible_fraction);
+    tcase_add_test(tc, stop_rules);
+    tcase_add_test(tc, correspondence_distance_bound);
+    tcase_add_test(tc, bad_parameters_refused);
+    tcase_add_test(tc, voxel_thin_keeps_the_point_nearest_each_centroid);
+    tcase_add_test(tc, rms_displacement_closed_form);
+    tcase_add_test(tc, duplicates_suppressed);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    return grip_test_run(icp_suite());
+}
