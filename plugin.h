@@ -221,6 +221,9 @@ typedef struct grip_verdict {
     float rmse;               /* root mean square distance of those inliers, in cloud units */
     uint32_t iterations;      /* refinement iterations run */
     uint32_t accepted;        /* 1 if the hypothesis is accepted */
+    float violation;          /* of the model points an organized scene's camera should see in place, the fraction
+                                 it sees through (a farther surface where the model would be); NaN when the scene
+                                 is not organized */
 } grip_verdict;
 
 typedef struct grip_verdicts {

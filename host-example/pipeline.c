@@ -2,6 +2,8 @@
 #include "pipeline.h"
 #include "host_util.h"
 
+#include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -270,6 +272,8 @@ static int collect_result(const run_state *st, pipeline_result *r, grip_diag *di
                 out->pose[k] = v->pose[k];
             out->fitness = v->fitness;
             out->rmse = v->rmse;
+            out->violation = v->struct_size >= offsetof(grip_verdict, violation) + sizeof v->violation ? v->violation
+                                                                                                      : NAN;
             out->accepted = v->accepted != 0;
         }
     }

@@ -1,6 +1,7 @@
 /* pipeline_result.c -- see pipeline_result.h. */
 #include "pipeline_result.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,8 +61,11 @@ void pipeline_result_print_json(FILE *out, const pipeline_result *r, const char 
         fprintf(out, ",\"pose\":[");
         for (int k = 0; k < 16; k++)
             fprintf(out, "%s%.9g", k ? "," : "", h->pose[k]);
-        fprintf(out, "],\"correspondences\":%u,\"votes\":%.9g,\"fitness\":%.9g,\"rmse\":%.9g}", h->correspondences,
+        fprintf(out, "],\"correspondences\":%u,\"votes\":%.9g,\"fitness\":%.9g,\"rmse\":%.9g", h->correspondences,
                 h->votes, h->fitness, h->rmse);
+        if (isfinite(h->violation))
+            fprintf(out, ",\"violation\":%.9g", h->violation);
+        fputc('}', out);
         first = 0;
     }
     fprintf(out, "],\"counts\":{\"model_keypoints\":[");
@@ -89,9 +93,11 @@ void pipeline_result_print_text(FILE *out, const pipeline_result *r, const char 
             r->correspondences, r->n_hypotheses, pipeline_result_accepted(r));
     for (size_t i = 0; i < r->n_hypotheses; i++) {
         const pipeline_instance *h = &r->hypotheses[i];
-        fprintf(out, "  %s hypothesis %zu: model %u (%s), %u correspondences, votes %.1f, fitness %.3f, RMSE %.2f mm\n",
+        fprintf(out,
+                "  %s hypothesis %zu: model %u (%s), %u correspondences, votes %.1f, fitness %.3f, RMSE %.2f mm, "
+                "free-space violation %.3f\n",
                 h->accepted ? "ACCEPTED" : "rejected", i, h->model, model_names ? model_names[h->model] : "?",
-                h->correspondences, h->votes, h->fitness, h->rmse * 1e3);
+                h->correspondences, h->votes, h->fitness, h->rmse * 1e3, h->violation);
         if (h->accepted)
             print_pose(out, h->pose);
     }

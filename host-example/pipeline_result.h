@@ -15,6 +15,7 @@ typedef struct pipeline_instance {
     uint32_t correspondences; /* members of the grouped hypothesis */
     float votes;              /* grouping score */
     float fitness, rmse;
+    float violation;          /* free-space violation fraction (NaN: not measured) */
     int accepted;
 } pipeline_instance;
 

@@ -2,23 +2,10 @@
 #include "descriptor/shot_support.h"
 
 #include <math.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 static int point_is_finite(const float p[3])
 {
     return isfinite(p[0]) && isfinite(p[1]) && isfinite(p[2]);
-}
-
-static int cpu_threads(const grip_ctx *ctx)
-{
-#ifdef _OPENMP
-    return ctx && ctx->opts.threads > 0 ? (int)ctx->opts.threads : omp_get_max_threads();
-#else
-    (void)ctx;
-    return 1;
-#endif
 }
 
 grip_status grip_shot_for_each_keypoint(grip_ctx *ctx, const char *what, const grip_kdtree3d *tree,
@@ -26,7 +13,7 @@ grip_status grip_shot_for_each_keypoint(grip_ctx *ctx, const char *what, const g
                                         grip_shot_keypoint_fn fn, void *user)
 {
     int failed = 0;
-#pragma omp parallel num_threads(cpu_threads(ctx)) reduction(| : failed)
+#pragma omp parallel num_threads(grip_ctx_threads(ctx)) reduction(| : failed)
     {
         grip_neighbors support = {0};
         /* dynamic: supports range from a handful of points to thousands */

@@ -3,11 +3,13 @@
  * pick the x axis decide as PCL's do. The plane normal comes from a double-precision eigen-decomposition of the
  * support's covariance instead of PCL's float SVD of the centred points: the same vector, more accurate. */
 #include "group/board_lrf.h"
-#include "descriptor/shot_support.h"
 #include "math/sym3_eigen.h"
 
 #include <float.h>
 #include <math.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #define BOARD_MIN_SUPPORT 6       /* fewer support points (keypoint included) give a NaN frame */
 #define BOARD_SECTORS 24          /* PCL check_margin_array_size_ */
@@ -240,10 +242,9 @@ static int scan_margin(const board_job *job, const float kp[3], const grip_neigh
     return found;
 }
 
-/* PCL computePointLRF for one keypoint (a shot_support callback). */
-static void board_keypoint(size_t i, const float kp[3], grip_neighbors *s, void *user)
+/* PCL computePointLRF for one keypoint, given its support in FLANN's order. */
+static void board_keypoint(const board_job *job, size_t i, const float kp[3], const grip_neighbors *s)
 {
-    const board_job *job = user;
     float *frame = job->frames + i * 9;
     if (s->count < BOARD_MIN_SUPPORT) {
         write_nan_frame(frame);
@@ -296,22 +297,54 @@ static grip_status check_inputs(grip_ctx *ctx, const float *surface_xyz, const f
     return GRIP_OK;
 }
 
+static int cpu_threads(const grip_ctx *ctx)
+{
+#ifdef _OPENMP
+    return ctx && ctx->opts.threads > 0 ? (int)ctx->opts.threads : omp_get_max_threads();
+#else
+    (void)ctx;
+    return 1;
+#endif
+}
+
+static grip_status frames_for_keypoints(grip_ctx *ctx, const board_job *job, const grip_flann_tree *tree,
+                                        const float *keypoint_xyz, size_t k, float radius)
+{
+    int failed = 0;
+#pragma omp parallel num_threads(cpu_threads(ctx)) reduction(| : failed)
+    {
+        grip_neighbors support = {0};
+#pragma omp for schedule(dynamic, 16)
+        for (size_t i = 0; i < k; ++i) {
+            if (failed || grip_flann_tree_radius(tree, keypoint_xyz + i * 3, radius, &support) != GRIP_OK) {
+                failed = 1;
+                continue;
+            }
+            board_keypoint(job, i, keypoint_xyz + i * 3, &support);
+        }
+        grip_neighbors_free(&support);
+    }
+    if (failed)
+        return grip_fail(ctx, GRIP_ENOMEM, "board: out of memory for the support of a keypoint");
+    return GRIP_OK;
+}
+
 grip_status grip_board_lrf(grip_ctx *ctx, const float *surface_xyz, const float *surface_normals, size_t n,
-                           const grip_kdtree3d *tree, const float *keypoint_xyz, size_t k, float radius,
+                           const grip_flann_tree *tree, const float *keypoint_xyz, size_t k, float radius,
                            int find_holes, float *frames_out)
 {
     grip_status st = check_inputs(ctx, surface_xyz, surface_normals, n, keypoint_xyz, k, radius, frames_out);
     if (st != GRIP_OK || k == 0)
         return st;
-    grip_kdtree3d *own_tree = NULL;
+    grip_flann_tree *own_tree = NULL;
     if (!tree) {
-        st = grip_kdtree3d_build(ctx, surface_xyz, n, &own_tree);
+        st = grip_flann_tree_build(ctx, surface_xyz, n, &own_tree);
         if (st != GRIP_OK)
             return st;
         tree = own_tree;
     }
     board_job job = {surface_xyz, surface_normals, find_holes, frames_out};
-    st = grip_shot_for_each_keypoint(ctx, "board", tree, keypoint_xyz, k, radius, 0, board_keypoint, &job);
-    grip_kdtree3d_free(own_tree);
+    st = frames_for_keypoints(ctx, &job, tree, keypoint_xyz, k, radius);
+    grip_flann_tree_free(own_tree);
     return st;
 }

@@ -4,8 +4,8 @@
 #include "stages/registry.h"
 
 static const grip_stage_impl *const stages[] = {
-    &grip_index_bruteforce, &grip_match_knn,
-    &grip_group_gc, &grip_verify_icp,
+    &grip_descriptor_shot, &grip_index_bruteforce, &grip_match_knn,
+    &grip_group_hough3d,   &grip_group_gc,         &grip_verify_icp,
 };
 
 static grip_status plugin_ctx_create(const grip_ctx_options *opts, grip_ctx **out)

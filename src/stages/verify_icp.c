@@ -4,9 +4,11 @@
 #include "stages/stage.h"
 #include "stages/cloud_input.h"
 #include "spatial/kdtree3d.h"
+#include "verify/free_space.h"
 #include "verify/icp.h"
 #include "verify/pose_nms.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,6 +29,13 @@ static const grip_param_info icp_params[] = {
      "accept when at least this fraction of the model is explained ..."},
     {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "max_rmse", "0.0025", 0, 1e9, NULL,
      "... and the explained points' RMSE is at most this (cloud units)"},
+    {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "max_drift", "0.02", 0, 1e9, NULL,
+     "reject when ICP moved the model more than this RMS distance from the grouped pose (0: no limit)"},
+    {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "free_space_tolerance", "0.01", 1e-9, 1e9, NULL,
+     "a model point floats in seen-through space when the scene surface lies farther than this behind it"},
+    {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "max_violation", "0.1", 0, 1, NULL,
+     "reject when more than this fraction of the model points the camera should see are seen through "
+     "(organized scenes only)"},
     {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "duplicate_distance", "0.01", 0, 1e9, NULL,
      "an accepted pose within this RMS point displacement of a better one of the same model is a duplicate"},
 };
@@ -92,10 +101,25 @@ static grip_status check_inputs(grip_ctx *ctx, const grip_view *models, uint32_t
     return GRIP_OK;
 }
 
+/* The fraction of the model the camera should see in place but sees through; NaN for an unorganized scene. */
+static float free_space_violation(const grip_stage *st, const grip_pinhole *cam, const grip_cloud_input *scene,
+                                  const grip_cloud_input *model, const double pose[16])
+{
+    size_t seen = 0, violations = 0;
+    if (!cam->valid)
+        return NAN;
+    grip_free_space_count(cam, scene->xyz, scene->width, scene->height, model->xyz, model->n, pose,
+                          grip_stage_number(st, "free_space_tolerance"), &seen, &violations);
+    return seen + violations ? (float)((double)violations / (double)(seen + violations)) : 0.0f;
+}
+
 /* ICP on every hypothesis; verdict i gets hypothesis i. */
 static grip_status refine_all(grip_stage *st, const grip_view *models, uint32_t n_models, const grip_cloud_input *scene,
                               const grip_hypotheses *h, grip_verdicts *v, grip_model_spread *spreads)
 {
+    grip_pinhole cam_fit;
+    const grip_pinhole *cam = &cam_fit;
+    grip_pinhole_estimate(scene->xyz, scene->width, scene->height, &cam_fit);
     grip_ctx *ctx = st->ctx;
     grip_icp_params p = icp_params_of(st);
     grip_kdtree3d *tree = NULL;
@@ -118,7 +142,13 @@ static grip_status refine_all(grip_stage *st, const grip_view *models, uint32_t 
             s = grip_icp_refine(ctx, &p, model.xyz, model.n, tree, scene->xyz, init, &r);
             if (s)
                 break;
+            double max_drift = grip_stage_number(st, "max_drift");
+            if (max_drift > 0 && grip_pose_rms_displacement(&spreads[m], init, r.pose) > max_drift)
+                r.accepted = 0; /* ICP wandered off: the grouped pose was not where the model is */
             grip_verdict *vd = &v->items[i];
+            vd->violation = free_space_violation(st, cam, scene, &model, r.pose);
+            if (vd->violation > grip_stage_number(st, "max_violation"))
+                r.accepted = 0;
             vd->struct_size = sizeof *vd;
             vd->hypothesis = i;
             for (int k = 0; k < 16; k++)

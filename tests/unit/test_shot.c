@@ -200,7 +200,8 @@ START_TEST(plane_patch_rules)
     float keys[4 * 3];
     memcpy(keys, xyz + 3 * centre, 3 * sizeof(float));
     memcpy(keys + 3, xyz + 3 * lone, 3 * sizeof(float));
-    keys[6] = NAN, keys[7] = 0.0f, keys[8] = 0.0f;
+    const float nan_key[3] = {NAN, 0.0f, 0.0f};
+    memcpy(keys + 6, nan_key, sizeof nan_key);
     memcpy(keys + 9, xyz + 3 * (centre + 1), 3 * sizeof(float));
     const size_t k = 4;
     const float radius = 0.035f;

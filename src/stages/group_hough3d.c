@@ -1,0 +1,163 @@
+/* group_hough3d.c -- the `hough3d` group stage: 3D Hough voting in local reference frames (PCL's
+ * Hough3DGrouping), with BOARD frames computed here (as PCL's tutorial does) or the descriptor's own frames. */
+#include "stages/stage.h"
+#include "stages/cloud_input.h"
+#include "stages/group_common.h"
+#include "group/board_lrf.h"
+#include "group/hough3d.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const grip_param_info hough3d_params[] = {
+    GRIP_PARAM_DEVICE,
+    {sizeof(grip_param_info), GRIP_PARAM_ENUM, "frames", "board", 0, 0, "board|descriptor",
+     "local reference frames to vote in: BOARD frames computed here, or the descriptor stage's frames"},
+    {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "frame_radius", "0.015", 1e-6, 100, NULL,
+     "BOARD frame support radius (cloud units)"},
+    {sizeof(grip_param_info), GRIP_PARAM_BOOL, "find_holes", "true", 0, 0, NULL, "BOARD's search for holes in the support"},
+    {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "bin_size", "0.01", 1e-6, 100, NULL, "Hough bin edge (cloud units)"},
+    {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "threshold", "5", -1e9, 1e9, NULL,
+     "minimum votes of an instance; in [-1, 0): a fraction of the largest bin"},
+    {sizeof(grip_param_info), GRIP_PARAM_BOOL, "interpolation", "true", 0, 0, NULL, "spread each vote over 8 bins"},
+    {sizeof(grip_param_info), GRIP_PARAM_BOOL, "distance_weight", "false", 0, 0, NULL,
+     "weight votes by descriptor distance"},
+    {sizeof(grip_param_info), GRIP_PARAM_INT, "ransac_iterations", "10000", 1, 100000000, NULL,
+     "RANSAC iterations filtering each instance (PCL: 10000)"},
+    {sizeof(grip_param_info), GRIP_PARAM_INT, "seed", "12345", 0, 4294967295.0, NULL,
+     "RANSAC random seed (12345 draws PCL's samples)"},
+};
+
+/* Frames of a view's keypoints (k x 9, malloc'd into *frames; the caller frees). */
+static grip_status view_frames(grip_stage *st, const grip_view *view, const grip_group_keypoints *kp, float **frames)
+{
+    grip_ctx *ctx = st->ctx;
+    const grip_features *f = view->features;
+    *frames = malloc(kp->n * 9 * sizeof **frames + 1);
+    if (!*frames)
+        return grip_fail(ctx, GRIP_ENOMEM, "group: out of memory");
+    if (grip_stage_choice(st, "frames") == 1) { /* the descriptor's frames */
+        grip_array host;
+        int own = 0;
+        grip_status s = grip_array_check(ctx, &f->frames, GRIP_F32, 9, "group: features.frames");
+        if (!s && f->frames.rows != kp->n)
+            s = grip_fail(ctx, GRIP_EINVAL, "group.frames: 'descriptor' asked for, but the features carry no frames");
+        if (!s)
+            s = grip_array_to_host(ctx, &f->frames, &host, &own, "group: features.frames");
+        if (!s)
+            memcpy(*frames, host.data, kp->n * 9 * sizeof **frames);
+        if (own)
+            grip_array_free_host(&host);
+        return s;
+    }
+    grip_cloud_input cloud;
+    grip_array normals;
+    int own_normals = 0;
+    grip_status s = grip_cloud_input_open(ctx, view->cloud, "group", &cloud);
+    if (!s)
+        s = grip_array_check(ctx, &f->normals, GRIP_F32, 4, "group: features.normals");
+    if (!s && f->normals.rows != cloud.n)
+        s = grip_fail(ctx, GRIP_EINVAL, "group: BOARD frames need the cloud's normals (%zu rows), the features have %llu",
+                      cloud.n, (unsigned long long)f->normals.rows);
+    if (!s)
+        s = grip_array_to_host(ctx, &f->normals, &normals, &own_normals, "group: features.normals");
+    if (!s) /* a NULL tree: BOARD builds its own over the cloud */
+        s = grip_board_lrf(ctx, cloud.xyz, normals.data, cloud.n, NULL, kp->xyz, kp->n,
+                           (float)grip_stage_number(st, "frame_radius"), grip_stage_bool(st, "find_holes"), *frames);
+    if (own_normals)
+        grip_array_free_host(&normals);
+    grip_cloud_input_close(&cloud);
+    return s;
+}
+
+static grip_hough3d_params hough_params_of(const grip_stage *st)
+{
+    grip_hough3d_params p = grip_hough3d_params_default();
+    p.bin_size = grip_stage_number(st, "bin_size");
+    p.threshold = grip_stage_number(st, "threshold");
+    p.use_interpolation = grip_stage_bool(st, "interpolation");
+    p.use_distance_weight = grip_stage_bool(st, "distance_weight");
+    p.ransac_iterations = (uint32_t)grip_stage_integer(st, "ransac_iterations");
+    p.seed = (uint32_t)grip_stage_integer(st, "seed");
+    return p;
+}
+
+/* Groups the correspondences of model m into h. */
+static grip_status group_model(grip_stage *st, const grip_view *model, uint32_t m, const grip_group_corrs *corrs,
+                               const grip_group_keypoints *scene_kp, const float *scene_rf, grip_hypotheses *h)
+{
+    if (corrs->n == 0)
+        return GRIP_OK;
+    grip_ctx *ctx = st->ctx;
+    grip_group_keypoints kp;
+    float *model_rf = NULL;
+    grip_cluster *clusters = NULL;
+    size_t n_clusters = 0;
+    grip_hough3d_params p = hough_params_of(st);
+    grip_status s = grip_group_keypoints_open(ctx, model, "group: model keypoints", &kp);
+    if (!s)
+        s = view_frames(st, model, &kp, &model_rf);
+    if (!s)
+        s = grip_hough3d_cluster(ctx, &p, kp.xyz, model_rf, kp.n, scene_kp->xyz, scene_rf, scene_kp->n, corrs->corr,
+                                 corrs->n, &clusters, &n_clusters);
+    if (!s)
+        s = grip_hypotheses_append(ctx, h, m, clusters, n_clusters, corrs);
+    grip_clusters_free(clusters, n_clusters);
+    free(model_rf);
+    grip_group_keypoints_close(&kp);
+    return s;
+}
+
+static grip_status hough3d_group(grip_stage *st, const grip_view *models, uint32_t n_models, const grip_view *scene,
+                                 const grip_matches *matches, grip_hypotheses **out)
+{
+    grip_ctx *ctx = st->ctx;
+    grip_status s = grip_stage_check_run(st, out, GRIP_MEM_HOST);
+    if (!s)
+        s = grip_group_check_views(ctx, models, n_models, scene, matches);
+    if (s)
+        return s;
+    grip_group_corrs *corrs = NULL;
+    grip_group_keypoints scene_kp;
+    float *scene_rf = NULL;
+    grip_hypotheses *h = NULL;
+    s = grip_group_keypoints_open(ctx, scene, "group: scene keypoints", &scene_kp);
+    if (!s)
+        s = grip_group_corrs_split(ctx, matches, n_models, &corrs);
+    if (!s && matches->count > 0)
+        s = view_frames(st, scene, &scene_kp, &scene_rf);
+    if (!s)
+        s = grip_hypotheses_new(ctx, &h);
+    for (uint32_t m = 0; m < n_models && !s; m++)
+        s = group_model(st, &models[m], m, &corrs[m], &scene_kp, scene_rf, h);
+    grip_group_corrs_free(corrs, n_models);
+    grip_group_keypoints_close(&scene_kp);
+    free(scene_rf);
+    if (s) {
+        if (h)
+            h->release(h);
+        return s;
+    }
+    *out = h;
+    return GRIP_OK;
+}
+
+static grip_status hough3d_create(grip_ctx *ctx, const grip_kv *kv, uint32_t n_kv, grip_stage **out);
+
+const grip_stage_impl grip_group_hough3d = {
+    .struct_size = sizeof(grip_stage_impl),
+    .kind = GRIP_STAGE_GROUP,
+    .name = "hough3d",
+    .summary = "3D Hough voting in BOARD (or descriptor) frames, RANSAC-filtered instances (PCL Hough3DGrouping)",
+    .backends = GRIP_BACKEND_CPU,
+    .n_params = sizeof hough3d_params / sizeof hough3d_params[0],
+    .params = hough3d_params,
+    .create = hough3d_create,
+    .destroy = grip_stage_destroy,
+    .group = hough3d_group,
+};
+
+static grip_status hough3d_create(grip_ctx *ctx, const grip_kv *kv, uint32_t n_kv, grip_stage **out)
+{
+    return grip_stage_create(&grip_group_hough3d, ctx, kv, n_kv, out);
+}

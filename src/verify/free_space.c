@@ -1,0 +1,103 @@
+/* free_space.c -- see free_space.h. */
+#include "verify/free_space.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Least squares of a = s * b + c over the pairs accumulated in sums (n, sum b, sum a, sum b^2, sum a*b). */
+static void fit_line(const double sums[5], double *slope, double *offset)
+{
+    double n = sums[0], det = n * sums[3] - sums[1] * sums[1];
+    *slope = det != 0 ? (n * sums[4] - sums[1] * sums[2]) / det : 0;
+    *offset = n > 0 ? (sums[2] - *slope * sums[1]) / n : 0;
+}
+
+static int usable(const float *p)
+{
+    return isfinite(p[0]) && isfinite(p[1]) && isfinite(p[2]) && p[2] > 1e-6f;
+}
+
+void grip_pinhole_estimate(const float *xyz, uint32_t width, uint32_t height, grip_pinhole *out)
+{
+    memset(out, 0, sizeof *out);
+    if (height < 2 || width < 2)
+        return;
+    double su[5] = {0}, sv[5] = {0};
+    for (uint32_t v = 0; v < height; v++)
+        for (uint32_t u = 0; u < width; u++) {
+            const float *p = xyz + 3 * ((size_t)v * width + u);
+            if (!usable(p))
+                continue;
+            double bx = p[0] / p[2], by = p[1] / p[2];
+            double xs[5] = {1, bx, u, bx * bx, bx * u}, ys[5] = {1, by, v, by * by, by * v};
+            for (int k = 0; k < 5; k++) {
+                su[k] += xs[k];
+                sv[k] += ys[k];
+            }
+        }
+    if (su[0] < 16)
+        return;
+    fit_line(su, &out->fx, &out->cx);
+    fit_line(sv, &out->fy, &out->cy);
+    double sq = 0;
+    size_t n = 0;
+    for (uint32_t v = 0; v < height; v += 4)
+        for (uint32_t u = 0; u < width; u += 4) {
+            const float *p = xyz + 3 * ((size_t)v * width + u);
+            if (!usable(p))
+                continue;
+            double du = out->fx * p[0] / p[2] + out->cx - u, dv = out->fy * p[1] / p[2] + out->cy - v;
+            sq += du * du + dv * dv;
+            n++;
+        }
+    out->rms_residual_px = n ? sqrt(sq / (double)n) : INFINITY;
+    out->valid = n > 0 && out->rms_residual_px < 0.5 && out->fx != 0 && out->fy != 0;
+}
+
+/* -1: violation, 1: seen, 0: occluded or unknown. */
+static int classify(const float *scene, uint32_t width, uint32_t height, long u, long v, double z, double tol)
+{
+    int any = 0, all_behind = 1, near = 0;
+    for (long dv = -1; dv <= 1; dv++)
+        for (long du = -1; du <= 1; du++) {
+            long uu = u + du, vv = v + dv;
+            if (uu < 0 || vv < 0 || uu >= (long)width || vv >= (long)height)
+                continue;
+            const float *p = scene + 3 * ((size_t)vv * width + (size_t)uu);
+            if (!usable(p))
+                continue;
+            any = 1;
+            if (p[2] <= z + tol)
+                all_behind = 0;
+            if (fabs(p[2] - z) <= tol)
+                near = 1;
+        }
+    if (!any)
+        return 0;
+    return near ? 1 : all_behind ? -1 : 0;
+}
+
+void grip_free_space_count(const grip_pinhole *cam, const float *scene_xyz, uint32_t width, uint32_t height,
+                           const float *model_xyz, size_t n_model, const double pose[16], double tolerance,
+                           size_t *seen, size_t *violations)
+{
+    *seen = *violations = 0;
+    if (!cam->valid)
+        return;
+    for (size_t i = 0; i < n_model; i++) {
+        const float *m = model_xyz + 3 * i;
+        if (!isfinite(m[0]) || !isfinite(m[1]) || !isfinite(m[2]))
+            continue;
+        double q[3];
+        for (int r = 0; r < 3; r++)
+            q[r] = pose[4 * r] * m[0] + pose[4 * r + 1] * m[1] + pose[4 * r + 2] * m[2] + pose[4 * r + 3];
+        if (q[2] <= 1e-6)
+            continue;
+        long u = lround(cam->fx * q[0] / q[2] + cam->cx), v = lround(cam->fy * q[1] / q[2] + cam->cy);
+        if (u < 0 || v < 0 || u >= (long)width || v >= (long)height)
+            continue;
+        int c = classify(scene_xyz, width, height, u, v, q[2], tolerance);
+        *seen += c > 0;
+        *violations += c < 0;
+    }
+}
