@@ -99,6 +99,8 @@ typedef struct grip_cloud {
     grip_array normals; /* optional F32 n x 3 (or n x 4 with curvature last); rows == 0: the stage computes them */
     grip_array rgb;     /* optional U8 n x 3; rows == 0: no colour */
     const char *name;   /* optional, e.g. the file it came from; used in error texts; may be NULL */
+    float viewpoint[3]; /* where the sensor was, in the cloud's frame (PCL's sensor origin): computed normals are
+                           flipped toward it; (0, 0, 0) when the host's struct ends before this field */
 } grip_cloud;
 
 /* Which side of the match a cloud is on: the descriptor stage may be parametrised per role

@@ -19,6 +19,7 @@ typedef struct host_cloud {
     float *normals;         /* n x 3, or NULL (PCD normal_x normal_y normal_z / PLY nx ny nz) */
     uint8_t *rgb;           /* n x 3, or NULL (PCD rgb or rgba, packed float or uint32 / PLY red green blue) */
     char *path;             /* copy of the file name, for messages */
+    float viewpoint[3];     /* where the sensor was, in the cloud's frame (PCD VIEWPOINT; 0 0 0 otherwise) */
 } host_cloud;
 
 /* Reads a .pcd or .ply file (chosen by extension, ignoring case, else by the file's first bytes). A cloud the

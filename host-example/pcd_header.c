@@ -185,10 +185,13 @@ static int parse_viewpoint(pcd_parse *ps, const pcd_line *l)
     if (l->n != 7)
         return cloud_io_fail(ps->err, ps->errlen, ps->f->path, l->number,
                              "VIEWPOINT has %zu values, expected 7 (tx ty tz qw qx qy qz)", l->n);
-    for (size_t i = 0; i < 7; i++)
+    for (size_t i = 0; i < 7; i++) {
         if (cloud_io_scalar_parse(l->tok[i], l->len[i], CLOUD_IO_F64, &v) != 0)
             return cloud_io_fail(ps->err, ps->errlen, ps->f->path, l->number, "VIEWPOINT value '%.*s' is not a number",
                                  (int)l->len[i], l->tok[i]);
+        if (i < 3)
+            ps->h->viewpoint[i] = v.number;
+    }
     return 0;
 }
 

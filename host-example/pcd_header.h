@@ -29,6 +29,7 @@ typedef struct pcd_header {
     size_t row_values; /* values per ascii row, '_' padding included */
     int has_normals;   /* normal_x, normal_y and normal_z are all present */
     int has_rgb;       /* an rgb or rgba field of 4 bytes */
+    double viewpoint[3]; /* VIEWPOINT's translation: the sensor origin (0 0 0 when absent) */
     size_t data_offset; /* byte offset of the first byte after the DATA line */
     size_t data_line;   /* line number of that byte */
 } pcd_header;

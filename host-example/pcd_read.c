@@ -248,6 +248,8 @@ int pcd_read(const char *path, host_cloud *out, char *err, size_t errlen)
     if (rc == 0) {
         c.width = h->width;
         c.height = h->height;
+        for (int i = 0; i < 3; i++)
+            c.viewpoint[i] = (float)h->viewpoint[i];
         *out = c;
     }
     free(h);

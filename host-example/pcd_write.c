@@ -17,7 +17,8 @@ static void write_header(FILE *fp, const host_cloud *c, uint32_t width, uint32_t
     write_header_line(fp, c, "SIZE", "4 4 4", " 4 4 4", " 4");
     write_header_line(fp, c, "TYPE", "F F F", " F F F", " U");
     write_header_line(fp, c, "COUNT", "1 1 1", " 1 1 1", " 1");
-    fprintf(fp, "WIDTH %u\nHEIGHT %u\nVIEWPOINT 0 0 0 1 0 0 0\nPOINTS %zu\nDATA %s\n", width, height, c->n,
+    fprintf(fp, "WIDTH %u\nHEIGHT %u\nVIEWPOINT %.9g %.9g %.9g 1 0 0 0\nPOINTS %zu\nDATA %s\n", width, height,
+            c->viewpoint[0], c->viewpoint[1], c->viewpoint[2], c->n,
             binary ? "binary" : "ascii");
 }
 

@@ -125,6 +125,7 @@ static grip_cloud cloud_of(const host_cloud *c)
     g.normals = host_array(GRIP_F32, c->normals ? c->n : 0, 3, c->normals);
     g.rgb = host_array(GRIP_U8, c->rgb ? c->n : 0, 3, c->rgb);
     g.name = c->path;
+    memcpy(g.viewpoint, c->viewpoint, sizeof g.viewpoint);
     return g;
 }
 

@@ -97,14 +97,15 @@ static void flip_toward_viewpoint(const float p[3], const float vp[3], float row
     }
 }
 
-/* The neighbours of point i, sorted by distance (the point itself first). Returns their count, or
- * (size_t)-1 when the radius buffer could not grow. */
+/* The neighbours of point i, nearest first (so the first is the point itself or a duplicate of it): in kNN mode
+ * in PCL's own order, ties included. Returns their count, or (size_t)-1 when the radius buffer could not
+ * grow. */
 static size_t find_neighbors(const normals_job *job, size_t i, normals_scratch *s, const uint32_t **nbr)
 {
     const float *p = job->xyz + i * 3;
     if (job->k > 0) {
         *nbr = s->idx;
-        return grip_kdtree3d_knn(job->tree, p, job->k, s->idx, s->sqdist);
+        return grip_kdtree3d_knn_pcl(job->tree, p, job->k, s->idx, s->sqdist);
     }
     if (grip_kdtree3d_radius(job->tree, p, job->radius, &s->nb) != GRIP_OK)
         return (size_t)-1;

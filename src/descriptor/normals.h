@@ -3,7 +3,10 @@
  *
  * Per point, as PCL does:
  *   - a non-finite point, or one with fewer than 3 neighbours, gets a NaN row (all 4 values);
- *   - the neighbourhood includes the point itself (k nearest, or all points with squared distance < radius^2);
+ *   - the neighbourhood includes the point itself: the k nearest, in the order PCL's FLANN search returns them
+ *     (grip_kdtree3d_knn_pcl: the same points among equal distances, the same order), or all points with
+ *     squared distance < radius^2, nearest first (PCL's default search leaves these unsorted, in FLANN's
+ *     traversal order: the float sums below then differ from PCL's in the last bits);
  *   - the covariance is accumulated in float exactly as pcl::computeMeanAndCovarianceMatrix does (coordinates
  *     shifted by the nearest neighbour, sums of products divided by the count, minus the product of means);
  *   - the normal is the eigenvector of its smallest eigenvalue l0, from PCL's own float solver

@@ -117,15 +117,16 @@ static float angle_about(const float v1[3], const float v2[3], const float axis[
 }
 
 /* The sectors' origin. PCL draws it with rand(); any axis orthogonal to z gives the same frame (the gap's
- * edges are actual support points) unless all directions fit in one sector. */
+ * edges are actual support points) unless support points lie exactly on a sector boundary. Those are common
+ * along the scan lines of range images, which run along the image axes, so the axis here is the projection of a
+ * fixed direction unrelated to the coordinate axes (or of a second one when z is nearly parallel to it). */
 static void reference_axis(const float z[3], float x[3])
 {
-    int a = 0;
-    for (int d = 1; d < 3; ++d)
-        if (fabsf(z[d]) < fabsf(z[a]))
-            a = d;
+    static const float generic[2][3] = {{0.4926f, 0.7286f, 0.4759f}, {-0.6123f, 0.2197f, 0.7595f}};
+    const float *g = fabsf(dot3(z, generic[0])) < 0.9f ? generic[0] : generic[1];
+    float t = dot3(z, g);
     for (int d = 0; d < 3; ++d)
-        x[d] = (d == a ? 1.0f : 0.0f) - z[a] * z[d];
+        x[d] = g[d] - t * z[d];
     normalize3(x);
 }
 

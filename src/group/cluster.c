@@ -201,13 +201,11 @@ static size_t count_inliers(const ransac_set *s, const double pose[16], double t
     return n;
 }
 
-/* RandomSampleConsensus::computeModel. Returns 1 and the best pose when a model was found. */
+/* RandomSampleConsensus::computeModel: *found tells whether a model was found, best_pose gets it. */
 static grip_status ransac_search(grip_ctx *ctx, const grip_ransac_params *params, ransac_set *s, int *found,
                                  double best_pose[16])
 {
     *found = 0;
-    if (s->m < RANSAC_SAMPLE_SIZE)
-        return GRIP_OK;
     grip_mt19937 mt;
     grip_mt19937_seed(&mt, params->seed);
     double spread = sample_spread_threshold(s);
@@ -249,6 +247,8 @@ grip_status grip_cluster_ransac(grip_ctx *ctx, const grip_ransac_params *params,
         return grip_fail(ctx, GRIP_EINVAL, "group.ransac: inlier threshold %g must be finite and > 0",
                          params->inlier_threshold);
     grip_pose_identity(cluster->pose);
+    if (cluster->n_members < RANSAC_SAMPLE_SIZE) /* PCL: no sample can be drawn, the cluster stays as it is */
+        return GRIP_OK;
     ransac_set s;
     grip_status st = ransac_set_make(ctx, model_kp_xyz, scene_kp_xyz, corr, cluster, &s);
     if (st != GRIP_OK)
@@ -257,7 +257,7 @@ grip_status grip_cluster_ransac(grip_ctx *ctx, const grip_ransac_params *params,
     double pose[16];
     st = ransac_search(ctx, params, &s, &found, pose);
     if (st == GRIP_OK && found) {
-        uint32_t *inliers = malloc((s.m ? s.m : 1) * sizeof *inliers);
+        uint32_t *inliers = malloc(s.m * sizeof *inliers);
         if (!inliers) {
             st = grip_fail(ctx, GRIP_ENOMEM, "group.ransac: out of memory for %zu inliers", s.m);
         } else {

@@ -50,7 +50,11 @@ grip_status grip_corr_check(grip_ctx *ctx, const char *stage, const grip_corr *c
 
 /* Runs RANSAC on the cluster's members (a consensus set) and replaces them by the inliers, in member order, and
  * sets the pose. As in PCL, when no model is found (fewer than 3 members, or no well-spread sample) or fewer
- * than 3 inliers remain, the members stay as they are and the pose is the identity. */
+ * than 3 inliers remain, the members stay as they are and the pose is the identity.
+ * One deliberate difference: PCL maps each inlier back to a correspondence through its model keypoint, so when
+ * two members share a model keypoint it reports the last of them (possibly twice, possibly not the inlier). Here
+ * the inliers are the members themselves. The samples still pair a model keypoint with the last member's scene
+ * keypoint, as PCL's do, so that the same draws give the same pose. */
 grip_status grip_cluster_ransac(grip_ctx *ctx, const grip_ransac_params *params, const float *model_kp_xyz,
                                 const float *scene_kp_xyz, const grip_corr *corr, grip_cluster *cluster);
 

@@ -1,7 +1,6 @@
-/* flann_tree.c -- see flann_tree.h. A transcription of the arithmetic of FLANN 1.9's KDTreeSingleIndex:
- * divideTree/middleSplit_/planeSplit for the build (including middleSplit_'s habit of measuring the spread of the
- * current cut dimension rather than the candidate's, which picks the first dimension whose box span is within
- * 1e-5 of the largest), and searchLevel with the incremental box distances for the search. All in float. */
+/* flann_tree.c -- see flann_tree.h. A transcription of the arithmetic of FLANN 1.9.2's KDTreeSingleIndex:
+ * divideTree/middleSplit/planeSplit for the build, and searchLevel with its incremental box distances for the
+ * search. All in float, as FLANN's L2<float>. */
 #include "group/flann_tree.h"
 
 #include <math.h>
@@ -85,28 +84,33 @@ static void plane_split(const flann_build *b, int *ind, int count, int cutfeat, 
     *lim2 = left;
 }
 
-/* middleSplit_ */
+/* middleSplit: the axis of the largest span of the (approximate) box, cut at the middle of the points' exact
+ * extent along it, unless another axis whose box is wider turns out to be wider in the points too. */
 static void middle_split(const flann_build *b, int *ind, int count, const flann_interval box[3], int *index,
                          int *cutfeat, float *cutval)
 {
-    const float eps = 0.00001f;
     float max_span = box[0].high - box[0].low;
-    for (int i = 1; i < 3; ++i)
-        if (box[i].high - box[i].low > max_span)
-            max_span = box[i].high - box[i].low;
-    float max_spread = -1.0f, lo, hi;
     *cutfeat = 0;
-    for (int i = 0; i < 3; ++i)
-        if (box[i].high - box[i].low > (1 - eps) * max_span) {
-            min_max(b, ind, count, *cutfeat, &lo, &hi); /* sic: FLANN measures the current cut dimension */
-            if (hi - lo > max_spread) {
-                *cutfeat = i;
-                max_spread = hi - lo;
-            }
+    for (int i = 1; i < 3; ++i)
+        if (box[i].high - box[i].low > max_span) {
+            max_span = box[i].high - box[i].low;
+            *cutfeat = i;
         }
-    float split = (box[*cutfeat].low + box[*cutfeat].high) / 2;
+    float lo, hi;
     min_max(b, ind, count, *cutfeat, &lo, &hi);
-    *cutval = split < lo ? lo : split > hi ? hi : split;
+    *cutval = (lo + hi) / 2;
+    max_span = hi - lo;
+    int k = *cutfeat;
+    for (int i = 0; i < 3; ++i) {
+        if (i == k || !(box[i].high - box[i].low > max_span))
+            continue;
+        min_max(b, ind, count, i, &lo, &hi);
+        if (hi - lo > max_span) {
+            max_span = hi - lo;
+            *cutfeat = i;
+            *cutval = (lo + hi) / 2;
+        }
+    }
     int lim1, lim2;
     plane_split(b, ind, count, *cutfeat, *cutval, &lim1, &lim2);
     *index = lim1 > count / 2 ? lim1 : lim2 < count / 2 ? lim2 : count / 2;

@@ -9,7 +9,9 @@
  * then filters each one and gives its pose.
  *
  * Frames are k x 9 floats, rows x, y, z axis (BOARD or SHOT frames); a correspondence whose model or scene
- * frame has a NaN casts no vote. */
+ * frame has a NaN casts no vote. As in PCL the grid has ceil(extent / bin) bins along each axis of the votes'
+ * bounding box, so a vote exactly on the box's far face is dropped when the extent is a whole number of bins (and
+ * every vote when all share a coordinate). */
 #ifndef GRIP_GROUP_HOUGH3D_H
 #define GRIP_GROUP_HOUGH3D_H
 

@@ -2,7 +2,9 @@
  * Points with a non-finite coordinate are left out of the tree. Queries are const and thread-safe.
  *
  * Distances follow PCL's KdTreeFLANN exactly: squared distances in float, computed as dx*dx + dy*dy + dz*dz
- * (dx = p.x - q.x), so a neighbour set and its distances equal PCL's up to the order of ties. */
+ * (dx = p.x - q.x), so a neighbour set and its distances equal PCL's up to the order of ties. The tree has the
+ * shape of the FLANN tree PCL 1.13 builds (KDTreeSingleIndex, middle splits, at most 15 points per leaf), so
+ * that grip_kdtree3d_knn_pcl can also reproduce PCL's choice among ties. */
 #ifndef GRIP_SPATIAL_KDTREE3D_H
 #define GRIP_SPATIAL_KDTREE3D_H
 
@@ -25,6 +27,12 @@ size_t grip_kdtree3d_size(const grip_kdtree3d *tree);
  * tree size when that is smaller, or 0 when q has a non-finite coordinate. */
 size_t grip_kdtree3d_knn(const grip_kdtree3d *tree, const float q[3], size_t k, uint32_t *idx, float *sqdist);
 
+/* The k nearest points of q as PCL 1.13's KdTreeFLANN::nearestKSearch returns them: the same points in the same
+ * order, also where distances tie (FLANN keeps, among points at the k-th distance, those its traversal meets
+ * first, and lists equal distances in the order met). Same buffers and return value as grip_kdtree3d_knn;
+ * use it where PCL parity matters (normals), and grip_kdtree3d_knn where a canonical answer does. */
+size_t grip_kdtree3d_knn_pcl(const grip_kdtree3d *tree, const float q[3], size_t k, uint32_t *idx, float *sqdist);
+
 /* A growable result buffer for radius search, reused across queries by one thread. Start it zeroed; free its
  * arrays with grip_neighbors_free(). */
 typedef struct grip_neighbors {
@@ -39,5 +47,11 @@ void grip_neighbors_free(grip_neighbors *nb);
  * ties to the lower index. A non-finite q finds nothing. GRIP_EINVAL for a NULL argument or a negative or NaN
  * radius; GRIP_ENOMEM if the buffer cannot grow (then out->count is 0). */
 grip_status grip_kdtree3d_radius(const grip_kdtree3d *tree, const float q[3], float radius, grip_neighbors *out);
+
+/* The points of grip_kdtree3d_radius (squared distance < r2), in the order PCL 1.13's KdTreeFLANN::radiusSearch
+ * returns them unsorted -- as PCL's features search by default (pcl::search::KdTree(false)) -- that is, in
+ * FLANN's visiting order. Use it where PCL's order decides (first of equal values, float summation order).
+ * Same arguments and errors as grip_kdtree3d_radius. */
+grip_status grip_kdtree3d_radius_pcl(const grip_kdtree3d *tree, const float q[3], float radius, grip_neighbors *out);
 
 #endif

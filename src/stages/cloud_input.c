@@ -49,6 +49,8 @@ grip_status grip_cloud_input_open(grip_ctx *ctx, const grip_cloud *cloud, const 
     if (s)
         return s;
     in->xyz = in->xyz_host.data;
+    if (cloud->struct_size >= offsetof(grip_cloud, viewpoint) + sizeof cloud->viewpoint)
+        memcpy(in->viewpoint, cloud->viewpoint, sizeof in->viewpoint);
     for (size_t i = 0; i < in->n; i++)
         in->n_finite += isfinite(in->xyz[3 * i]) && isfinite(in->xyz[3 * i + 1]) && isfinite(in->xyz[3 * i + 2]);
     if (in->n_finite == 0)

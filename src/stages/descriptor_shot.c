@@ -20,9 +20,6 @@ static const grip_param_info shot_params[] = {
      "neighbours for normal estimation (0: use normals_radius instead)"},
     {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "normals_radius", "0", 0, 100, NULL,
      "radius for normal estimation in cloud units, used when normals_k is 0"},
-    {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "viewpoint_x", "0", -1e9, 1e9, NULL, "normals are flipped toward this viewpoint (x)"},
-    {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "viewpoint_y", "0", -1e9, 1e9, NULL, "viewpoint y"},
-    {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "viewpoint_z", "0", -1e9, 1e9, NULL, "viewpoint z"},
     {sizeof(grip_param_info), GRIP_PARAM_ENUM, "keypoints", "uniform", 0, 0, "uniform|all",
      "keypoint selection when the host gives none: uniform sampling, or every finite point"},
     {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "model_leaf", "0.01", 1e-6, 100, NULL,
@@ -58,13 +55,12 @@ static grip_status compute_normals(grip_stage *st, const grip_cloud_input *in, c
         }
         return GRIP_OK;
     }
-    const float vp[3] = {(float)grip_stage_number(st, "viewpoint_x"), (float)grip_stage_number(st, "viewpoint_y"),
-                         (float)grip_stage_number(st, "viewpoint_z")};
     uint32_t k = (uint32_t)grip_stage_integer(st, "normals_k");
     float radius = (float)grip_stage_number(st, "normals_radius");
     if (k == 0 && radius <= 0)
         return grip_fail(st->ctx, GRIP_ECONFIG, "descriptor.normals_k: 0 needs descriptor.normals_radius > 0");
-    return grip_normals_compute(st->ctx, in->xyz, in->n, tree, k, k ? 0.0f : radius, vp, out);
+    /* flipped toward the cloud's sensor origin, as PCL's NormalEstimation does by default */
+    return grip_normals_compute(st->ctx, in->xyz, in->n, tree, k, k ? 0.0f : radius, in->viewpoint, out);
 }
 
 static grip_status shot_run(grip_stage *st, const grip_cloud_input *in, uint32_t role, const grip_array *given,

@@ -59,7 +59,7 @@ expect_fail "--set typo" "--set: group.treshold" -- "$host" --plugin "$plugin" r
 expect_fail "missing config" "nope.conf" -- run "$tmp/nope.conf" "$tmp/ok.pcd" "$tmp/ok.pcd"
 expect_fail "cuda without a GPU" "device" -- "$host" --plugin "$plugin" run --config "$conf" --set pipeline.device=cuda --model "$tmp/ok.pcd" --scene "$tmp/ok.pcd"
 expect_fail "unknown command" "unknown command" -- "$host" --plugin "$plugin" frobnicate
-expect_fail "plugin that is not one" "not a grip plugin" -- "$host" --plugin "$tmp/ok.pcd" list
+expect_fail "plugin that is not one" "not a loadable shared object" -- "$host" --plugin "$tmp/ok.pcd" list
 
 if command -v valgrind >/dev/null; then
   for c in "$tmp/badheader.pcd" "$tmp/lzf.pcd" "$tmp/allnan.pcd"; do

@@ -1,6 +1,9 @@
 /* test_kdtree3d.c -- every kNN and radius query equals brute force (same indices, same float distances, same
  * order, ties to the lower index) on random clouds with duplicates, negative coordinates and NaN/Inf points,
- * on an integer grid full of exact distance ties, for k > n and radius 0, and from many threads at once. */
+ * on an integer grid full of exact distance ties, for k > n and radius 0, and from many threads at once.
+ * The PCL-order searches return the same points in another order (radius), or choose differently among points
+ * at the k-th distance only (kNN); that their order and choice are FLANN's is shown by test_normals, which
+ * reproduces PCL's tutorial normals bit for bit, tie rows included. */
 #include "test_support.h"
 #include "spatial/kdtree3d.h"
 
@@ -58,6 +61,50 @@ static void check_knn(const grip_kdtree3d *t, const float *xyz, size_t n, const 
     free(idx);
     free(d);
     free(ref);
+}
+
+/* grip_kdtree3d_knn_pcl: the same distances as brute force, each index a distinct finite point at its listed
+ * distance (which of several tied points is PCL's business). */
+static void check_knn_pcl(const grip_kdtree3d *t, const float *xyz, size_t n, const float q[3], size_t k)
+{
+    pair *ref;
+    size_t m = brute_sorted(xyz, n, q, &ref);
+    uint32_t *idx = malloc((k ? k : 1) * sizeof *idx);
+    float *d = malloc((k ? k : 1) * sizeof *d);
+    size_t got = grip_kdtree3d_knn_pcl(t, q, k, idx, d);
+    ck_assert_uint_eq(got, k < m ? k : m);
+    for (size_t j = 0; j < got; ++j) {
+        ck_assert(d[j] == ref[j].d);
+        ck_assert_uint_lt(idx[j], n);
+        const float *p = xyz + (size_t)idx[j] * 3;
+        ck_assert(finite3(p));
+        float dx = p[0] - q[0], dy = p[1] - q[1], dz = p[2] - q[2];
+        ck_assert(dx * dx + dy * dy + dz * dz == d[j]);
+        for (size_t i = 0; i < j; ++i)
+            ck_assert_uint_ne(idx[i], idx[j]);
+    }
+    free(idx);
+    free(d);
+    free(ref);
+}
+
+/* grip_kdtree3d_radius_pcl: the same points and distances as grip_kdtree3d_radius, once sorted. */
+static void check_radius_pcl(const grip_kdtree3d *t, const float q[3], float radius, grip_neighbors *nb)
+{
+    grip_neighbors sorted = {0};
+    ck_assert_int_eq(grip_kdtree3d_radius(t, q, radius, &sorted), GRIP_OK);
+    ck_assert_int_eq(grip_kdtree3d_radius_pcl(t, q, radius, nb), GRIP_OK);
+    ck_assert_uint_eq(nb->count, sorted.count);
+    pair *got = malloc((nb->count ? nb->count : 1) * sizeof *got);
+    for (size_t j = 0; j < nb->count; ++j)
+        got[j] = (pair){nb->sqdist[j], nb->idx[j]};
+    qsort(got, nb->count, sizeof *got, pair_cmp);
+    for (size_t j = 0; j < nb->count; ++j) {
+        ck_assert_uint_eq(got[j].i, sorted.idx[j]);
+        ck_assert(got[j].d == sorted.sqdist[j]);
+    }
+    free(got);
+    grip_neighbors_free(&sorted);
 }
 
 static void check_radius(const grip_kdtree3d *t, const float *xyz, size_t n, const float q[3], float radius,
@@ -129,10 +176,13 @@ START_TEST(random_clouds_match_brute_force)
             float q[3];
             make_query(&rng, xyz, n, j, q);
             check_knn(t, xyz, n, q, ks[j % 6]);
+            check_knn_pcl(t, xyz, n, q, ks[(j + 1) % 6]);
             check_radius(t, xyz, n, q, radii[j % 5], &nb);
+            check_radius_pcl(t, q, radii[(j + 2) % 5], &nb);
         }
         float q0[3] = {0.1f, -0.2f, 0.3f};
         check_knn(t, xyz, n, q0, n + 5); /* k > n: every finite point */
+        check_knn_pcl(t, xyz, n, q0, n + 5);
         grip_kdtree3d_free(t);
         free(xyz);
     }
@@ -166,7 +216,9 @@ START_TEST(grid_ties_go_to_the_lower_index)
             for (int a = 0; a < 3; ++a) /* on grid lines and half-way between them */
                 q[a] = 0.25f * (float)(int)grip_test_uniform(&rng, -16.0f, 16.0f);
         check_knn(t, xyz, n, q, (size_t)(1 + j % 30));
+        check_knn_pcl(t, xyz, n, q, (size_t)(1 + j % 30));
         check_radius(t, xyz, n, q, 0.5f * (float)(j % 4), &nb); /* radii equal to exact grid distances */
+        check_radius_pcl(t, q, 0.5f * (float)(j % 4), &nb);
     }
     grip_neighbors_free(&nb);
     grip_kdtree3d_free(t);
@@ -186,6 +238,7 @@ START_TEST(empty_and_invalid_inputs)
     float d[4];
     const float q[3] = {0, 0, 0};
     ck_assert_uint_eq(grip_kdtree3d_knn(t, q, 4, idx, d), 0);
+    ck_assert_uint_eq(grip_kdtree3d_knn_pcl(t, q, 4, idx, d), 0);
     grip_neighbors nb = {0};
     ck_assert_int_eq(grip_kdtree3d_radius(t, q, 1.0f, &nb), GRIP_OK);
     ck_assert_uint_eq(nb.count, 0);
@@ -202,9 +255,13 @@ START_TEST(empty_and_invalid_inputs)
     ck_assert_int_eq(grip_kdtree3d_build(ctx, pts, 2, &t), GRIP_OK);
     const float nan_q[3] = {NAN, 0, 0};
     ck_assert_uint_eq(grip_kdtree3d_knn(t, nan_q, 1, idx, d), 0);
+    ck_assert_uint_eq(grip_kdtree3d_knn_pcl(t, nan_q, 1, idx, d), 0);
     ck_assert_int_eq(grip_kdtree3d_radius(t, nan_q, 10.0f, &nb), GRIP_OK);
     ck_assert_uint_eq(nb.count, 0);
     ck_assert_int_eq(grip_kdtree3d_radius(t, q, -1.0f, &nb), GRIP_EINVAL);
+    ck_assert_int_eq(grip_kdtree3d_radius_pcl(t, q, -1.0f, &nb), GRIP_EINVAL);
+    ck_assert_int_eq(grip_kdtree3d_radius_pcl(t, nan_q, 10.0f, &nb), GRIP_OK);
+    ck_assert_uint_eq(nb.count, 0);
     ck_assert_int_eq(grip_kdtree3d_radius(t, q, NAN, &nb), GRIP_EINVAL);
     ck_assert_uint_eq(grip_kdtree3d_knn(t, q, 0, idx, d), 0);
     const float on_point[3] = {1, 2, 3};
@@ -213,6 +270,8 @@ START_TEST(empty_and_invalid_inputs)
     ck_assert_int_eq(grip_kdtree3d_radius(t, on_point, 1.0f, &nb), GRIP_OK);
     ck_assert_uint_eq(nb.count, 1); /* the point at distance exactly 1 is left out, as FLANN does */
     ck_assert_uint_eq(nb.idx[0], 0);
+    ck_assert_int_eq(grip_kdtree3d_radius_pcl(t, on_point, 1.0f, &nb), GRIP_OK);
+    ck_assert_uint_eq(nb.count, 1);
     grip_neighbors_free(&nb);
     grip_kdtree3d_free(t);
     grip_ctx_free(ctx);
@@ -231,10 +290,12 @@ START_TEST(concurrent_queries_agree_with_serial)
     grip_kdtree3d *t = NULL;
     ck_assert_int_eq(grip_kdtree3d_build(ctx, xyz, n, &t), GRIP_OK);
     uint32_t *serial = malloc(nq * k * sizeof *serial), *par = malloc(nq * k * sizeof *par);
+    uint32_t *serial_pcl = malloc(nq * k * sizeof *serial_pcl), *par_pcl = malloc(nq * k * sizeof *par_pcl);
     float *ds = malloc(nq * k * sizeof *ds), *dp = malloc(nq * k * sizeof *dp);
     size_t *rc_serial = calloc(nq, sizeof *rc_serial), *rc_par = calloc(nq, sizeof *rc_par);
     for (size_t j = 0; j < nq; ++j) {
         grip_kdtree3d_knn(t, qs + j * 3, k, serial + j * k, ds + j * k);
+        grip_kdtree3d_knn_pcl(t, qs + j * 3, k, serial_pcl + j * k, ds + j * k);
         grip_neighbors nb = {0};
         ck_assert_int_eq(grip_kdtree3d_radius(t, qs + j * 3, 0.1f, &nb), GRIP_OK);
         rc_serial[j] = nb.count;
@@ -244,6 +305,7 @@ START_TEST(concurrent_queries_agree_with_serial)
 #pragma omp parallel for schedule(dynamic, 64) num_threads(4) reduction(+ : failures)
     for (long j = 0; j < (long)nq; ++j) {
         grip_kdtree3d_knn(t, qs + j * 3, k, par + j * k, dp + j * k);
+        grip_kdtree3d_knn_pcl(t, qs + j * 3, k, par_pcl + j * k, dp + j * k);
         grip_neighbors nb = {0};
         failures += grip_kdtree3d_radius(t, qs + j * 3, 0.1f, &nb) != GRIP_OK;
         rc_par[j] = nb.count;
@@ -251,10 +313,13 @@ START_TEST(concurrent_queries_agree_with_serial)
     }
     ck_assert_int_eq(failures, 0);
     ck_assert_mem_eq(serial, par, nq * k * sizeof *serial);
+    ck_assert_mem_eq(serial_pcl, par_pcl, nq * k * sizeof *serial_pcl);
     ck_assert_mem_eq(ds, dp, nq * k * sizeof *ds);
     ck_assert_mem_eq(rc_serial, rc_par, nq * sizeof *rc_serial);
     free(serial);
     free(par);
+    free(serial_pcl);
+    free(par_pcl);
     free(ds);
     free(dp);
     free(rc_serial);

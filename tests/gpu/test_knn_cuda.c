@@ -1,0 +1,374 @@
+/* test_knn_cuda.c (gpu) -- the CUDA backend of the `bruteforce` index against its CPU twin grip_knn_exact: ids and
+ * squared distances identical bit for bit (memcmp) on uniform, clustered and duplicate-heavy data with negative
+ * coordinates, NaN/inf rows and queries, D = 3, 33, 128, 352, k = 1, 2, 5, 32 (also k > n), sizes that are no
+ * multiple of the kernel's tiles (64 queries x 128 rows), inclusive max_sqdist bounds; device-resident queries
+ * and results; bad arguments; device out of memory leaves the context usable. Skips (77) without a usable device. */
+#include "test_support.h"
+#include "core/cuda_bridge.h"
+#include "index/knn_cuda.h"
+#include "index/knn_exact.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static float *make_uniform(uint64_t *s, size_t rows, size_t dim, float lo, float hi)
+{
+    float *a = malloc((rows ? rows : 1) * dim * sizeof *a);
+    ck_assert_ptr_nonnull(a);
+    for (size_t i = 0; i < rows * dim; ++i)
+        a[i] = grip_test_uniform(s, lo, hi);
+    return a;
+}
+
+/* rows around `clusters` centres in [-1, 1]^dim, spread 0.01 */
+static float *make_clustered(uint64_t *s, size_t rows, size_t dim, size_t clusters)
+{
+    float *centres = make_uniform(s, clusters, dim, -1.0f, 1.0f);
+    float *a = malloc(rows * dim * sizeof *a);
+    ck_assert_ptr_nonnull(a);
+    for (size_t i = 0; i < rows; ++i) {
+        size_t c = (size_t)grip_test_uniform(s, 0.0f, (float)clusters) % clusters;
+        for (size_t d = 0; d < dim; ++d)
+            a[i * dim + d] = centres[c * dim + d] + grip_test_uniform(s, -0.01f, 0.01f);
+    }
+    free(centres);
+    return a;
+}
+
+/* rows on the grid of halves in [-1, 1], half of them copies of `pool` rows shared by every call with the same
+ * pool_seed: many exact duplicates, and every distance is a multiple of 1/4, so most distances tie exactly */
+static float *make_duplicates(uint64_t *s, size_t rows, size_t dim, uint64_t pool_seed, size_t pool)
+{
+    float *a = malloc(rows * dim * sizeof *a);
+    ck_assert_ptr_nonnull(a);
+    for (size_t i = 0; i < rows; ++i) {
+        uint64_t ps = (pool_seed + (size_t)grip_test_uniform(s, 0.0f, (float)pool) % pool) * 0x9E3779B97F4A7C15ull;
+        int copy = grip_test_uniform(s, 0.0f, 1.0f) < 0.5f;
+        for (size_t d = 0; d < dim; ++d)
+            a[i * dim + d] = 0.5f * (float)((int)grip_test_uniform(copy ? &ps : s, 0.0f, 5.0f) - 2);
+    }
+    return a;
+}
+
+/* spoils every `every`-th row (from `first`) with a NaN, or an inf every third time, at a random dimension */
+static void spoil_rows(uint64_t *s, float *a, size_t rows, size_t dim, size_t first, size_t every)
+{
+    for (size_t i = first, t = 0; i < rows; i += every, ++t) {
+        size_t d = (size_t)grip_test_uniform(s, 0.0f, (float)dim) % dim;
+        a[i * dim + d] = t % 3 == 2 ? -INFINITY : NAN;
+    }
+}
+
+typedef struct knn_result {
+    uint32_t *ids;
+    float *sqdist;
+} knn_result;
+
+static knn_result result_alloc(size_t m, uint32_t k)
+{
+    size_t cells = m * k > 0 ? m * k : 1;
+    knn_result r = {malloc(cells * sizeof(uint32_t)), malloc(cells * sizeof(float))};
+    ck_assert_ptr_nonnull(r.ids);
+    ck_assert_ptr_nonnull(r.sqdist);
+    memset(r.ids, 0xa5, cells * sizeof(uint32_t)); /* poison: every cell must be written */
+    memset(r.sqdist, 0xa5, cells * sizeof(float));
+    return r;
+}
+
+static void result_free(knn_result *r)
+{
+    free(r->ids);
+    free(r->sqdist);
+}
+
+/* Neighbours listed over all queries (to prove a case is not vacuous). */
+static size_t count_listed(const knn_result *r, size_t m, uint32_t k)
+{
+    size_t c = 0;
+    for (size_t i = 0; i < m * k; ++i)
+        c += r->ids[i] != UINT32_MAX;
+    return c;
+}
+
+/* Runs the CPU twin and the GPU on the same input; asserts identical bits. Returns the neighbours listed. */
+static size_t compare_with_cpu(const float *ref, size_t n, const float *queries, size_t m, size_t dim, uint32_t k,
+                               float max_sqdist)
+{
+    grip_ctx *ctx = grip_test_ctx();
+    knn_result cpu = result_alloc(m, k), gpu = result_alloc(m, k);
+    ck_assert_int_eq(grip_knn_exact(ctx, ref, n, queries, m, dim, k, max_sqdist, cpu.ids, cpu.sqdist), GRIP_OK);
+    grip_knn_cuda_ref *dev = NULL;
+    ck_assert_int_eq(grip_knn_cuda_ref_upload(ctx, ref, n, dim, &dev), GRIP_OK);
+    ck_assert_int_eq(grip_knn_cuda_search(ctx, dev, queries, m, k, max_sqdist, gpu.ids, gpu.sqdist), GRIP_OK);
+    for (size_t i = 0; i < m * k; ++i) {
+        if (cpu.ids[i] != gpu.ids[i] || memcmp(&cpu.sqdist[i], &gpu.sqdist[i], sizeof(float)) != 0)
+            ck_abort_msg("n=%zu m=%zu dim=%zu k=%u bound=%g: query %zu rank %zu: cpu (%u, %.9g) gpu (%u, %.9g)", n,
+                         m, dim, k, (double)max_sqdist, i / k, i % k, cpu.ids[i], (double)cpu.sqdist[i],
+                         gpu.ids[i], (double)gpu.sqdist[i]);
+    }
+    size_t listed = count_listed(&gpu, m, k);
+    grip_knn_cuda_ref_free(dev);
+    result_free(&cpu);
+    result_free(&gpu);
+    grip_ctx_free(ctx);
+    return listed;
+}
+
+static const uint32_t all_ks[] = {1, 2, 5, 32};
+#define N_KS (sizeof all_ks / sizeof all_ks[0])
+
+START_TEST(uniform_every_dim_and_k)
+{
+    static const size_t dims[] = {3, 33, 128, 352};
+    uint64_t s = 101;
+    for (size_t di = 0; di < 4; ++di) {
+        const size_t dim = dims[di], n = dim > 100 ? 1001 : 3001, m = dim > 100 ? 201 : 333;
+        float *ref = make_uniform(&s, n, dim, -1.0f, 1.0f), *q = make_uniform(&s, m, dim, -1.0f, 1.0f);
+        for (size_t ki = 0; ki < N_KS; ++ki)
+            ck_assert_uint_eq(compare_with_cpu(ref, n, q, m, dim, all_ks[ki], INFINITY), m * all_ks[ki]);
+        free(ref);
+        free(q);
+    }
+}
+END_TEST
+
+START_TEST(clustered)
+{
+    uint64_t s = 102;
+    const size_t n = 2049, m = 515, dim = 33;
+    float *ref = make_clustered(&s, n, dim, 7), *q = make_clustered(&s, m, dim, 7);
+    for (size_t ki = 0; ki < N_KS; ++ki)
+        ck_assert_uint_eq(compare_with_cpu(ref, n, q, m, dim, all_ks[ki], INFINITY), m * all_ks[ki]);
+    free(ref);
+    free(q);
+    /* SHOT-sized rows, clustered as descriptors of one object are */
+    ref = make_clustered(&s, 700, 352, 5);
+    q = make_clustered(&s, 150, 352, 5);
+    ck_assert_uint_eq(compare_with_cpu(ref, 700, q, 150, 352, 2, INFINITY), 150 * 2);
+    free(ref);
+    free(q);
+}
+END_TEST
+
+/* Exact ties everywhere (distances are multiples of 1/4): the tie order to the lower row is what is tested. */
+START_TEST(duplicates_with_negative_coordinates)
+{
+    static const size_t dims[] = {3, 33};
+    uint64_t s = 103;
+    for (size_t di = 0; di < 2; ++di) {
+        const size_t dim = dims[di], n = 3001, m = 700;
+        float *ref = make_duplicates(&s, n, dim, 1000, 40), *q = make_duplicates(&s, m, dim, 1000, 40);
+        for (size_t ki = 0; ki < N_KS; ++ki)
+            ck_assert_uint_eq(compare_with_cpu(ref, n, q, m, dim, all_ks[ki], INFINITY), m * all_ks[ki]);
+        /* bound 0: only exact duplicates, inclusive */
+        ck_assert_uint_gt(compare_with_cpu(ref, n, q, m, dim, 32, 0.0f), 0);
+        free(ref);
+        free(q);
+    }
+}
+END_TEST
+
+START_TEST(non_finite_rows_and_queries)
+{
+    static const size_t dims[] = {3, 33, 352};
+    uint64_t s = 104;
+    for (size_t di = 0; di < 3; ++di) {
+        const size_t dim = dims[di], n = 1500, m = 300;
+        float *ref = make_uniform(&s, n, dim, -2.0f, 2.0f), *q = make_uniform(&s, m, dim, -2.0f, 2.0f);
+        spoil_rows(&s, ref, n, dim, 0, 7); /* row 0 too: the first candidate of every query is gone */
+        spoil_rows(&s, q, m, dim, 3, 5);
+        const size_t finite_queries = m - (m - 3 + 4) / 5;
+        for (size_t ki = 0; ki < N_KS; ++ki)
+            ck_assert_uint_eq(compare_with_cpu(ref, n, q, m, dim, all_ks[ki], INFINITY),
+                              finite_queries * all_ks[ki]);
+        free(ref);
+        free(q);
+    }
+    /* every reference row spoiled: nothing is ever listed */
+    float *ref = make_uniform(&s, 200, 3, -1.0f, 1.0f), *q = make_uniform(&s, 70, 3, -1.0f, 1.0f);
+    spoil_rows(&s, ref, 200, 3, 0, 1);
+    ck_assert_uint_eq(compare_with_cpu(ref, 200, q, 70, 3, 5, INFINITY), 0);
+    free(ref);
+    free(q);
+}
+END_TEST
+
+START_TEST(inclusive_bounds)
+{
+    uint64_t s = 105;
+    const size_t n = 1001, m = 333;
+    float *ref = make_uniform(&s, n, 3, -1.0f, 1.0f), *q = make_uniform(&s, m, 3, -1.0f, 1.0f);
+    size_t some = compare_with_cpu(ref, n, q, m, 3, 5, 0.01f); /* many queries have fewer than 5 within 0.1 */
+    ck_assert(some > 0 && some < m * 5);
+    some = compare_with_cpu(ref, n, q, m, 3, 32, 0.05f);
+    ck_assert(some > 0 && some < m * 32);
+    /* a bound equal to a distance that occurs keeps that row: the 3rd distance of query 0 */
+    grip_ctx *ctx = grip_test_ctx();
+    knn_result cpu = result_alloc(1, 3);
+    ck_assert_int_eq(grip_knn_exact(ctx, ref, n, q, 1, 3, 3, INFINITY, cpu.ids, cpu.sqdist), GRIP_OK);
+    ck_assert_uint_ge(compare_with_cpu(ref, n, q, 1, 3, 32, cpu.sqdist[2]), 3);
+    result_free(&cpu);
+    grip_ctx_free(ctx);
+    free(ref);
+    free(q);
+    /* D = 128 with a bound inside the distance range */
+    ref = make_uniform(&s, 900, 128, 0.0f, 1.0f);
+    q = make_uniform(&s, 100, 128, 0.0f, 1.0f);
+    some = compare_with_cpu(ref, 900, q, 100, 128, 5, 15.5f); /* ~2.6 sigma under the mean */
+    ck_assert(some > 0 && some < 100 * 5);
+    free(ref);
+    free(q);
+}
+END_TEST
+
+START_TEST(small_and_empty_sets)
+{
+    uint64_t s = 106;
+    float *ref = make_uniform(&s, 5, 33, -1.0f, 1.0f), *q = make_uniform(&s, 65, 33, -1.0f, 1.0f);
+    ck_assert_uint_eq(compare_with_cpu(ref, 5, q, 65, 33, 32, INFINITY), 65 * 5); /* k > n: padded */
+    ck_assert_uint_eq(compare_with_cpu(ref, 5, q, 1, 33, 2, INFINITY), 2);      /* one query */
+    ck_assert_uint_eq(compare_with_cpu(ref, 1, q, 64, 33, 1, INFINITY), 64);    /* one row, one full block */
+    ck_assert_uint_eq(compare_with_cpu(ref, 0, q, 65, 33, 5, INFINITY), 0);     /* no rows at all */
+    free(ref);
+    free(q);
+}
+END_TEST
+
+/* Many blocks and tiles: a tile boundary inside every block, queries and rows past the last full tile. */
+START_TEST(many_tiles)
+{
+    uint64_t s = 107;
+    const size_t n = 20000 + 77, m = 5000 + 13;
+    float *ref = make_uniform(&s, n, 3, -1.0f, 1.0f), *q = make_uniform(&s, m, 3, -1.0f, 1.0f);
+    ck_assert_uint_eq(compare_with_cpu(ref, n, q, m, 3, 32, INFINITY), m * 32);
+    ck_assert_uint_eq(compare_with_cpu(ref, n, q, m, 3, 1, INFINITY), m);
+    free(ref);
+    free(q);
+}
+END_TEST
+
+/* Queries and results in device memory give what the host search gives. */
+START_TEST(device_resident_queries_and_results)
+{
+    grip_ctx *ctx = grip_test_ctx();
+    uint64_t s = 108;
+    const size_t n = 1234, m = 321, dim = 33;
+    const uint32_t k = 5;
+    float *ref = make_uniform(&s, n, dim, -1.0f, 1.0f), *q = make_uniform(&s, m, dim, -1.0f, 1.0f);
+    grip_knn_cuda_ref *dev = NULL;
+    ck_assert_int_eq(grip_knn_cuda_ref_upload(ctx, ref, n, dim, &dev), GRIP_OK);
+    knn_result host = result_alloc(m, k), back = result_alloc(m, k);
+    ck_assert_int_eq(grip_knn_cuda_search(ctx, dev, q, m, k, INFINITY, host.ids, host.sqdist), GRIP_OK);
+    void *dq = NULL, *dids = NULL, *ddist = NULL;
+    int device = -1;
+    ck_assert_int_eq(grip_cuda_upload(ctx, q, m * dim * sizeof(float), &dq, &device), GRIP_OK);
+    ck_assert_int_eq(grip_cuda_upload(ctx, back.ids, m * k * sizeof(uint32_t), &dids, &device), GRIP_OK);
+    ck_assert_int_eq(grip_cuda_upload(ctx, back.sqdist, m * k * sizeof(float), &ddist, &device), GRIP_OK);
+    ck_assert_int_eq(grip_knn_cuda_search_device(ctx, dev, dq, m, k, INFINITY, dids, ddist), GRIP_OK);
+    ck_assert_int_eq(grip_cuda_copy_to_host(ctx, back.ids, dids, m * k * sizeof(uint32_t)), GRIP_OK);
+    ck_assert_int_eq(grip_cuda_copy_to_host(ctx, back.sqdist, ddist, m * k * sizeof(float)), GRIP_OK);
+    ck_assert_int_eq(memcmp(host.ids, back.ids, m * k * sizeof(uint32_t)), 0);
+    ck_assert_int_eq(memcmp(host.sqdist, back.sqdist, m * k * sizeof(float)), 0);
+    ck_assert_uint_eq(count_listed(&back, m, k), m * k);
+    grip_cuda_free(dq);
+    grip_cuda_free(dids);
+    grip_cuda_free(ddist);
+    grip_knn_cuda_ref_free(dev);
+    result_free(&host);
+    result_free(&back);
+    free(ref);
+    free(q);
+    grip_ctx_free(ctx);
+}
+END_TEST
+
+START_TEST(bad_arguments)
+{
+    grip_ctx *ctx = grip_test_ctx();
+    float rows[6] = {0, 1, 2, 3, 4, 5};
+    uint32_t ids[2 * 33];
+    float d[2 * 33];
+    grip_knn_cuda_ref *dev = (grip_knn_cuda_ref *)rows; /* must be reset to NULL on failure */
+    ck_assert_int_eq(grip_knn_cuda_ref_upload(ctx, rows, 2, 0, &dev), GRIP_EINVAL);
+    ck_assert_ptr_null(dev);
+    ck_assert_int_eq(grip_knn_cuda_ref_upload(ctx, NULL, 2, 3, &dev), GRIP_EINVAL);
+    ck_assert_int_eq(grip_knn_cuda_ref_upload(ctx, rows, (size_t)UINT32_MAX, 3, &dev), GRIP_EINVAL);
+    ck_assert_int_eq(grip_knn_cuda_ref_upload(ctx, rows, 2, 3, &dev), GRIP_OK);
+    ck_assert_int_eq(grip_knn_cuda_search(ctx, NULL, rows, 2, 1, INFINITY, ids, d), GRIP_EINVAL);
+    ck_assert_int_eq(grip_knn_cuda_search(ctx, dev, rows, 2, 33, INFINITY, ids, d), GRIP_EUNSUPPORTED);
+    ck_assert_ptr_nonnull(strstr(ctx->last_error, "k = 33"));
+    ck_assert_int_eq(grip_knn_cuda_search(ctx, dev, rows, 2, 1, NAN, ids, d), GRIP_EINVAL);
+    ck_assert_int_eq(grip_knn_cuda_search(ctx, dev, NULL, 2, 1, INFINITY, ids, d), GRIP_EINVAL);
+    ck_assert_int_eq(grip_knn_cuda_search(ctx, dev, rows, 2, 1, INFINITY, NULL, d), GRIP_EINVAL);
+    /* nothing to do: the outputs stay untouched */
+    ids[0] = 7;
+    ck_assert_int_eq(grip_knn_cuda_search(ctx, dev, rows, 0, 1, INFINITY, ids, d), GRIP_OK);
+    ck_assert_int_eq(grip_knn_cuda_search(ctx, dev, rows, 2, 0, INFINITY, ids, d), GRIP_OK);
+    ck_assert_uint_eq(ids[0], 7);
+    grip_knn_cuda_ref_free(dev);
+    grip_knn_cuda_ref_free(NULL);
+    grip_ctx_free(ctx);
+}
+END_TEST
+
+/* Sizes the device cannot hold fail with GRIP_ENOMEM before any byte is copied (so the small host buffers here
+ * are never read past their end), and the next search on the same context works. */
+START_TEST(out_of_device_memory_leaves_the_context_usable)
+{
+    grip_ctx *ctx = grip_test_ctx();
+    float rows[4 * 3] = {0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1};
+    grip_knn_cuda_ref *dev = NULL;
+    /* 2^30 rows x 2^20 dims = 4 PiB */
+    ck_assert_int_eq(grip_knn_cuda_ref_upload(ctx, rows, (size_t)1 << 30, (size_t)1 << 20, &dev), GRIP_ENOMEM);
+    ck_assert_ptr_null(dev);
+    ck_assert_ptr_nonnull(strstr(ctx->last_error, "cudaMalloc"));
+    ck_assert_int_eq(grip_knn_cuda_ref_upload(ctx, rows, 4, 3, &dev), GRIP_OK);
+    uint32_t ids[4 * 2];
+    float d[4 * 2];
+    ids[0] = 7;
+    /* 2^48 queries of 3 dims: 3 PiB */
+    ck_assert_int_eq(grip_knn_cuda_search(ctx, dev, rows, (size_t)1 << 48, 2, INFINITY, ids, d), GRIP_ENOMEM);
+    ck_assert_uint_eq(ids[0], 7);
+    ck_assert_int_eq(grip_knn_cuda_search(ctx, dev, rows, 4, 2, INFINITY, ids, d), GRIP_OK);
+    for (uint32_t i = 0; i < 4; ++i) {
+        ck_assert_uint_eq(ids[2 * i], i); /* each row is its own nearest, at distance 0 */
+        ck_assert(d[2 * i] == 0.0f);
+        ck_assert_uint_eq(ids[2 * i + 1], i == 0 ? 1 : 0); /* the origin is 1 from each axis point, and they 2 apart */
+        ck_assert(d[2 * i + 1] == 1.0f);
+    }
+    grip_knn_cuda_ref_free(dev);
+    grip_ctx_free(ctx);
+}
+END_TEST
+
+int main(void)
+{
+    grip_ctx *ctx = NULL;
+    grip_ctx_new(NULL, &ctx);
+    int devices = grip_ctx_device_count(ctx);
+    grip_ctx_free(ctx);
+    if (devices <= 0) {
+        fprintf(stderr, "skipped: no usable CUDA device\n");
+        return GRIP_TEST_SKIP;
+    }
+    Suite *s = suite_create("knn_cuda");
+    TCase *exact = tcase_create("exact");
+    tcase_add_test(exact, uniform_every_dim_and_k);
+    tcase_add_test(exact, clustered);
+    tcase_add_test(exact, duplicates_with_negative_coordinates);
+    tcase_add_test(exact, non_finite_rows_and_queries);
+    tcase_add_test(exact, inclusive_bounds);
+    tcase_add_test(exact, small_and_empty_sets);
+    tcase_add_test(exact, device_resident_queries_and_results);
+    suite_add_tcase(s, exact);
+    TCase *large = tcase_create("large");
+    tcase_add_test(large, many_tiles);
+    suite_add_tcase(s, large);
+    TCase *errors = tcase_create("errors");
+    tcase_add_test(errors, bad_arguments);
+    tcase_add_test(errors, out_of_device_memory_leaves_the_context_usable);
+    suite_add_tcase(s, errors);
+    return grip_test_run(s);
+}

@@ -1,0 +1,124 @@
+/* test_free_space.c -- the camera of an organized cloud is recovered, and model points are classified as seen,
+ * seen through (free-space violation) or occluded, on a rendered wall. */
+#include "test_support.h"
+#include "verify/free_space.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+enum { W = 160, H = 120 };
+static const double FX = 131.25, FY = 131.25, CX = 79.5, CY = 59.5;
+
+/* A wall at depth `z` seen through a pinhole; a hole (NaN) in the top-left corner. */
+static float *render_wall(float z)
+{
+    float *xyz = malloc(sizeof(float) * 3 * W * H);
+    for (int v = 0; v < H; v++)
+        for (int u = 0; u < W; u++) {
+            float *p = xyz + 3 * (v * W + u);
+            if (u < 10 && v < 10) {
+                p[0] = p[1] = p[2] = NAN;
+                continue;
+            }
+            p[0] = (float)((u - CX) / FX * z);
+            p[1] = (float)((v - CY) / FY * z);
+            p[2] = z;
+        }
+    return xyz;
+}
+
+/* n points of a small square patch facing the camera, centred at the origin of its own frame. */
+static float *patch(size_t *n)
+{
+    *n = 21 * 21;
+    float *m = malloc(sizeof(float) * 3 * *n);
+    for (int i = 0; i < 21; i++)
+        for (int j = 0; j < 21; j++) {
+            float *p = m + 3 * (i * 21 + j);
+            p[0] = (i - 10) * 0.005f;
+            p[1] = (j - 10) * 0.005f;
+            p[2] = 0;
+        }
+    return m;
+}
+
+static void translation(double pose[16], double x, double y, double z)
+{
+    for (int k = 0; k < 16; k++)
+        pose[k] = (k % 5 == 0);
+    pose[3] = x;
+    pose[7] = y;
+    pose[11] = z;
+}
+
+START_TEST(camera_is_recovered_from_the_cloud)
+{
+    float *wall = render_wall(1.0f);
+    grip_pinhole cam;
+    grip_pinhole_estimate(wall, W, H, &cam);
+    ck_assert(cam.valid);
+    ck_assert_double_eq_tol(cam.fx, FX, 1e-3);
+    ck_assert_double_eq_tol(cam.fy, FY, 1e-3);
+    ck_assert_double_eq_tol(cam.cx, CX, 1e-3);
+    ck_assert_double_eq_tol(cam.cy, CY, 1e-3);
+    grip_pinhole_estimate(wall, W * H, 1, &cam); /* the same points, unorganized: no camera */
+    ck_assert(!cam.valid);
+    free(wall);
+}
+END_TEST
+
+START_TEST(points_on_the_surface_are_seen_points_in_front_violate)
+{
+    float *wall = render_wall(1.0f);
+    size_t n, seen, violations;
+    float *m = patch(&n);
+    grip_pinhole cam;
+    grip_pinhole_estimate(wall, W, H, &cam);
+    double pose[16];
+    translation(pose, 0.05, 0.0, 1.0); /* on the wall */
+    grip_free_space_count(&cam, wall, W, H, m, n, pose, 0.01, &seen, &violations);
+    ck_assert_uint_eq(seen, n);
+    ck_assert_uint_eq(violations, 0);
+    translation(pose, 0.05, 0.0, 0.9); /* 10 cm in front of the wall: the camera sees the wall through it */
+    grip_free_space_count(&cam, wall, W, H, m, n, pose, 0.01, &seen, &violations);
+    ck_assert_uint_eq(seen, 0);
+    ck_assert_uint_eq(violations, n);
+    translation(pose, 0.05, 0.0, 1.2); /* behind the wall: occluded, says nothing */
+    grip_free_space_count(&cam, wall, W, H, m, n, pose, 0.01, &seen, &violations);
+    ck_assert_uint_eq(seen + violations, 0);
+    free(m);
+    free(wall);
+}
+END_TEST
+
+START_TEST(points_outside_the_image_or_on_holes_are_not_counted)
+{
+    float *wall = render_wall(1.0f);
+    size_t n, seen, violations;
+    float *m = patch(&n);
+    grip_pinhole cam;
+    grip_pinhole_estimate(wall, W, H, &cam);
+    double pose[16];
+    translation(pose, 5.0, 0.0, 0.9); /* far outside the field of view */
+    grip_free_space_count(&cam, wall, W, H, m, n, pose, 0.01, &seen, &violations);
+    ck_assert_uint_eq(seen + violations, 0);
+    /* in front of the NaN corner (pixels 0..9): its centre pixel's 3x3 neighbourhood holds no data */
+    translation(pose, (2 - CX) / FX * 0.9, (2 - CY) / FY * 0.9, 0.9);
+    float one[3] = {0, 0, 0};
+    grip_free_space_count(&cam, wall, W, H, one, 1, pose, 0.01, &seen, &violations);
+    ck_assert_uint_eq(seen + violations, 0);
+    free(m);
+    free(wall);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("free_space");
+    TCase *tc = tcase_create("wall");
+    tcase_add_test(tc, camera_is_recovered_from_the_cloud);
+    tcase_add_test(tc, points_on_the_surface_are_seen_points_in_front_violate);
+    tcase_add_test(tc, points_outside_the_image_or_on_holes_are_not_counted);
+    suite_add_tcase(s, tc);
+    return grip_test_run(s);
+}
