@@ -2,8 +2,9 @@
 //
 // One block owns 64 queries and walks every reference row in tiles of 128. For a tile, its 256 threads compute
 // the 64 x 128 squared distances (each thread 4 queries x 8 rows, in registers), staging 8 dimensions of the
-// queries and rows at a time in shared memory; each distance is summed in float, dimension after dimension, with
-// __fsub_rn/__fmul_rn/__fadd_rn so that nvcc cannot contract it into FMAs: the CPU twin's very sum. The tile
+// queries and rows at a time in shared memory (the next 8 are loaded into registers while these are computed).
+// Each distance is summed in float, dimension after dimension, with __fsub_rn/__fmul_rn/__fadd_rn so that nvcc
+// cannot contract it into FMAs: the CPU twin's very sum (SASS: no FFMA in the kernel). The tile
 // goes to shared memory and every query whose row holds a candidate (below its current k-th distance and within
 // the bound) is flagged; then each warp merges the candidates of its 8 queries, in ascending row order, into
 // their top-k lists, kept one entry per lane in registers (k <= 32). Merging in row order with the CPU's rule
@@ -50,17 +51,32 @@ struct __align__(16) knn_shared {
     int flagged[kBlockQueries];            // 1 when the tile holds a candidate for that query
 };
 
-// Stages dimensions [d0, d0 + len) of rows row0.. (zeros past `total` rows) dimension-major into dst.
-template <int ROWS, int STRIDE>
-__device__ __forceinline__ void stage_chunk(float (*dst)[STRIDE], const float *__restrict__ src, size_t row0,
+// One thread's share of a staged chunk, fetched from global memory into registers ahead of its use, so that the
+// loads of the next chunk fly while the current one is computed. Element e = threadIdx.x + kThreads * t of a chunk
+// is dimension e % kChunkDims of row e / kChunkDims.
+constexpr int kQueryLoads = kBlockQueries * kChunkDims / kThreads;
+constexpr int kRefLoads = kTileRefs * kChunkDims / kThreads;
+
+template <int LOADS>
+__device__ __forceinline__ void fetch_chunk(float (&regs)[LOADS], const float *__restrict__ src, size_t row0,
                                             size_t total, size_t dim, size_t d0, int len)
 {
-    for (int e = threadIdx.x; e < ROWS * kChunkDims; e += kThreads) {
-        const int row = e / kChunkDims, dd = e % kChunkDims;
-        if (dd < len) {
-            const size_t g = row0 + (size_t)row;
-            dst[dd][row] = g < total ? src[g * dim + d0 + (size_t)dd] : 0.0f;
-        }
+#pragma unroll
+    for (int t = 0; t < LOADS; ++t) {
+        const int e = (int)threadIdx.x + kThreads * t, dd = e % kChunkDims;
+        const size_t g = row0 + (size_t)(e / kChunkDims);
+        regs[t] = dd < len && g < total ? src[g * dim + d0 + (size_t)dd] : 0.0f;
+    }
+}
+
+// Stores fetched registers dimension-major into dst (dimensions past the chunk's length are never read).
+template <int LOADS, int STRIDE>
+__device__ __forceinline__ void store_chunk(float (*dst)[STRIDE], const float (&regs)[LOADS])
+{
+#pragma unroll
+    for (int t = 0; t < LOADS; ++t) {
+        const int e = (int)threadIdx.x + kThreads * t;
+        dst[e % kChunkDims][e / kChunkDims] = regs[t];
     }
 }
 
@@ -83,26 +99,31 @@ __device__ __forceinline__ void accumulate_dim(const knn_shared &s, int dd, int 
 }
 
 // Writes the thread's distances into the tile (+inf for columns past the last row) and flags the queries that
-// have a candidate in it.
+// have a candidate in it: a distance under min(k-th distance, the first float above max_sqdist).
 __device__ __forceinline__ void publish_tile(knn_shared &s, float acc[kThreadQueries][kThreadRefs], int tx, int ty,
-                                             size_t q0, size_t m, size_t tile_rows, float max_sqdist)
+                                             size_t q0, size_t m, size_t tile_rows, float above_bound)
 {
-#pragma unroll
-    for (int i = 0; i < kThreadQueries; ++i) {
-        const int row = 4 * ty + i;
-        const float kth = s.kth[row];
-        bool candidate = false;
+    if (tile_rows < (size_t)kTileRefs) {
 #pragma unroll
         for (int j = 0; j < kThreadRefs; ++j) {
             const int col = (j < 4 ? 0 : kTileRefs / 2) + 4 * tx + (j % 4);
             if ((size_t)col >= tile_rows)
-                acc[i][j] = INFINITY;
-            candidate |= acc[i][j] < kth && acc[i][j] <= max_sqdist;
+#pragma unroll
+                for (int i = 0; i < kThreadQueries; ++i)
+                    acc[i][j] = INFINITY;
         }
+    }
+#pragma unroll
+    for (int i = 0; i < kThreadQueries; ++i) {
+        const int row = 4 * ty + i;
+        float best = acc[i][0]; // fminf skips NaN, which is never a candidate anyway
+#pragma unroll
+        for (int j = 1; j < kThreadRefs; ++j)
+            best = fminf(best, acc[i][j]);
         *reinterpret_cast<float4 *>(&s.dist[row][4 * tx]) = make_float4(acc[i][0], acc[i][1], acc[i][2], acc[i][3]);
         *reinterpret_cast<float4 *>(&s.dist[row][kTileRefs / 2 + 4 * tx]) =
             make_float4(acc[i][4], acc[i][5], acc[i][6], acc[i][7]);
-        const unsigned votes = __ballot_sync(kFullMask, candidate);
+        const unsigned votes = __ballot_sync(kFullMask, best < fminf(s.kth[row], above_bound));
         const unsigned half = (ty & 1) ? votes >> 16 : votes & 0xffffu;
         if (tx == 0)
             s.flagged[row] = half != 0 && q0 + (size_t)row < m;
@@ -131,29 +152,36 @@ __device__ __forceinline__ void list_insert(float &list_d, uint32_t &list_id, fl
 
 // Each warp merges the flagged rows of its queries into their lists, candidates in ascending reference order.
 __device__ __forceinline__ void select_tile(knn_shared &s, float list_d[kRowsPerWarp],
-                                            uint32_t list_id[kRowsPerWarp], float kth[kRowsPerWarp], size_t r0,
-                                            int k, float max_sqdist, int warp, int lane)
+                                            uint32_t list_id[kRowsPerWarp], size_t r0, int k, float above_bound,
+                                            int warp, int lane)
 {
 #pragma unroll
     for (int i = 0; i < kRowsPerWarp; ++i) {
         const int row = warp * kRowsPerWarp + i;
         if (!s.flagged[row])
             continue;
+        // the list's own k-th entry (s.kth holds the same, but lane 0 rewrites it below: no read of it here)
+        float kth = __shfl_sync(kFullMask, list_d[i], k - 1);
         for (int c = 0; c < kTileRefs / 32; ++c) {
             const float d = s.dist[row][c * 32 + lane];
-            unsigned candidates = __ballot_sync(kFullMask, d < kth[i] && d <= max_sqdist);
+            unsigned candidates = __ballot_sync(kFullMask, d < fminf(kth, above_bound));
             while (candidates) {
                 const int src = __ffs(candidates) - 1;
                 candidates &= candidates - 1;
                 const float cd = __shfl_sync(kFullMask, d, src);
-                if (cd < kth[i]) // the list may have tightened since the ballot
-                    list_insert(list_d[i], list_id[i], kth[i], cd, (uint32_t)(r0 + (size_t)(c * 32 + src)), k,
+                if (cd < kth) // the list may have tightened since the ballot
+                    list_insert(list_d[i], list_id[i], kth, cd, (uint32_t)(r0 + (size_t)(c * 32 + src)), k,
                                 lane);
             }
         }
         if (lane == 0)
-            s.kth[row] = kth[i];
+            s.kth[row] = kth;
     }
+}
+
+__device__ __forceinline__ int chunk_length(size_t dim, size_t d0)
+{
+    return dim - d0 < (size_t)kChunkDims ? (int)(dim - d0) : kChunkDims;
 }
 
 __global__ void __launch_bounds__(kThreads)
@@ -163,16 +191,24 @@ __global__ void __launch_bounds__(kThreads)
     __shared__ knn_shared s;
     const int tid = threadIdx.x, tx = tid % 16, ty = tid / 16, lane = tid % 32, warp = tid / 32;
     const size_t q0 = (size_t)blockIdx.x * kBlockQueries;
+    // with a single chunk the queries are staged once and stay; otherwise every chunk restages them
+    const bool restage_queries = dim > (size_t)kChunkDims;
+    // d <= max_sqdist exactly when d < the next float up (+inf stays +inf: then only d < k-th distance counts)
+    const float above_bound = nextafterf(max_sqdist, INFINITY);
     if (tid < kBlockQueries)
         s.kth[tid] = INFINITY;
-    float list_d[kRowsPerWarp], kth[kRowsPerWarp];
+    float list_d[kRowsPerWarp];
     uint32_t list_id[kRowsPerWarp];
 #pragma unroll
     for (int i = 0; i < kRowsPerWarp; ++i) {
         list_d[i] = INFINITY;
-        kth[i] = INFINITY;
         list_id[i] = UINT32_MAX;
     }
+    float next_q[kQueryLoads], next_r[kRefLoads];
+    fetch_chunk(next_q, queries, q0, m, dim, 0, chunk_length(dim, 0));
+    fetch_chunk(next_r, ref, 0, n, dim, 0, chunk_length(dim, 0));
+    store_chunk(s.q, next_q);
+    store_chunk(s.r, next_r);
     for (size_t r0 = 0; r0 < n; r0 += kTileRefs) {
         float acc[kThreadQueries][kThreadRefs];
 #pragma unroll
@@ -181,11 +217,17 @@ __global__ void __launch_bounds__(kThreads)
             for (int j = 0; j < kThreadRefs; ++j)
                 acc[i][j] = 0.0f;
         for (size_t d0 = 0; d0 < dim; d0 += kChunkDims) {
-            const int len = dim - d0 < (size_t)kChunkDims ? (int)(dim - d0) : kChunkDims;
-            __syncthreads(); // the last chunk, or the last tile's selection, is done with shared memory
-            stage_chunk<kBlockQueries, kQueryStride>(s.q, queries, q0, m, dim, d0, len);
-            stage_chunk<kTileRefs, kRefStride>(s.r, ref, r0, n, dim, d0, len);
-            __syncthreads();
+            const int len = chunk_length(dim, d0);
+            __syncthreads(); // the chunk is staged
+            // fetch the next chunk: the next dimensions of this tile, else the first of the next tile
+            const bool tile_ends = d0 + kChunkDims >= dim;
+            const size_t next_r0 = tile_ends ? r0 + kTileRefs : r0, next_d0 = tile_ends ? 0 : d0 + kChunkDims;
+            const bool more = next_r0 < n;
+            if (more) {
+                if (restage_queries)
+                    fetch_chunk(next_q, queries, q0, m, dim, next_d0, chunk_length(dim, next_d0));
+                fetch_chunk(next_r, ref, next_r0, n, dim, next_d0, chunk_length(dim, next_d0));
+            }
             if (len == kChunkDims) {
 #pragma unroll
                 for (int dd = 0; dd < kChunkDims; ++dd)
@@ -194,11 +236,19 @@ __global__ void __launch_bounds__(kThreads)
                 for (int dd = 0; dd < len; ++dd)
                     accumulate_dim(s, dd, tx, ty, acc);
             }
+            if (tile_ends) {
+                const size_t tile_rows = n - r0 < (size_t)kTileRefs ? n - r0 : (size_t)kTileRefs;
+                publish_tile(s, acc, tx, ty, q0, m, tile_rows, above_bound);
+                __syncthreads();
+                select_tile(s, list_d, list_id, r0, k, above_bound, warp, lane);
+            }
+            __syncthreads(); // everyone is done with the staged chunk
+            if (more) {
+                if (restage_queries)
+                    store_chunk(s.q, next_q);
+                store_chunk(s.r, next_r);
+            }
         }
-        const size_t tile_rows = n - r0 < (size_t)kTileRefs ? n - r0 : (size_t)kTileRefs;
-        publish_tile(s, acc, tx, ty, q0, m, tile_rows, max_sqdist);
-        __syncthreads();
-        select_tile(s, list_d, list_id, kth, r0, k, max_sqdist, warp, lane);
     }
 #pragma unroll
     for (int i = 0; i < kRowsPerWarp; ++i) {

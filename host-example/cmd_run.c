@@ -33,8 +33,41 @@ static int build_config(const host_options *o, const char *const *default_sets, 
     return bad ? -1 : 0;
 }
 
+static int compare_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Runs the pipeline `repeat` times; keeps the last result, with each stage's median time over the runs. */
+static int run_repeated(grip_pipeline *p, int repeat, const host_cloud *models, int n_models,
+                        const uint32_t *model_of_cloud, uint32_t n_model_ids, const host_cloud *scene,
+                        pipeline_result *result, grip_diag *diag)
+{
+    double *times = calloc((size_t)repeat * PIPELINE_STAGES, sizeof *times);
+    if (!times) {
+        grip_diag_add(diag, "out of memory");
+        return 1;
+    }
+    int rc = 0;
+    for (int run = 0; run < repeat && rc == 0; run++) {
+        pipeline_result_free(result);
+        if (pipeline_run(p, models, (uint32_t)n_models, model_of_cloud, n_model_ids, scene, result, diag) != 0)
+            rc = 1;
+        for (int s = 0; s < PIPELINE_STAGES && rc == 0; s++)
+            times[s * repeat + run] = result->timings_ms[s];
+    }
+    for (int s = 0; s < PIPELINE_STAGES && rc == 0; s++) {
+        qsort(times + s * repeat, (size_t)repeat, sizeof *times, compare_double);
+        result->timings_ms[s] = times[s * repeat + repeat / 2];
+    }
+    free(times);
+    return rc;
+}
+
 int host_run_pipeline(const host_options *o, const char *const *default_sets, const host_cloud *models,
-                      int n_models, const host_cloud *scene, pipeline_result *result)
+                      int n_models, const uint32_t *model_of_cloud, uint32_t n_model_ids, const host_cloud *scene,
+                      pipeline_result *result)
 {
     char path[4096];
     if (host_plugin_path(o, path, sizeof path) != 0)
@@ -46,8 +79,8 @@ int host_run_pipeline(const host_options *o, const char *const *default_sets, co
     if (build_config(o, default_sets, &cfg, &diag) != 0 || pipeline_open(&p, path, &cfg, &diag) != 0) {
         rc = 2;
     } else {
-        if (pipeline_run(&p, models, (uint32_t)n_models, scene, result, &diag) != 0)
-            rc = 1;
+        rc = run_repeated(&p, o->repeat > 1 ? o->repeat : 1, models, n_models, model_of_cloud, n_model_ids, scene,
+                          result, &diag);
         pipeline_close(&p);
     }
     grip_diag_print(&diag, stderr);
@@ -85,7 +118,7 @@ int cmd_run(const host_options *o)
     if (!models)
         fprintf(stderr, "grip-host: out of memory\n");
     else if (read_clouds(o, models, &scene) == 0)
-        rc = host_run_pipeline(o, NULL, models, o->n_models, &scene, &r);
+        rc = host_run_pipeline(o, NULL, models, o->n_models, NULL, 0, &scene, &r);
     if (rc == 0) {
         if (o->json)
             pipeline_result_print_json(stdout, &r, o->models);

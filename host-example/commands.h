@@ -17,6 +17,7 @@ typedef struct host_options {
     unsigned long long seed;   /* --seed N (demo, synth) */
     int objects;               /* --objects N (demo, synth); 0 = default */
     int json;                  /* --json */
+    int repeat;                /* --repeat N: run the pipeline N times, report median stage times (default 1) */
 } host_options;
 
 int cmd_list(const host_options *o);
@@ -32,6 +33,7 @@ int host_plugin_path(const host_options *o, char *buf, size_t n);
  * --set), opens the pipeline and runs it. Prints problems to stderr. 0, or the exit status on failure. */
 #include "pipeline.h"
 int host_run_pipeline(const host_options *o, const char *const *default_sets, const host_cloud *models,
-                      int n_models, const host_cloud *scene, pipeline_result *result);
+                      int n_models, const uint32_t *model_of_cloud, uint32_t n_model_ids, const host_cloud *scene,
+                      pipeline_result *result);
 
 #endif

@@ -19,7 +19,8 @@ static void usage(FILE *f)
             "commands:\n"
             "  list                          the plugin's stages and their parameter tables\n"
             "  run --config FILE --model FILE [--model FILE]... --scene FILE [--set section.key=value]... [--json]\n"
-            "                                recognise the models in the scene (PCD or PLY files)\n"
+            "      [--repeat N]              recognise the models in the scene (PCD or PLY files); with --repeat,\n"
+            "                                run N times and report each stage's median time\n"
             "  demo [--config FILE] [--seed N] [--objects N] [--set ...] [--json]\n"
             "                                generate a scene with known poses, recognise it, compare with the truth\n"
             "  synth --out DIR [--seed N] [--objects N]\n"
@@ -57,7 +58,7 @@ static int parse_option(int argc, char **argv, int *i, host_options *o)
         return 0;
     }
     static const char *with_value[] = {"--plugin", "--config", "--set", "--model", "--scene", "--out", "--seed",
-                                       "--objects"};
+                                       "--objects", "--repeat"};
     int known = 0;
     for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++)
         known |= strcmp(a, with_value[k]) == 0;
@@ -76,6 +77,12 @@ static int parse_option(int argc, char **argv, int *i, host_options *o)
     else if (strcmp(a, "--out") == 0) o->out_dir = v;
     else if (strcmp(a, "--seed") == 0) {
         if (parse_number(a, v, &o->seed)) return -1;
+    } else if (strcmp(a, "--repeat") == 0) {
+        if (parse_number(a, v, &n) || n < 1 || n > 1000) {
+            fprintf(stderr, "grip-host: --repeat must be 1..1000\n");
+            return -1;
+        }
+        o->repeat = (int)n;
     } else {
         if (parse_number(a, v, &n) || n > 16) {
             fprintf(stderr, "grip-host: --objects must be 1..16\n");

@@ -1,6 +1,7 @@
 /* pipeline.c -- see pipeline.h. */
 #include "pipeline.h"
 #include "host_util.h"
+#include "model_merge.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -131,10 +132,13 @@ static grip_cloud cloud_of(const host_cloud *c)
 
 /* What one run holds; released by run_state_free whatever happened. */
 typedef struct run_state {
+    uint32_t n_clouds;           /* model clouds (views) */
     uint32_t n_models;
-    grip_cloud *clouds;          /* n_models models, then the scene */
+    grip_cloud *clouds;          /* n_clouds model clouds, then the scene */
     grip_features **features;    /* likewise */
     grip_view *views;            /* likewise */
+    merged_model *merged;        /* n_models: a model's views merged (unused for one-view models) */
+    grip_view *models;           /* n_models: what index, group and verify see of each model */
     float *reference;            /* all models' descriptors, concatenated */
     uint32_t *model_ids;
     grip_index *index;
@@ -153,9 +157,13 @@ static void run_state_free(run_state *s)
         s->matches->release(s->matches);
     if (s->index)
         s->index->release(s->index);
-    for (uint32_t i = 0; s->features && i <= s->n_models; i++)
+    for (uint32_t i = 0; s->features && i <= s->n_clouds; i++)
         if (s->features[i])
             s->features[i]->release(s->features[i]);
+    for (uint32_t m = 0; s->merged && m < s->n_models; m++)
+        model_merge_free(&s->merged[m]);
+    free(s->merged);
+    free(s->models);
     free(s->features);
     free(s->views);
     free(s->clouds);
@@ -176,10 +184,10 @@ static int run_descriptors(grip_pipeline *p, run_state *st, const host_cloud *mo
                            grip_diag *diag)
 {
     const grip_stage_impl *d = p->impl[GRIP_STAGE_DESCRIPTOR];
-    for (uint32_t i = 0; i <= st->n_models; i++) {
-        const host_cloud *c = i < st->n_models ? &models[i] : scene;
+    for (uint32_t i = 0; i <= st->n_clouds; i++) {
+        const host_cloud *c = i < st->n_clouds ? &models[i] : scene;
         st->clouds[i] = cloud_of(c);
-        uint32_t role = i < st->n_models ? GRIP_ROLE_MODEL : GRIP_ROLE_SCENE;
+        uint32_t role = i < st->n_clouds ? GRIP_ROLE_MODEL : GRIP_ROLE_SCENE;
         grip_status s = d->describe(p->stage[GRIP_STAGE_DESCRIPTOR], &st->clouds[i], role, NULL, GRIP_MEM_HOST,
                                     &st->features[i]);
         if (s != GRIP_OK)
@@ -189,12 +197,41 @@ static int run_descriptors(grip_pipeline *p, run_state *st, const host_cloud *mo
     return 0;
 }
 
+/* The models index, group and verify see: each cloud, or the merge of each model's views. */
+static int build_models(run_state *st, const uint32_t *model_of_cloud, grip_diag *diag)
+{
+    if (!model_of_cloud) {
+        memcpy(st->models, st->views, st->n_models * sizeof *st->models);
+        return 0;
+    }
+    const grip_cloud **clouds = calloc(st->n_clouds + 1, sizeof *clouds);
+    const grip_features **feats = calloc(st->n_clouds + 1, sizeof *feats);
+    int rc = clouds && feats ? 0 : -1;
+    for (uint32_t m = 0; m < st->n_models && rc == 0; m++) {
+        uint32_t n = 0;
+        for (uint32_t c = 0; c < st->n_clouds; c++)
+            if (model_of_cloud[c] == m) {
+                clouds[n] = &st->clouds[c];
+                feats[n++] = st->features[c];
+            }
+        if (n == 0 || model_merge(clouds, feats, n, &st->merged[m]) != 0)
+            rc = -1;
+        else
+            st->models[m] = (grip_view){sizeof(grip_view), &st->merged[m].cloud, &st->merged[m].features};
+    }
+    if (rc != 0)
+        grip_diag_add(diag, "cannot merge the model views (a model without views, or out of memory)");
+    free(clouds);
+    free(feats);
+    return rc;
+}
+
 /* Every model's descriptor rows, concatenated in model order and tagged by model id. */
 static int gather_reference(run_state *st, uint32_t dim, uint64_t *rows, grip_diag *diag)
 {
     uint64_t n = 0;
     for (uint32_t m = 0; m < st->n_models; m++)
-        n += st->features[m]->descriptors.rows;
+        n += st->models[m].features->descriptors.rows;
     st->reference = malloc((size_t)n * dim * sizeof(float) + 1);
     st->model_ids = malloc((size_t)n * sizeof(uint32_t) + 1);
     if (!st->reference || !st->model_ids) {
@@ -203,7 +240,7 @@ static int gather_reference(run_state *st, uint32_t dim, uint64_t *rows, grip_di
     }
     uint64_t at = 0;
     for (uint32_t m = 0; m < st->n_models; m++) {
-        const grip_array *dsc = &st->features[m]->descriptors;
+        const grip_array *dsc = &st->models[m].features->descriptors;
         memcpy(st->reference + at * dim, dsc->data, (size_t)dsc->rows * dim * sizeof(float));
         for (uint64_t r = 0; r < dsc->rows; r++)
             st->model_ids[at + r] = m;
@@ -215,7 +252,7 @@ static int gather_reference(run_state *st, uint32_t dim, uint64_t *rows, grip_di
 
 static int run_index_and_match(grip_pipeline *p, run_state *st, pipeline_result *r, grip_diag *diag)
 {
-    uint32_t dim = st->features[st->n_models]->descriptor_dim;
+    uint32_t dim = st->features[st->n_clouds]->descriptor_dim;
     uint64_t rows = 0;
     if (gather_reference(st, dim, &rows, diag) != 0)
         return -1;
@@ -226,7 +263,7 @@ static int run_index_and_match(grip_pipeline *p, run_state *st, pipeline_result 
     if (s != GRIP_OK)
         return stage_failed(p, GRIP_STAGE_INDEX, s, "the models' descriptors", diag);
     double t1 = host_now_ms();
-    const grip_array *queries = &st->features[st->n_models]->descriptors;
+    const grip_array *queries = &st->features[st->n_clouds]->descriptors;
     s = p->impl[GRIP_STAGE_MATCH]->match(p->stage[GRIP_STAGE_MATCH], st->index, queries, GRIP_MEM_HOST, &st->matches);
     if (s != GRIP_OK)
         return stage_failed(p, GRIP_STAGE_MATCH, s, "the scene's descriptors", diag);
@@ -256,8 +293,8 @@ static int collect_result(const run_state *st, pipeline_result *r, grip_diag *di
         return -1;
     }
     for (uint32_t m = 0; m < st->n_models; m++)
-        r->model_keypoints[m] = (size_t)st->features[m]->keypoints.rows;
-    r->scene_keypoints = (size_t)st->features[st->n_models]->keypoints.rows;
+        r->model_keypoints[m] = (size_t)st->models[m].features->keypoints.rows;
+    r->scene_keypoints = (size_t)st->features[st->n_clouds]->keypoints.rows;
     r->correspondences = (size_t)st->matches->count;
     for (uint32_t i = 0; i < st->hypotheses->count; i++) {
         const grip_hypothesis *h = hypothesis_at(st->hypotheses, i);
@@ -281,23 +318,23 @@ static int collect_result(const run_state *st, pipeline_result *r, grip_diag *di
     return 0;
 }
 
-static int run_stages(grip_pipeline *p, run_state *st, const host_cloud *models, const host_cloud *scene,
-                      pipeline_result *r, grip_diag *diag)
+static int run_stages(grip_pipeline *p, run_state *st, const host_cloud *models, const uint32_t *model_of_cloud,
+                      const host_cloud *scene, pipeline_result *r, grip_diag *diag)
 {
     double t0 = host_now_ms();
-    if (run_descriptors(p, st, models, scene, diag) != 0)
+    if (run_descriptors(p, st, models, scene, diag) != 0 || build_models(st, model_of_cloud, diag) != 0)
         return -1;
     r->timings_ms[GRIP_STAGE_DESCRIPTOR] = host_now_ms() - t0;
     if (run_index_and_match(p, st, r, diag) != 0)
         return -1;
-    const grip_view *scene_view = &st->views[st->n_models];
+    const grip_view *scene_view = &st->views[st->n_clouds];
     t0 = host_now_ms();
-    grip_status s = p->impl[GRIP_STAGE_GROUP]->group(p->stage[GRIP_STAGE_GROUP], st->views, st->n_models, scene_view,
+    grip_status s = p->impl[GRIP_STAGE_GROUP]->group(p->stage[GRIP_STAGE_GROUP], st->models, st->n_models, scene_view,
                                                     st->matches, &st->hypotheses);
     if (s != GRIP_OK)
         return stage_failed(p, GRIP_STAGE_GROUP, s, "the correspondences", diag);
     double t1 = host_now_ms();
-    s = p->impl[GRIP_STAGE_VERIFY]->verify(p->stage[GRIP_STAGE_VERIFY], st->views, st->n_models, scene_view,
+    s = p->impl[GRIP_STAGE_VERIFY]->verify(p->stage[GRIP_STAGE_VERIFY], st->models, st->n_models, scene_view,
                                            st->hypotheses, &st->verdicts);
     if (s != GRIP_OK)
         return stage_failed(p, GRIP_STAGE_VERIFY, s, "the hypotheses", diag);
@@ -306,23 +343,26 @@ static int run_stages(grip_pipeline *p, run_state *st, const host_cloud *models,
     return collect_result(st, r, diag);
 }
 
-int pipeline_run(grip_pipeline *p, const host_cloud *models, uint32_t n_models, const host_cloud *scene,
-                 pipeline_result *r, grip_diag *diag)
+int pipeline_run(grip_pipeline *p, const host_cloud *clouds, uint32_t n_clouds, const uint32_t *model_of_cloud,
+                 uint32_t n_models, const host_cloud *scene, pipeline_result *r, grip_diag *diag)
 {
     memset(r, 0, sizeof *r);
     run_state st;
     memset(&st, 0, sizeof st);
-    st.n_models = n_models;
-    st.clouds = calloc(n_models + 1, sizeof *st.clouds);
-    st.features = calloc(n_models + 1, sizeof *st.features);
-    st.views = calloc(n_models + 1, sizeof *st.views);
+    st.n_clouds = n_clouds;
+    st.n_models = model_of_cloud ? n_models : n_clouds;
+    st.clouds = calloc(n_clouds + 1, sizeof *st.clouds);
+    st.features = calloc(n_clouds + 1, sizeof *st.features);
+    st.views = calloc(n_clouds + 1, sizeof *st.views);
+    st.merged = calloc(st.n_models + 1, sizeof *st.merged);
+    st.models = calloc(st.n_models + 1, sizeof *st.models);
     int rc = -1;
-    if (!st.clouds || !st.features || !st.views)
+    if (!st.clouds || !st.features || !st.views || !st.merged || !st.models)
         grip_diag_add(diag, "out of host memory");
-    else if (n_models == 0)
+    else if (n_clouds == 0 || st.n_models == 0)
         grip_diag_add(diag, "no model to look for (give at least one --model)");
     else
-        rc = run_stages(p, &st, models, scene, r, diag);
+        rc = run_stages(p, &st, clouds, model_of_cloud, scene, r, diag);
     run_state_free(&st);
     if (rc != 0)
         pipeline_result_free(r);

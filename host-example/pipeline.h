@@ -23,10 +23,13 @@ typedef struct grip_pipeline {
 int pipeline_open(grip_pipeline *p, const char *plugin_path, grip_config *cfg, grip_diag *diag);
 void pipeline_close(grip_pipeline *p);
 
-/* Runs descriptor (every model, then the scene), index (all models' descriptors, tagged by model), match (scene
- * against the index), group and verify. Fills *r (free with pipeline_result_free()). Returns 0, or -1 with a
- * message naming the stage and the plugin's own error text in diag. */
-int pipeline_run(grip_pipeline *p, const host_cloud *models, uint32_t n_models, const host_cloud *scene,
-                 pipeline_result *r, grip_diag *diag);
+/* Runs descriptor (every model cloud, then the scene), index (all models' descriptors, tagged by model), match
+ * (scene against the index), group and verify. Fills *r (free with pipeline_result_free()). Returns 0, or -1 with
+ * a message naming the stage and the plugin's own error text in diag.
+ * model_of_cloud (n_clouds entries, each < n_models) makes several clouds views of one model: each view is
+ * described alone, then the views of a model are merged (model_merge.h). NULL: every cloud is its own model and
+ * n_models is ignored. */
+int pipeline_run(grip_pipeline *p, const host_cloud *clouds, uint32_t n_clouds, const uint32_t *model_of_cloud,
+                 uint32_t n_models, const host_cloud *scene, pipeline_result *r, grip_diag *diag);
 
 #endif

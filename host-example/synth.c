@@ -10,13 +10,14 @@
 
 #include "host_util.h"
 #include "synth_place.h"
+#include "synth_views.h"
 
 #define SYNTH_PI 3.14159265358979323846
 #define SYNTH_DEG (SYNTH_PI / 180)
 #define ARRANGEMENTS 100 /* whole arrangements tried before giving up */
-#define NOISE_CLIP 4.0   /* depth noise is truncated at this many sigma */
 #define PREVIEW_STEP 4   /* pixel size of the visibility screen, in image pixels */
 #define AUTO_SPREAD 0.1  /* m; the default placement radius is this times the root of the number of objects */
+#define MAX_MODEL_VIEWS 360
 
 void synth_params_default(synth_params *p)
 {
@@ -47,17 +48,6 @@ static int fail(char *err, size_t errlen, const char *fmt, ...)
         va_end(ap);
     }
     return -1;
-}
-
-/* Standard normal (Box-Muller) redrawn until it lies within NOISE_CLIP. */
-static double rng_clipped_normal(uint64_t *state)
-{
-    for (;;) {
-        double u = synth_rng_uniform(state, 0, 1), v = synth_rng_uniform(state, 0, 1);
-        double g = sqrt(-2 * log(1 - u)) * cos(2 * SYNTH_PI * v);
-        if (fabs(g) <= NOISE_CLIP)
-            return g;
-    }
 }
 
 /* ---- parameters and camera ------------------------------------------------------------------------------- */
@@ -109,6 +99,10 @@ static int check_params(const synth_params *p, synth_camera *cam, char *err, siz
                     p->placement_radius);
     if (!in_range(p->min_visible_fraction, 0, 1))
         return fail(err, errlen, "synth: min_visible_fraction %g is not in 0..1", p->min_visible_fraction);
+    if (p->model_views > MAX_MODEL_VIEWS)
+        return fail(err, errlen, "synth: model_views %u is not in 0..%d", p->model_views, MAX_MODEL_VIEWS);
+    if (!in_range(p->model_view_noise, 0, 0.05))
+        return fail(err, errlen, "synth: model_view_noise %g m is not in 0..0.05", p->model_view_noise);
     return 0;
 }
 
@@ -196,10 +190,11 @@ static void fill_scene(const synth_params *p, const synth_camera *cam, const syn
             size_t i = (size_t)v * cam->width + u;
             double z = img->depth[i];
             if (img->label[i] >= 0 && p->noise_sigma > 0)
-                z += p->noise_sigma * rng_clipped_normal(&rng);
-            scene->xyz[3 * i] = (float)(z * (u - cam->cx) / cam->fx);
-            scene->xyz[3 * i + 1] = (float)(z * (v - cam->cy) / cam->fy);
-            scene->xyz[3 * i + 2] = (float)z;
+                z += p->noise_sigma * synth_rng_clipped_normal(&rng);
+            double c[3];
+            synth_pixel_point(cam, u, v, z, c);
+            for (int k = 0; k < 3; k++)
+                scene->xyz[3 * i + k] = (float)c[k];
             const uint8_t *base = img->label[i] < 0    ? NULL
                                   : img->label[i] == 0 ? table_colour
                                                        : kind_colours[kind_of_object[img->label[i] - 1] % n_colours];
@@ -212,8 +207,8 @@ static void fill_scene(const synth_params *p, const synth_camera *cam, const syn
 /* ---- generation ------------------------------------------------------------------------------------------ */
 
 /* Kinds of the objects: a seeded shuffle of the catalogue, repeated when there are more objects than kinds;
- * models are the kinds present, in order of first use. */
-static void choose_kinds(const synth_params *p, uint64_t *rng, uint32_t *kind_of_object, uint32_t *n_models)
+ * the kinds present are numbered in order of first use (object i shows kind number i % n_kinds). */
+static void choose_kinds(const synth_params *p, uint64_t *rng, uint32_t *kind_of_object, uint32_t *n_kinds)
 {
     uint32_t nk = synth_shape_count(), order[SYNTH_MAX_KINDS];
     for (uint32_t k = 0; k < nk; k++)
@@ -225,14 +220,20 @@ static void choose_kinds(const synth_params *p, uint64_t *rng, uint32_t *kind_of
     }
     for (uint32_t i = 0; i < p->n_objects; i++)
         kind_of_object[i] = order[i % nk];
-    *n_models = p->n_objects < nk ? p->n_objects : nk;
+    *n_kinds = p->n_objects < nk ? p->n_objects : nk;
 }
 
-static int alloc_scene(const synth_params *p, uint32_t n_models, synth_scene *s)
+static int alloc_scene(const synth_params *p, uint32_t n_kinds, synth_scene *s)
 {
     size_t n = (size_t)p->width * p->height;
     s->n_objects = p->n_objects;
+    s->n_kinds = n_kinds;
+    s->views_per_kind = p->model_views > 0 ? p->model_views : 1;
+    uint32_t n_models = n_kinds * s->views_per_kind;
     s->n_models = n_models;
+    s->complete = calloc(n_kinds, sizeof *s->complete);
+    if (p->model_views > 0 && !(s->view_origin = calloc(n_models, sizeof *s->view_origin)))
+        return -1;
     s->scene.width = p->width;
     s->scene.height = p->height;
     s->scene.n = n;
@@ -247,8 +248,8 @@ static int alloc_scene(const synth_params *p, uint32_t n_models, synth_scene *s)
     s->labels = malloc(n * sizeof *s->labels);
     s->visible_pixels = calloc(p->n_objects, sizeof *s->visible_pixels);
     s->visible_fraction = calloc(p->n_objects, sizeof *s->visible_fraction);
-    if (!s->scene.xyz || !s->scene.rgb || !s->scene.path || !s->models || !s->names || !s->kind_of_model ||
-        !s->model_of_object || !s->poses || !s->labels || !s->visible_pixels || !s->visible_fraction)
+    if (!s->scene.xyz || !s->scene.rgb || !s->scene.path || !s->complete || !s->models || !s->names ||
+        !s->kind_of_model || !s->model_of_object || !s->poses || !s->labels || !s->visible_pixels || !s->visible_fraction)
         return -1;
     snprintf(s->scene.path, 64, "synth:seed=%llu", (unsigned long long)p->seed);
     return 0;
@@ -256,40 +257,22 @@ static int alloc_scene(const synth_params *p, uint32_t n_models, synth_scene *s)
 
 /* Scratch of one generation, freed in one place. */
 typedef struct work {
-    synth_model models[SYNTH_MAX_KINDS];
+    synth_model models[SYNTH_MAX_KINDS]; /* per kind present */
     uint32_t n_models;
+    uint32_t model_of_object[SYNTH_MAX_OBJECTS]; /* into models */
     synth_spot spots[SYNTH_MAX_OBJECTS];
     synth_camera preview_cam; /* a coarser camera that screens arrangements for visibility cheaply */
     synth_image img, preview;
     uint32_t preview_visible[SYNTH_MAX_OBJECTS];
 } work;
 
-static void image_free(synth_image *img)
-{
-    free(img->depth);
-    free(img->label);
-    free(img->facing);
-    free(img->alone);
-}
-
 static void work_free(work *w)
 {
     for (uint32_t m = 0; m < w->n_models; m++)
         synth_model_free(&w->models[m]);
     w->img.label = NULL; /* owned by the scene */
-    image_free(&w->img);
-    image_free(&w->preview);
-}
-
-/* Allocates an image for the camera; the labels too unless `label` is given. */
-static int image_alloc(const synth_camera *cam, uint32_t n_objects, int32_t *label, synth_image *img)
-{
-    size_t n = (size_t)cam->width * cam->height;
-    img->depth = malloc(n * sizeof *img->depth);
-    img->label = label ? label : malloc(n * sizeof *img->label);
-    img->facing = malloc(n * sizeof *img->facing);
-    img->alone = malloc(n_objects * sizeof *img->alone);
-    return img->depth && img->label && img->facing && img->alone ? 0 : -1;
+    synth_image_free(&w->img);
+    synth_image_free(&w->preview);
 }
 
 /* The camera with pixels PREVIEW_STEP times larger (the same field of view), or the camera itself when small. */
@@ -311,26 +294,50 @@ static void preview_camera(const synth_camera *cam, synth_camera *out)
 static int arrange_visible(const synth_stage *st, work *w, synth_scene *s, uint64_t *rng)
 {
     int screened = w->preview_cam.width == st->cam.width;
-    return synth_arrange(st, w->models, s->model_of_object, rng, w->spots) &&
+    return synth_arrange(st, w->models, w->model_of_object, rng, w->spots) &&
            (screened || render_visible(st, &w->preview_cam, w->models, w->spots, &w->preview, w->preview_visible)) &&
            render_visible(st, &st->cam, w->models, w->spots, &w->img, s->visible_pixels);
 }
 
-/* Samples the models and fills in everything the scene says about them. */
+/* Samples the kinds' complete surfaces, the models too when they are complete surfaces, and fills in what the
+ * scene says of the models but their views. */
 static int make_models(const synth_params *p, const uint32_t *kind_of_object, work *w, synth_scene *s)
 {
-    for (uint32_t m = 0; m < s->n_models; m++) {
-        uint32_t kind = kind_of_object[m]; /* the first n_models objects have distinct kinds */
-        if (synth_model_make(synth_shape_get(kind), p->model_spacing, &w->models[m]) != 0)
+    uint32_t per_kind = s->views_per_kind;
+    for (uint32_t k = 0; k < s->n_kinds; k++) {
+        uint32_t kind = kind_of_object[k]; /* the first n_kinds objects have distinct kinds */
+        if (synth_model_make(synth_shape_get(kind), p->model_spacing, &w->models[k]) != 0)
             return -1;
-        w->n_models = m + 1;
-        if (model_cloud(&w->models[m], &s->models[m]) != 0)
+        w->n_models = k + 1;
+        if (model_cloud(&w->models[k], &s->complete[k]) != 0 ||
+            (p->model_views == 0 && model_cloud(&w->models[k], &s->models[k]) != 0))
             return -1;
-        s->names[m] = w->models[m].shape->name;
-        s->kind_of_model[m] = kind;
+        for (uint32_t v = 0; v < per_kind; v++)
+            s->kind_of_model[k * per_kind + v] = kind;
     }
-    for (uint32_t i = 0; i < p->n_objects; i++)
-        s->model_of_object[i] = i % s->n_models;
+    for (uint32_t i = 0; i < p->n_objects; i++) {
+        w->model_of_object[i] = i % s->n_kinds;
+        s->model_of_object[i] = w->model_of_object[i] * per_kind;
+    }
+    return 0;
+}
+
+/* Renders every kind's views (when asked for) and names the models. */
+static int make_views(const synth_stage *st, const work *w, synth_scene *s, char *err, size_t errlen)
+{
+    const synth_params *p = st->p;
+    for (uint32_t k = 0; k < s->n_kinds && p->model_views > 0; k++) {
+        uint32_t first = k * p->model_views;
+        int rc = synth_views_make(p, &st->cam, st->T_cw, &w->models[k], s->kind_of_model[first],
+                                  &s->models[first], &s->view_origin[first]);
+        if (rc == -1)
+            return fail(err, errlen, "synth: out of memory");
+        if (rc != 0)
+            return fail(err, errlen, "synth: a view of model %s holds no point within max_range %g m",
+                        w->models[k].shape->name, p->max_range);
+    }
+    for (uint32_t m = 0; m < s->n_models; m++)
+        s->names[m] = s->models[m].path;
     return 0;
 }
 
@@ -338,11 +345,11 @@ static int generate(const synth_stage *st, work *w, synth_scene *s, char *err, s
 {
     const synth_params *p = st->p;
     uint64_t rng = p->seed;
-    uint32_t kind_of_object[SYNTH_MAX_OBJECTS], n_models;
-    choose_kinds(p, &rng, kind_of_object, &n_models);
+    uint32_t kind_of_object[SYNTH_MAX_OBJECTS], n_kinds;
+    choose_kinds(p, &rng, kind_of_object, &n_kinds);
     preview_camera(&st->cam, &w->preview_cam);
-    if (alloc_scene(p, n_models, s) != 0 || image_alloc(&st->cam, p->n_objects, s->labels, &w->img) != 0 ||
-        image_alloc(&w->preview_cam, p->n_objects, NULL, &w->preview) != 0 ||
+    if (alloc_scene(p, n_kinds, s) != 0 || synth_image_alloc(&st->cam, p->n_objects, s->labels, &w->img) != 0 ||
+        synth_image_alloc(&w->preview_cam, p->n_objects, NULL, &w->preview) != 0 ||
         make_models(p, kind_of_object, w, s) != 0)
         return fail(err, errlen, "synth: out of memory");
     int done = 0;
@@ -361,7 +368,7 @@ static int generate(const synth_stage *st, work *w, synth_scene *s, char *err, s
     s->table_size[0] = p->table_x;
     s->table_size[1] = p->table_y;
     fill_scene(p, &st->cam, &w->img, kind_of_object, &s->scene);
-    return 0;
+    return make_views(st, w, s, err, errlen);
 }
 
 int synth_generate(const synth_params *p, synth_scene *out, char *err, size_t errlen)
@@ -388,7 +395,11 @@ void synth_scene_free(synth_scene *s)
     host_cloud_free(&s->scene);
     for (uint32_t m = 0; s->models && m < s->n_models; m++)
         host_cloud_free(&s->models[m]);
+    for (uint32_t k = 0; s->complete && k < s->n_kinds; k++)
+        host_cloud_free(&s->complete[k]);
     free(s->models);
+    free(s->complete);
+    free(s->view_origin);
     free(s->names);
     free(s->kind_of_model);
     free(s->model_of_object);

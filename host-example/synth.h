@@ -9,9 +9,16 @@
  * than 4 sigma of depth from its surface). Everything is a deterministic function of the parameters; the noise
  * uses its own random stream, so the same seed with and without noise gives the same objects and poses.
  *
- * Models are the objects' whole surfaces sampled on near-uniform lattices (model_spacing apart) with outward
- * unit normals, in the object's frame (metres, z up, base on z = 0), like scanned models. Ground truth: poses[i]
- * maps model_of_object[i]'s frame to the camera frame (row-major 4x4). */
+ * Every kind present has a complete model: its whole surface sampled on near-uniform lattices (model_spacing
+ * apart) with outward unit normals, in the object's frame (metres, z up, base on z = 0), like a scanned model.
+ * The models the pipeline gets are either those complete surfaces (model_views = 0) or, since a range camera
+ * never sees an object's far side and descriptors of a complete surface mix it in, VIEW-BASED: model_views
+ * partial views per kind, each what the scene's camera (same intrinsics, camera_distance, camera_elevation_deg,
+ * max_range) sees of the object alone (no table, no other object) standing upright and turned by
+ * 360 v / model_views degrees about its z axis (as a scene object's yaw turns it), the camera looking at the
+ * point half the object's height above its origin. A view keeps the finite points, unorganized, in the OBJECT's
+ * frame, without normals; view_origin says where the camera was, for flipping normals toward it. Ground truth:
+ * poses[i] maps object i's frame -- shared by every model of its kind -- to the camera frame (row-major 4x4). */
 #ifndef GRIP_HOST_SYNTH_H
 #define GRIP_HOST_SYNTH_H
 
@@ -37,23 +44,36 @@ typedef struct synth_params {
     double placement_radius;     /* m, objects stand within this distance of the table point the camera looks at
                                     (smaller: more clutter and occlusion); 0 = 0.1 m * sqrt(n_objects) */
     double min_visible_fraction; /* of each object's pixels when seen alone, still visible in the scene */
+    uint32_t model_views;        /* 0: the models are the complete surfaces; 1..360: that many partial views
+                                    per kind (see above) */
+    double model_view_noise;     /* m, depth noise of the views, as noise_sigma for the scene (0 = exact) */
 } synth_params;
 
 /* Defaults: seed 1, 4 objects, 640 x 480 Kinect intrinsics, noise 1 mm, range 3 m, camera 0.8 m away 50 degrees
  * down, tilt up to 5 degrees, table 1.2 x 0.8 m, model spacing 2.5 mm, placement radius 0 (automatic),
- * 40 % visible. */
+ * 40 % visible, complete models (model_views 0), exact views (model_view_noise 0). */
 void synth_params_default(synth_params *p);
 
 /* A generated scene. Every pointer is malloc'd and owned by the struct: free with synth_scene_free(). */
 typedef struct synth_scene {
     host_cloud scene;          /* width x height, camera frame, xyz and rgb (a colour per kind, shaded); no normals */
     uint32_t n_objects;
-    uint32_t n_models;         /* kinds present */
-    host_cloud *models;        /* n_models unorganized clouds with normals, model frame */
-    const char **names;        /* n_models catalogue names (static strings) */
+    uint32_t n_kinds;          /* kinds present, numbered 0..n_kinds-1 in order of first use */
+    uint32_t views_per_kind;   /* model_views, or 1 when the models are complete surfaces */
+    uint32_t n_models;         /* n_kinds * views_per_kind; model m shows kind number m / views_per_kind */
+    host_cloud *models;        /* n_models unorganized clouds in their kind's object frame, kind-major (the views
+                                  of kind number k are models k * views_per_kind + v, v = 0..views_per_kind-1):
+                                  complete surfaces with normals, or views (xyz only) */
+    const char **names;        /* n_models: models[m].path, owned by that cloud: the catalogue name, or
+                                  "<name>@<yaw degrees>" for a view ("mug@45") */
     uint32_t *kind_of_model;   /* n_models catalogue indices */
-    uint32_t *model_of_object; /* n_objects */
-    double (*poses)[16];       /* n_objects, model frame -> camera frame, row-major */
+    double (*view_origin)[3];  /* n_models camera centres in the object frame, where each view was seen from
+                                  (the viewpoint to flip its normals toward); NULL when model_views = 0 */
+    host_cloud *complete;      /* n_kinds complete surfaces with normals, object frame, always made: model m's is
+                                  complete[m / views_per_kind]; use these for synth_pose_error */
+    uint32_t *model_of_object; /* n_objects: the first model of the object's kind (its first view); every model
+                                  of that kind shares the frame poses[i] places */
+    double (*poses)[16];       /* n_objects, object (model) frame -> camera frame, row-major */
     int32_t *labels;           /* scene.n: -1 nothing (NaN), 0 table, 1 + i object i */
     uint32_t *visible_pixels;  /* n_objects: pixels labelled 1 + i */
     double *visible_fraction;  /* n_objects: visible_pixels / pixels the object covers when alone */
@@ -71,7 +91,8 @@ int synth_generate(const synth_params *p, synth_scene *out, char *err, size_t er
 void synth_scene_free(synth_scene *s);
 
 /* Error of an estimated pose against the truth: the mean distance between the model's points under the two
- * poses (metres). 0 for an empty model. */
+ * poses (metres). 0 for an empty model. Pass the complete surface (complete[m / views_per_kind]): a view would
+ * weigh only the side it shows. */
 double synth_pose_error(const host_cloud *model, const double truth[16], const double estimate[16]);
 
 /* The catalogue. */

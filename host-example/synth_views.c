@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "host_util.h"
+
 #define SYNTH_PI 3.14159265358979323846
 #define VIEW_NOISE_STREAM 0x7669657773ull /* "views": the views' noise never shares the scene's stream */
 
@@ -82,6 +84,8 @@ int synth_views_make(const synth_params *p, const synth_camera *cam, const doubl
         snprintf(name, sizeof name, "%s@%g", model->shape->name, yaw_deg);
         views[v].path = host_strdup(name);
         rc = views[v].path ? view_cloud(p, cam, &img, object.pose, &rng, &views[v]) : -1;
+        for (int i = 0; i < 3 && rc == 0; i++) /* the sensor origin: normals of the view are flipped toward it */
+            views[v].viewpoint[i] = (float)origin[v][i];
     }
     synth_image_free(&img);
     return rc;

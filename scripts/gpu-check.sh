@@ -27,11 +27,17 @@ for t in $B/tests/test_device; do
   done
 done
 D=.data/pcl
-if [ -f $D/data_repo/correspondence_grouping/milk.pcd ]; then
+M=$D/data_repo/correspondence_grouping/milk.pcd S=$D/milk_cartoon_all_small_clorox.pcd
+if [ -f $M ]; then
+  # grip's CPU twins and PCL 1.13 on the same 16 cores, one after the other in this run
   for c in pcl_tutorial pcl_tutorial_gc; do
-    $B/grip-host run --config configs/$c.conf --model $D/data_repo/correspondence_grouping/milk.pcd \
-      --scene $D/milk_cartoon_all_small_clorox.pcd > "$OUT/run-$c.txt" 2>&1; echo "run $c: rc=$?"
-    tail -8 "$OUT/run-$c.txt"
+    $B/grip-host run --config configs/$c.conf --model $M --scene $S --repeat 10 > "$OUT/run-$c.txt" 2>&1
+    echo "run $c: rc=$?"; grep -E "keypoints|ACCEPTED|timings" "$OUT/run-$c.txt"
   done
+  if [ -f .pcl/pcl_ref.tar.xz ]; then
+    mkdir -p /tmp/p && tar xJf .pcl/pcl_ref.tar.xz -C /tmp/p
+    LD_LIBRARY_PATH=/tmp/p/pcl_ref/lib /tmp/p/pcl_ref/pcl_cg_ref $M $S --reps 5 > "$OUT/pcl-tutorial.txt" 2>&1
+    echo "pcl_cg_ref: rc=$?"; grep -iE "ms|instances|correspondences" "$OUT/pcl-tutorial.txt" | head -30
+  fi
 fi
 $B/grip-host demo > "$OUT/demo.txt" 2>&1; echo "demo: rc=$?"; tail -12 "$OUT/demo.txt"

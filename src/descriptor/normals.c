@@ -6,10 +6,6 @@
 
 #include "math/sym3_eigen.h"
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-
 /* What every worker thread reads. */
 typedef struct normals_job {
     const float *xyz;
@@ -26,16 +22,6 @@ typedef struct normals_scratch {
     float *sqdist;
     grip_neighbors nb;
 } normals_scratch;
-
-static int cpu_threads(const grip_ctx *ctx)
-{
-#ifdef _OPENMP
-    return ctx && ctx->opts.threads ? (int)ctx->opts.threads : omp_get_max_threads();
-#else
-    (void)ctx;
-    return 1;
-#endif
-}
 
 static void set_nan_row(float row[4])
 {
@@ -192,7 +178,7 @@ grip_status grip_normals_compute(grip_ctx *ctx, const float *xyz, size_t n, cons
             return st;
         job.tree = own;
     }
-    int rc = normals_run(&job, n, cpu_threads(ctx));
+    int rc = normals_run(&job, n, grip_ctx_threads(ctx));
     grip_kdtree3d_free(own);
     if (rc != 0)
         return grip_fail(ctx, GRIP_ENOMEM, "normals: out of memory for the neighbour lists (k = %u, radius = %g)",

@@ -7,9 +7,6 @@
 
 #include <float.h>
 #include <math.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 #define BOARD_MIN_SUPPORT 6       /* fewer support points (keypoint included) give a NaN frame */
 #define BOARD_SECTORS 24          /* PCL check_margin_array_size_ */
@@ -298,26 +295,16 @@ static grip_status check_inputs(grip_ctx *ctx, const float *surface_xyz, const f
     return GRIP_OK;
 }
 
-static int cpu_threads(const grip_ctx *ctx)
-{
-#ifdef _OPENMP
-    return ctx && ctx->opts.threads > 0 ? (int)ctx->opts.threads : omp_get_max_threads();
-#else
-    (void)ctx;
-    return 1;
-#endif
-}
-
-static grip_status frames_for_keypoints(grip_ctx *ctx, const board_job *job, const grip_flann_tree *tree,
+static grip_status frames_for_keypoints(grip_ctx *ctx, const board_job *job, const grip_kdtree3d *tree,
                                         const float *keypoint_xyz, size_t k, float radius)
 {
     int failed = 0;
-#pragma omp parallel num_threads(cpu_threads(ctx)) reduction(| : failed)
+#pragma omp parallel num_threads(grip_ctx_threads(ctx)) reduction(| : failed)
     {
         grip_neighbors support = {0};
 #pragma omp for schedule(dynamic, 16)
         for (size_t i = 0; i < k; ++i) {
-            if (failed || grip_flann_tree_radius(tree, keypoint_xyz + i * 3, radius, &support) != GRIP_OK) {
+            if (failed || grip_kdtree3d_radius_pcl(tree, keypoint_xyz + i * 3, radius, &support) != GRIP_OK) {
                 failed = 1;
                 continue;
             }
@@ -331,21 +318,21 @@ static grip_status frames_for_keypoints(grip_ctx *ctx, const board_job *job, con
 }
 
 grip_status grip_board_lrf(grip_ctx *ctx, const float *surface_xyz, const float *surface_normals, size_t n,
-                           const grip_flann_tree *tree, const float *keypoint_xyz, size_t k, float radius,
+                           const grip_kdtree3d *tree, const float *keypoint_xyz, size_t k, float radius,
                            int find_holes, float *frames_out)
 {
     grip_status st = check_inputs(ctx, surface_xyz, surface_normals, n, keypoint_xyz, k, radius, frames_out);
     if (st != GRIP_OK || k == 0)
         return st;
-    grip_flann_tree *own_tree = NULL;
+    grip_kdtree3d *own_tree = NULL;
     if (!tree) {
-        st = grip_flann_tree_build(ctx, surface_xyz, n, &own_tree);
+        st = grip_kdtree3d_build(ctx, surface_xyz, n, &own_tree);
         if (st != GRIP_OK)
             return st;
         tree = own_tree;
     }
     board_job job = {surface_xyz, surface_normals, find_holes, frames_out};
     st = frames_for_keypoints(ctx, &job, tree, keypoint_xyz, k, radius);
-    grip_flann_tree_free(own_tree);
+    grip_kdtree3d_free(own_tree);
     return st;
 }

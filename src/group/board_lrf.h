@@ -23,14 +23,14 @@
 
 #include <stddef.h>
 #include "core/ctx.h"
-#include "group/flann_tree.h"
+#include "spatial/kdtree3d.h"
 
 /* surface_xyz: n x 3 (non-finite points are never neighbours); surface_normals: n x 4 (nx ny nz curvature) of
- * the same points, NaN where unknown; tree: a FLANN-order tree over surface_xyz (flann_tree.h: PCL picks the
- * first of equal candidates in FLANN's order), or NULL to build one for this call;
+ * the same points, NaN where unknown; tree: a tree over surface_xyz, searched with grip_kdtree3d_radius_pcl (PCL
+ * picks the first of equal candidates in FLANN's order), or NULL to build one for this call;
  * keypoint_xyz: k x 3; radius > 0 (m). Writes frames_out, k x 9 (rows x, y, z axis), owned by the caller. */
 grip_status grip_board_lrf(grip_ctx *ctx, const float *surface_xyz, const float *surface_normals, size_t n,
-                           const grip_flann_tree *tree, const float *keypoint_xyz, size_t k, float radius,
+                           const grip_kdtree3d *tree, const float *keypoint_xyz, size_t k, float radius,
                            int find_holes, float *frames_out);
 
 #endif

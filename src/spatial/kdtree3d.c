@@ -16,9 +16,9 @@ typedef struct kd_pending {
     float bound; /* squared distance from the query to the node's box */
 } kd_pending;
 
-/* ---- search --------------------------------------------------------------------------------------------- */
+/* ---- k nearest ------------------------------------------------------------------------------------------ */
 
-/* A lower bound of point_sqdist over the box: per axis the gap (0 inside the slab), summed in the same order. */
+/* A lower bound of kd_point_sqdist over the box: per axis the gap (0 inside the slab), summed in the same order. */
 static float box_sqdist(const kd_node *nd, const float q[3])
 {
     float g[3];

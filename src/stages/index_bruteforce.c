@@ -2,6 +2,7 @@
  * model, tagged by model id). CPU twin: src/index/knn_exact.c. */
 #include "stages/stage.h"
 #include "stages/index_common.h"
+#include "index/knn_cuda.h"
 #include "index/knn_exact.h"
 
 #include <math.h>
@@ -12,11 +13,14 @@ static const grip_param_info bruteforce_params[] = {
     GRIP_PARAM_DEVICE,
 };
 
-/* The index object: a host copy of the reference rows, searched exactly. */
+/* The index object: a host copy of the reference rows, searched exactly; on a CUDA stage also a device copy,
+ * searched by cuda/knn_bruteforce.cu with bit-identical results (k up to GRIP_KNN_CUDA_MAX_K; the CPU twin
+ * answers larger k). */
 typedef struct bruteforce_index {
     grip_index pub;
     grip_ctx *ctx;
     float *rows;
+    grip_knn_cuda_ref *device_rows; /* NULL on a CPU stage */
 } bruteforce_index;
 
 static grip_status bruteforce_search(grip_index *self, const grip_array *queries, uint32_t k, float max_sqdist,
@@ -27,8 +31,11 @@ static grip_status bruteforce_search(grip_index *self, const grip_array *queries
     grip_status s = grip_index_search_begin(ix->ctx, self, queries, k, ids, sqdist, &io);
     if (s)
         return s;
-    s = grip_knn_exact(ix->ctx, ix->rows, (size_t)self->rows, io.queries, io.m, self->dim, k, max_sqdist, io.ids,
-                       io.sqdist);
+    if (ix->device_rows && k <= GRIP_KNN_CUDA_MAX_K)
+        s = grip_knn_cuda_search(ix->ctx, ix->device_rows, io.queries, io.m, k, max_sqdist, io.ids, io.sqdist);
+    else
+        s = grip_knn_exact(ix->ctx, ix->rows, (size_t)self->rows, io.queries, io.m, self->dim, k, max_sqdist, io.ids,
+                           io.sqdist);
     return grip_index_search_end(ix->ctx, &io, s, ids, sqdist);
 }
 
@@ -38,6 +45,7 @@ static void bruteforce_release(grip_index *self)
     if (!ix)
         return;
     grip_array_free_host(&ix->pub.model_ids);
+    grip_knn_cuda_ref_free(ix->device_rows);
     free(ix->rows);
     free(ix);
 }
@@ -53,6 +61,8 @@ static grip_status bruteforce_build(grip_stage *st, const grip_array *reference,
         return grip_fail(st->ctx, GRIP_ENOMEM, "index: out of memory");
     ix->ctx = st->ctx;
     s = grip_index_init(st->ctx, &ix->pub, reference, model_ids, &ix->rows);
+    if (!s && st->use_cuda)
+        s = grip_knn_cuda_ref_upload(st->ctx, ix->rows, (size_t)ix->pub.rows, ix->pub.dim, &ix->device_rows);
     if (s) {
         bruteforce_release(&ix->pub);
         return s;
@@ -72,7 +82,11 @@ const grip_stage_impl grip_index_bruteforce = {
     .kind = GRIP_STAGE_INDEX,
     .name = "bruteforce",
     .summary = "exact k-NN by brute force over every reference row (NaN rows never returned)",
+#ifdef GRIP_HAVE_CUDA
+    .backends = GRIP_BACKEND_CPU | GRIP_BACKEND_CUDA,
+#else
     .backends = GRIP_BACKEND_CPU,
+#endif
     .n_params = sizeof bruteforce_params / sizeof bruteforce_params[0],
     .params = bruteforce_params,
     .create = bruteforce_create,

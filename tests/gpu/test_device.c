@@ -1,6 +1,7 @@
 /* test_device.c (gpu) -- the CUDA plumbing every GPU stage builds on: the device is probed lazily, results are
  * placed in device memory on request and read back unchanged, and `device = cuda` resolves. Skips (77) without
  * a usable device. */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include "test_support.h"
 #include "core/cuda_bridge.h"
 #include "stages/stage.h"
@@ -75,6 +76,7 @@ int main(void)
         fprintf(stderr, "skipped: no usable CUDA device\n");
         return GRIP_TEST_SKIP;
     }
+    setenv("CK_FORK", "no", 1); /* CUDA is initialised above: a forked child could not use it */
     Suite *s = suite_create("device");
     TCase *tc = tcase_create("cuda");
     tcase_add_test(tc, device_is_probed_and_resolved);

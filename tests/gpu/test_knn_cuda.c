@@ -3,6 +3,7 @@
  * coordinates, NaN/inf rows and queries, D = 3, 33, 128, 352, k = 1, 2, 5, 32 (also k > n), sizes that are no
  * multiple of the kernel's tiles (64 queries x 128 rows), inclusive max_sqdist bounds; device-resident queries
  * and results; bad arguments; device out of memory leaves the context usable. Skips (77) without a usable device. */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include "test_support.h"
 #include "core/cuda_bridge.h"
 #include "index/knn_cuda.h"
@@ -353,6 +354,8 @@ int main(void)
         fprintf(stderr, "skipped: no usable CUDA device\n");
         return GRIP_TEST_SKIP;
     }
+    /* the probe above started CUDA in this process, and a forked child cannot use CUDA then: run in-process */
+    setenv("CK_FORK", "no", 1);
     Suite *s = suite_create("knn_cuda");
     TCase *exact = tcase_create("exact");
     tcase_add_test(exact, uniform_every_dim_and_k);

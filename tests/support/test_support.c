@@ -62,9 +62,67 @@ void *grip_test_read_file(const char *path, size_t *bytes)
         len += (size_t)got;
     }
     gzclose(f);
+    if (buf)
+        buf[len] = '\0'; /* len < cap: the buffer grows before it is full */
     if (buf && bytes)
         *bytes = len;
     return buf;
+}
+
+host_cloud grip_test_read_cloud(const char *rel)
+{
+    char path[4096], err[512] = "";
+    ck_assert_msg(grip_test_data_path(path, sizeof path, rel), "%s is absent", rel);
+    host_cloud c;
+    ck_assert_msg(cloud_read(path, &c, err, sizeof err) == 0, "%s", err);
+    return c;
+}
+
+void *grip_test_read_rows(const char *rel, size_t row_bytes, size_t *rows)
+{
+    char path[4096];
+    ck_assert_msg(grip_test_data_path(path, sizeof path, rel), "%s is absent", rel);
+    size_t bytes = 0;
+    void *data = grip_test_read_file(path, &bytes);
+    ck_assert_msg(data != NULL, "%s cannot be read", rel);
+    ck_assert_msg(bytes % row_bytes == 0, "%s: %zu bytes are not whole rows of %zu", rel, bytes, row_bytes);
+    *rows = bytes / row_bytes;
+    return data;
+}
+
+grip_corr *grip_test_read_correspondences(const char *rel, size_t *n)
+{
+    char path[4096], header[256];
+    ck_assert_msg(grip_test_data_path(path, sizeof path, rel), "%s is absent", rel);
+    FILE *f = fopen(path, "r");
+    ck_assert_msg(f != NULL, "%s cannot be opened", rel);
+    ck_assert_ptr_nonnull(fgets(header, sizeof header, f));
+    size_t cap = 4096;
+    grip_corr *c = malloc(cap * sizeof *c);
+    ck_assert_ptr_nonnull(c);
+    *n = 0;
+    unsigned s, m;
+    float d;
+    while (fscanf(f, "%u %u %f", &s, &m, &d) == 3) {
+        if (*n == cap) {
+            c = realloc(c, (cap *= 2) * sizeof *c);
+            ck_assert_ptr_nonnull(c);
+        }
+        c[(*n)++] = (grip_corr){s, m, d};
+    }
+    fclose(f);
+    return c;
+}
+
+float *grip_test_gather_xyz(const host_cloud *cloud, const uint32_t *idx, size_t k)
+{
+    float *xyz = malloc((k ? k : 1) * 3 * sizeof *xyz);
+    ck_assert_ptr_nonnull(xyz);
+    for (size_t i = 0; i < k; ++i) {
+        ck_assert_uint_lt(idx[i], cloud->n);
+        memcpy(xyz + i * 3, cloud->xyz + (size_t)idx[i] * 3, 3 * sizeof *xyz);
+    }
+    return xyz;
 }
 
 grip_ctx *grip_test_ctx(void)

@@ -5,12 +5,10 @@
  * 3747) whose x axis PCL picks among near-equal candidates by float rounding: support points at the same angle
  * around z (the collinear points of a range image's scan lines) or normals at the same angle to z (|diff| < 1e-6),
  * whose order PCL's float SVD and its rand() sector origin decide. Each of those was traced through PCL's own code.
- * The FLANN-order tree finds exactly grip_kdtree3d's neighbours. Synthetic patches check the axes' geometry. */
+ * Synthetic patches check the axes' geometry. */
 #include "group_tutorial.h"
 #include "group/board_lrf.h"
-#include "group/flann_tree.h"
-
-#include <time.h>
+#include "host_util.h"
 
 typedef struct board_case {
     host_cloud cloud;
@@ -22,9 +20,7 @@ static board_case board_case_load(const char *cloud_rel, const char *normals_rel
                                   const char *frames_rel)
 {
     board_case b;
-    char path[4096], err[512];
-    ck_assert(grip_test_data_path(path, sizeof path, cloud_rel));
-    ck_assert_msg(cloud_read(path, &b.cloud, err, sizeof err) == 0, "%s", err);
+    b.cloud = grip_test_read_cloud(cloud_rel);
     b.normals = read_f32(normals_rel, b.cloud.n, 4);
     b.keypoints = keypoints_xyz(cloud_rel, keypoints_rel, &b.k);
     b.expected = read_f32(frames_rel, b.k, 9);
@@ -55,11 +51,10 @@ static void check_against_pcl(const char *name, const char *cloud_rel, const cha
     board_case b = board_case_load(cloud_rel, normals_rel, keypoints_rel, frames_rel);
     float *frames = malloc(b.k * 9 * sizeof *frames);
     ck_assert_ptr_nonnull(frames);
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    double t0 = host_now_ms();
     ck_assert_int_eq(grip_board_lrf(ctx, b.cloud.xyz, b.normals, b.cloud.n, NULL, b.keypoints, b.k, 0.015f, 1, frames),
                      GRIP_OK);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double ms = host_now_ms() - t0;
     size_t nan_rows = 0, nan_mismatch = 0, off = 0;
     double worst = 0.0, worst_z = 0.0;
     for (size_t i = 0; i < b.k; ++i) {
@@ -87,8 +82,7 @@ static void check_against_pcl(const char *name, const char *cloud_rel, const cha
     }
     fprintf(stderr, "%s: %zu frames in %.1f ms, %zu NaN (PCL), %zu NaN mismatches, %zu beyond 1e-4, max |diff| of the "
                     "rest %.3g, of all z axes %.3g\n", name, b.k,
-            (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6, nan_rows, nan_mismatch, off,
-            worst, worst_z);
+            ms, nan_rows, nan_mismatch, off, worst, worst_z);
     ck_assert_uint_eq(nan_mismatch, 0);
     ck_assert_double_le(worst_z, 1e-4);
     ck_assert_double_le(worst, 1e-4);
@@ -231,52 +225,6 @@ START_TEST(bad_input_is_refused_clearly)
 }
 END_TEST
 
-/* The FLANN-order tree finds what grip_kdtree3d finds (as sets, same squared distances), on a cloud with NaN
- * points, duplicates and a query outside it. */
-START_TEST(flann_tree_finds_the_kdtree_neighbours)
-{
-    grip_ctx *ctx = grip_test_ctx();
-    enum { N = 5000 };
-    static float xyz[N * 3];
-    uint64_t rng = 99;
-    for (size_t i = 0; i < N * 3; ++i)
-        xyz[i] = grip_test_uniform(&rng, -0.1f, 0.1f);
-    for (size_t i = 0; i < N; i += 97)
-        xyz[i * 3 + 1] = NAN;
-    memcpy(xyz + 30, xyz + 60, 3 * sizeof *xyz); /* a duplicate */
-    grip_flann_tree *ft = NULL;
-    grip_kdtree3d *kt = NULL;
-    ck_assert_int_eq(grip_flann_tree_build(ctx, xyz, N, &ft), GRIP_OK);
-    ck_assert_int_eq(grip_kdtree3d_build(ctx, xyz, N, &kt), GRIP_OK);
-    grip_neighbors a = {0}, b = {0};
-    for (int q = 0; q < 300; ++q) {
-        float c[3];
-        for (int d = 0; d < 3; ++d)
-            c[d] = q < 200 ? xyz[(size_t)q * 15 + (size_t)d] : grip_test_uniform(&rng, -0.15f, 0.15f);
-        float r = 0.005f + 0.0002f * (float)(q % 50);
-        ck_assert_int_eq(grip_flann_tree_radius(ft, c, r, &a), GRIP_OK);
-        ck_assert_int_eq(grip_kdtree3d_radius(kt, c, r, &b), GRIP_OK);
-        ck_assert_uint_eq(a.count, b.count);
-        for (size_t i = 0; i < a.count; ++i) {
-            size_t j = 0;
-            while (j < b.count && b.idx[j] != a.idx[i])
-                ++j;
-            ck_assert_uint_lt(j, b.count);
-            ck_assert_float_eq(a.sqdist[i], b.sqdist[j]);
-        }
-    }
-    const float nan_q[3] = {NAN, 0.0f, 0.0f};
-    ck_assert_int_eq(grip_flann_tree_radius(ft, nan_q, 0.01f, &a), GRIP_OK);
-    ck_assert_uint_eq(a.count, 0);
-    ck_assert_int_eq(grip_flann_tree_radius(ft, nan_q, -1.0f, &a), GRIP_EINVAL);
-    grip_neighbors_free(&a);
-    grip_neighbors_free(&b);
-    grip_flann_tree_free(ft);
-    grip_kdtree3d_free(kt);
-    grip_ctx_free(ctx);
-}
-END_TEST
-
 static Suite *suite(void)
 {
     Suite *s = suite_create("board");
@@ -290,7 +238,6 @@ static Suite *suite(void)
     tcase_add_test(syn, x_points_into_the_hole_of_a_border_support);
     tcase_add_test(syn, too_small_or_normal_less_support_gives_nan);
     tcase_add_test(syn, bad_input_is_refused_clearly);
-    tcase_add_test(syn, flann_tree_finds_the_kdtree_neighbours);
     suite_add_tcase(s, syn);
     return s;
 }

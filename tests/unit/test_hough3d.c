@@ -96,10 +96,7 @@ END_TEST
 /* BOARD frames computed here from the cloud and PCL's normals (radius 0.015, find holes). malloc'd, k x 9. */
 static float *board_frames(const char *cloud_rel, const char *normals_rel, const float *keypoints, size_t k)
 {
-    char path[4096], err[512];
-    host_cloud cloud;
-    ck_assert(grip_test_data_path(path, sizeof path, cloud_rel));
-    ck_assert_msg(cloud_read(path, &cloud, err, sizeof err) == 0, "%s", err);
+    host_cloud cloud = grip_test_read_cloud(cloud_rel);
     float *normals = read_f32(normals_rel, cloud.n, 4), *frames = malloc(k * 9 * sizeof *frames);
     ck_assert_ptr_nonnull(frames);
     grip_ctx *ctx = grip_test_ctx();

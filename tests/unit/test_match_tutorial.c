@@ -2,63 +2,22 @@
  * descriptors (pcl_reference/tutorial): scene rows whose first value is NaN are skipped, the rest get their
  * nearest model row, kept when the squared distance is < 0.25. The result must be PCL's correspondences.tsv:
  * the same 1,797 pairs, with bit-identical distances (FLANN's float sum in dimension order). */
-#define _POSIX_C_SOURCE 200809L
 #include "test_support.h"
+#include "host_util.h"
 #include "index/knn_exact.h"
 #include "match/match_select.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
 #define SHOT_DIM 352
 #define TUTORIAL "pcl_reference/tutorial/"
 
-static float *read_shot(const char *name, size_t *rows)
+/* PCL's SHOT352 rows of one cloud. malloc'd. */
+static float *read_shot(const char *rel, size_t *rows)
 {
-    char path[4096];
-    ck_assert(grip_test_data_path(path, sizeof path, name));
-    size_t bytes = 0;
-    float *d = grip_test_read_file(path, &bytes);
-    ck_assert_ptr_nonnull(d);
-    ck_assert_uint_eq(bytes % (SHOT_DIM * sizeof(float)), 0);
-    *rows = bytes / (SHOT_DIM * sizeof(float));
-    return d;
-}
-
-typedef struct pcl_pair {
-    uint32_t scene, model;
-    float sqdist;
-} pcl_pair;
-
-static pcl_pair *read_pcl_correspondences(size_t *count)
-{
-    char path[4096];
-    ck_assert(grip_test_data_path(path, sizeof path, TUTORIAL "correspondences.tsv"));
-    FILE *f = fopen(path, "r");
-    ck_assert_ptr_nonnull(f);
-    char header[256];
-    ck_assert_ptr_nonnull(fgets(header, sizeof header, f));
-    size_t cap = 4096, n = 0;
-    pcl_pair *p = malloc(cap * sizeof *p);
-    ck_assert_ptr_nonnull(p);
-    unsigned s, m;
-    float d;
-    while (fscanf(f, "%u\t%u\t%f", &s, &m, &d) == 3) {
-        ck_assert_uint_lt(n, cap);
-        p[n++] = (pcl_pair){s, m, d};
-    }
-    fclose(f);
-    *count = n;
-    return p;
-}
-
-static double seconds(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+    return grip_test_read_rows(rel, SHOT_DIM * sizeof(float), rows);
 }
 
 START_TEST(tutorial_correspondences_equal_pcl)
@@ -66,7 +25,7 @@ START_TEST(tutorial_correspondences_equal_pcl)
     size_t n_model, n_scene, n_pcl;
     float *model = read_shot(TUTORIAL "model_shot.f32.gz", &n_model);
     float *scene = read_shot(TUTORIAL "scene_shot.f32.gz", &n_scene);
-    pcl_pair *pcl = read_pcl_correspondences(&n_pcl);
+    grip_corr *pcl = grip_test_read_correspondences(TUTORIAL "correspondences.tsv", &n_pcl);
     ck_assert_uint_eq(n_model, 686);
     ck_assert_uint_eq(n_scene, 3747);
     ck_assert_uint_eq(n_pcl, 1797);
@@ -80,14 +39,14 @@ START_TEST(tutorial_correspondences_equal_pcl)
     ck_assert_ptr_nonnull(d);
     double best = INFINITY;
     for (int run = 0; run < 5; ++run) {
-        double t0 = seconds();
+        double t0 = host_now_ms();
         ck_assert_int_eq(grip_knn_exact(ctx, model, n_model, scene, n_scene, SHOT_DIM, k,
                                         grip_match_search_bound(&policy), ids, d),
                          GRIP_OK);
-        double t = seconds() - t0;
+        double t = host_now_ms() - t0;
         best = t < best ? t : best;
     }
-    fprintf(stderr, "tutorial 1-NN, %zu x %zu x %d: best of 5 %.1f ms\n", n_scene, n_model, SHOT_DIM, best * 1e3);
+    fprintf(stderr, "tutorial 1-NN, %zu x %zu x %d: best of 5 %.1f ms\n", n_scene, n_model, SHOT_DIM, best);
 
     size_t invalid = 0; /* PCL's invalid (NaN) descriptors: skipped by the tutorial, given no neighbour here */
     for (size_t i = 0; i < n_scene; ++i)

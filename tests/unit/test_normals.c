@@ -171,24 +171,6 @@ END_TEST
 
 /* ---- parity with PCL ---------------------------------------------------------------------------------- */
 
-/* The x y z rows of an ASCII PCD (bun0_397.pcd). Returns the point count; caller frees *xyz. */
-static size_t read_ascii_pcd(const char *path, float **xyz)
-{
-    FILE *f = fopen(path, "r");
-    ck_assert_ptr_nonnull(f);
-    char line[512];
-    size_t n = 0;
-    while (fgets(line, sizeof line, f) && strncmp(line, "DATA ascii", 10) != 0)
-        if (strncmp(line, "POINTS ", 7) == 0)
-            n = strtoul(line + 7, NULL, 10);
-    ck_assert_uint_gt(n, 0);
-    *xyz = alloc_floats(n * 3);
-    for (size_t i = 0; i < n; ++i)
-        ck_assert_int_eq(fscanf(f, "%f %f %f", &(*xyz)[i * 3], &(*xyz)[i * 3 + 1], &(*xyz)[i * 3 + 2]), 3);
-    fclose(f);
-    return n;
-}
-
 /* Reads "<key>": [a, b, c] from the "normals" section of PCL's unit-test reference values. */
 static void expected_bunny_normal(const char *json, const char *key, float want[3])
 {
@@ -204,9 +186,9 @@ static void expected_bunny_normal(const char *json, const char *key, float want[
 START_TEST(bunny_matches_pcl_unit_test)
 {
     char path[4096];
-    ck_assert(grip_test_data_path(path, sizeof path, "pcl_reference/bun0_397.pcd"));
-    float *xyz;
-    size_t n = read_ascii_pcd(path, &xyz);
+    host_cloud bunny = grip_test_read_cloud("pcl_reference/bun0_397.pcd");
+    const float *xyz = bunny.xyz;
+    size_t n = bunny.n;
     ck_assert_uint_eq(n, 397);
     ck_assert(grip_test_data_path(path, sizeof path, "pcl_reference/pcl_unit_test_reference_values.json"));
     char *json = grip_test_read_file(path, NULL);
@@ -229,7 +211,7 @@ START_TEST(bunny_matches_pcl_unit_test)
     grip_ctx_free(ctx);
     free(out);
     free(json);
-    free(xyz);
+    host_cloud_free(&bunny);
 }
 END_TEST
 
@@ -243,16 +225,11 @@ static int kth_neighbour_tied(const grip_kdtree3d *tree, const float *p, size_t 
 
 static void compare_tutorial_normals(const char *cloud_rel, const char *ref_rel, size_t want_points)
 {
-    char path[4096], err[512];
-    host_cloud cloud = {0};
-    ck_assert(grip_test_data_path(path, sizeof path, cloud_rel));
-    ck_assert_msg(cloud_read(path, &cloud, err, sizeof err) == 0, "%s", err);
+    host_cloud cloud = grip_test_read_cloud(cloud_rel);
     ck_assert_uint_eq(cloud.n, want_points);
-    ck_assert(grip_test_data_path(path, sizeof path, ref_rel));
-    size_t bytes = 0;
-    float *ref = grip_test_read_file(path, &bytes);
-    ck_assert_ptr_nonnull(ref);
-    ck_assert_uint_eq(bytes, cloud.n * 4 * sizeof(float));
+    size_t rows = 0;
+    float *ref = grip_test_read_rows(ref_rel, 4 * sizeof(float), &rows);
+    ck_assert_uint_eq(rows, cloud.n);
 
     grip_ctx *ctx = grip_test_ctx();
     grip_kdtree3d *tree = NULL;

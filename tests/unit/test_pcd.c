@@ -591,15 +591,6 @@ END_TEST
 
 #define SCENE_REL "pcl/milk_cartoon_all_small_clorox.pcd"
 
-static host_cloud read_data(const char *rel)
-{
-    char path[4096], err[512] = "";
-    ck_assert_msg(grip_test_data_path(path, sizeof path, rel), "%s is absent", rel);
-    host_cloud c;
-    ck_assert_msg(cloud_read(path, &c, err, sizeof err) == 0, "%s", err);
-    return c;
-}
-
 static uint32_t bits_of(float v)
 {
     uint32_t b;
@@ -609,10 +600,7 @@ static uint32_t bits_of(float v)
 
 START_TEST(tutorial_scene_binary_compressed)
 {
-    char path[4096], err[512] = "";
-    ck_assert(grip_test_data_path(path, sizeof path, SCENE_REL));
-    host_cloud c;
-    ck_assert_msg(cloud_read(path, &c, err, sizeof err) == 0, "%s", err); /* load time: grip-host bench, not here */
+    host_cloud c = grip_test_read_cloud(SCENE_REL); /* load time: grip-host bench, not here */
     ck_assert_uint_eq(c.width, 640);
     ck_assert_uint_eq(c.height, 480);
     ck_assert_uint_eq(c.n, 307200);
@@ -621,7 +609,7 @@ START_TEST(tutorial_scene_binary_compressed)
     ck_assert_ptr_null(c.normals);
 
     /* the data repository's copy is the same scene with y and z negated, point for point (NaN where NaN) */
-    host_cloud other = read_data("pcl/data_repo/correspondence_grouping/milk_cartoon_all_small_clorox.pcd");
+    host_cloud other = grip_test_read_cloud("pcl/data_repo/correspondence_grouping/milk_cartoon_all_small_clorox.pcd");
     ck_assert_uint_eq(other.n, c.n);
     size_t differ = 0;
     for (size_t i = 0; i < c.n; i++) {
@@ -635,7 +623,7 @@ START_TEST(tutorial_scene_binary_compressed)
     host_cloud_free(&other);
 
     /* PCL's test model milk.pcd is an exact copy of scene points, and milk_color.pcd has the same xyz */
-    host_cloud milk = read_data("pcl/milk.pcd"), milk_color = read_data("pcl/milk_color.pcd");
+    host_cloud milk = grip_test_read_cloud("pcl/milk.pcd"), milk_color = grip_test_read_cloud("pcl/milk_color.pcd");
     ck_assert_uint_eq(milk.n, 13704);
     ck_assert_ptr_null(milk.rgb);
     ck_assert_ptr_nonnull(milk_color.rgb);
@@ -652,7 +640,7 @@ END_TEST
 
 START_TEST(tutorial_model_has_rgba)
 {
-    host_cloud c = read_data("pcl/data_repo/correspondence_grouping/milk.pcd");
+    host_cloud c = grip_test_read_cloud("pcl/data_repo/correspondence_grouping/milk.pcd");
     ck_assert_uint_eq(c.n, 12575);
     ck_assert_uint_eq(c.width, 12575);
     ck_assert_uint_eq(c.height, 1);
@@ -664,7 +652,7 @@ END_TEST
 
 START_TEST(bunny_ascii_with_normals)
 {
-    host_cloud c = read_data("pcl/bun0.pcd");
+    host_cloud c = grip_test_read_cloud("pcl/bun0.pcd");
     ck_assert_uint_eq(c.n, 397);
     ck_assert_ptr_nonnull(c.normals);
     /* first row of the file: 0.0054215998 0.11349 0.040748999 -0.16884723 -0.45159745 -0.87609947 0.0030943851 */
@@ -673,7 +661,7 @@ START_TEST(bunny_ascii_with_normals)
     ck_assert_uint_eq(bits_of(c.normals[0]), bits_of(-0.16884723f));
     ck_assert_uint_eq(bits_of(c.normals[2]), bits_of(-0.87609947f));
     /* the reference copy (VERSION .5 header, x y z only) holds the same float32 coordinates */
-    host_cloud ref = read_data("pcl_reference/bun0_397.pcd");
+    host_cloud ref = grip_test_read_cloud("pcl_reference/bun0_397.pcd");
     ck_assert_uint_eq(ref.n, 397);
     ck_assert_ptr_null(ref.normals);
     ck_assert_int_eq(memcmp(ref.xyz, c.xyz, 397 * 3 * sizeof(float)), 0);
@@ -684,7 +672,7 @@ END_TEST
 
 START_TEST(keypoints_binary)
 {
-    host_cloud c = read_data("pcl/office1_keypoints.pcd");
+    host_cloud c = grip_test_read_cloud("pcl/office1_keypoints.pcd");
     ck_assert_uint_eq(c.n, 1318);
     /* bytes of the first and last records, decoded independently */
     ck_assert_uint_eq(bits_of(c.xyz[0]), 0x4069832au);

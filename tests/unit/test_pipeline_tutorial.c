@@ -48,13 +48,9 @@ static int within_percent(size_t got, size_t want, double percent)
 
 static void run_tutorial(const char *config_name)
 {
-    char model_path[4096], scene_path[4096], config[4096], err[1024];
-    ck_assert(grip_test_data_path(model_path, sizeof model_path, MODEL_REL));
-    ck_assert(grip_test_data_path(scene_path, sizeof scene_path, SCENE_REL));
+    char config[4096];
     snprintf(config, sizeof config, "%s/configs/%s", grip_test_source_dir(), config_name);
-    host_cloud model = {0}, scene = {0};
-    ck_assert_msg(cloud_read(model_path, &model, err, sizeof err) == 0, "%s", err);
-    ck_assert_msg(cloud_read(scene_path, &scene, err, sizeof err) == 0, "%s", err);
+    host_cloud model = grip_test_read_cloud(MODEL_REL), scene = grip_test_read_cloud(SCENE_REL);
 
     grip_config cfg = {0};
     grip_diag diag = {0};
@@ -64,7 +60,7 @@ static void run_tutorial(const char *config_name)
     grip_diag_print(&diag, stderr);
     ck_assert_int_eq(opened, 0);
     pipeline_result r;
-    int ran = pipeline_run(&p, &model, 1, &scene, &r, &diag);
+    int ran = pipeline_run(&p, &model, 1, NULL, 0, &scene, &r, &diag);
     grip_diag_print(&diag, stderr);
     ck_assert_int_eq(ran, 0);
     pipeline_result_print_text(stderr, &r, (const char *const[]){"milk"});

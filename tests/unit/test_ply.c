@@ -403,15 +403,6 @@ END_TEST
 
 #define MODEL_REL "bologna_retrieval/models/bun_zipper_0.ply"
 
-static host_cloud read_data(const char *rel)
-{
-    char path[4096], err[512] = "";
-    ck_assert_msg(grip_test_data_path(path, sizeof path, rel), "%s is absent", rel);
-    host_cloud c;
-    ck_assert_msg(cloud_read(path, &c, err, sizeof err) == 0, "%s", err);
-    return c;
-}
-
 static uint32_t bits_of(float v)
 {
     uint32_t b;
@@ -435,7 +426,7 @@ static double pose_rms(const host_cloud *model, const host_cloud *scene, const d
 
 START_TEST(bunny_mesh_and_its_posed_scene)
 {
-    host_cloud model = read_data(MODEL_REL);
+    host_cloud model = grip_test_read_cloud(MODEL_REL);
     ck_assert_uint_eq(model.n, 34834); /* "element vertex 34834" of the header; 69,451 faces follow, unread */
     ck_assert_uint_eq(model.width, 34834);
     ck_assert_uint_eq(model.height, 1);
@@ -447,7 +438,7 @@ START_TEST(bunny_mesh_and_its_posed_scene)
     ck_assert_uint_eq(bits_of(model.xyz[2]), 0x3c9546b9u);
 
     /* scene vertex k = T * model vertex k + noise (sigma ~0.1 mesh resolution): the order is intact */
-    host_cloud scene = read_data("bologna_retrieval/scenes/Scene0_0.1.ply");
+    host_cloud scene = grip_test_read_cloud("bologna_retrieval/scenes/Scene0_0.1.ply");
     ck_assert_uint_eq(scene.n, model.n);
     char path[4096];
     ck_assert(grip_test_data_path(path, sizeof path, "bologna_retrieval/gt/Scene0-rs0.xf"));

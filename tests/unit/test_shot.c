@@ -15,37 +15,14 @@
 #define BUNNY "pcl_reference/bun0_397.pcd"
 #define BUNNY_POINTS 397
 
-/* Reads the x y z of an ASCII PCD (the bunny of PCL's tests). Returns malloc'd n x 3 floats. */
-static float *read_ascii_pcd(const char *rel, size_t *n)
+/* The x y z of the bunny of PCL's tests, taken from its cloud: malloc'd n x 3 floats. */
+static float *read_bunny(size_t *n)
 {
-    char path[4096];
-    ck_assert(grip_test_data_path(path, sizeof path, rel));
-    size_t bytes = 0;
-    char *text = grip_test_read_file(path, &bytes);
-    ck_assert_ptr_nonnull(text);
-    text = realloc(text, bytes + 1); /* a C string, for strstr and strtof */
-    ck_assert_ptr_nonnull(text);
-    text[bytes] = '\0';
-    char *body = strstr(text, "DATA ascii");
-    ck_assert_ptr_nonnull(body);
-    body = strchr(body, '\n');
-    ck_assert_ptr_nonnull(body);
-    size_t cap = 1024, count = 0;
-    float *xyz = malloc(cap * 3 * sizeof *xyz);
-    ck_assert_ptr_nonnull(xyz);
-    for (char *s = body, *end = NULL;; s = end) {
-        float v = strtof(s, &end);
-        if (end == s)
-            break;
-        if (count == cap * 3) {
-            xyz = realloc(xyz, (cap *= 2) * 3 * sizeof *xyz);
-            ck_assert_ptr_nonnull(xyz);
-        }
-        xyz[count++] = v;
-    }
-    free(text);
-    ck_assert_int_eq(count % 3, 0);
-    *n = count / 3;
+    host_cloud bunny = grip_test_read_cloud(BUNNY);
+    float *xyz = bunny.xyz;
+    bunny.xyz = NULL;
+    *n = bunny.n;
+    host_cloud_free(&bunny);
     return xyz;
 }
 
@@ -81,7 +58,7 @@ START_TEST(lrf_matches_pcl_unit_test)
     };
     grip_ctx *ctx = grip_test_ctx();
     size_t n = 0;
-    float *xyz = read_ascii_pcd(BUNNY, &n);
+    float *xyz = read_bunny(&n);
     ck_assert_uint_eq(n, BUNNY_POINTS);
     grip_kdtree3d *tree = build_tree(ctx, xyz, n);
     float *frames = malloc(n * 9 * sizeof *frames);
@@ -129,7 +106,7 @@ START_TEST(shot352_matches_pcl_unit_test)
     const float radius = 0.04f;
     grip_ctx *ctx = grip_test_ctx();
     size_t n = 0;
-    float *xyz = read_ascii_pcd(BUNNY, &n);
+    float *xyz = read_bunny(&n);
     grip_kdtree3d *tree = build_tree(ctx, xyz, n);
     float *normals = malloc(n * 4 * sizeof *normals);
     float *frames = malloc(n * 9 * sizeof *frames);
@@ -258,7 +235,7 @@ START_TEST(rigid_motion_invariance)
     const double shift[3] = {0.5, -0.25, 1.0};
     grip_ctx *ctx = grip_test_ctx();
     size_t n = 0;
-    float *xyz[2] = {read_ascii_pcd(BUNNY, &n), NULL};
+    float *xyz[2] = {read_bunny(&n), NULL};
     float *normals[2], *frames[2], *desc[2];
     xyz[1] = malloc(n * 3 * sizeof(float));
     ck_assert_ptr_nonnull(xyz[1]);

@@ -3,9 +3,9 @@
  * the SHOT code is compared, at radius 0.02 over the full clouds, the NaN rows are the same and every other value
  * is within 1e-4, but for one scene keypoint explained below. Prints the time of both clouds' frames and
  * descriptors on 2 threads. */
-#define _POSIX_C_SOURCE 200809L
 #include "test_support.h"
 #include "cloud_io.h"
+#include "host_util.h"
 #include "descriptor/shot.h"
 #include "descriptor/shot_lrf.h"
 #include "spatial/kdtree3d.h"
@@ -13,7 +13,6 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
 #define REF "pcl_reference/tutorial/"
 #define SHOT_RADIUS 0.02f
@@ -34,22 +33,14 @@ typedef struct tutorial_cloud {
 /* Reads <data>/<REF><prefix><suffix>, checks it holds whole rows of `row_bytes`, returns it and its row count. */
 static void *read_reference(const char *prefix, const char *suffix, size_t row_bytes, size_t *rows)
 {
-    char rel[256], path[4096];
+    char rel[256];
     snprintf(rel, sizeof rel, REF "%s%s", prefix, suffix);
-    ck_assert_msg(grip_test_data_path(path, sizeof path, rel), "missing %s", rel);
-    size_t bytes = 0;
-    void *data = grip_test_read_file(path, &bytes);
-    ck_assert_ptr_nonnull(data);
-    ck_assert_uint_eq(bytes % row_bytes, 0);
-    *rows = bytes / row_bytes;
-    return data;
+    return grip_test_read_rows(rel, row_bytes, rows);
 }
 
 static void load(tutorial_cloud *c)
 {
-    char path[4096], err[512];
-    ck_assert(grip_test_data_path(path, sizeof path, c->pcd));
-    ck_assert_msg(cloud_read(path, &c->cloud, err, sizeof err) == 0, "%s", err);
+    c->cloud = grip_test_read_cloud(c->pcd);
     size_t rows = 0;
     c->normals = read_reference(c->prefix, "_normals.f32.gz", 4 * sizeof(float), &rows);
     ck_assert_uint_eq(rows, c->cloud.n);
@@ -58,15 +49,10 @@ static void load(tutorial_cloud *c)
     ck_assert_uint_eq(rows, c->k);
     c->ref_rf = read_reference(c->prefix, "_shot_rf.f32.gz", 9 * sizeof(float), &rows);
     ck_assert_uint_eq(rows, c->k);
-    c->keypoint_xyz = malloc(c->k * 3 * sizeof(float));
+    c->keypoint_xyz = grip_test_gather_xyz(&c->cloud, c->keypoints, c->k);
     c->frames = malloc(c->k * 9 * sizeof(float));
     c->descriptors = malloc(c->k * GRIP_SHOT_DIM * sizeof(float));
-    ck_assert(c->keypoint_xyz && c->frames && c->descriptors);
-    for (size_t i = 0; i < c->k; ++i) {
-        ck_assert_uint_lt(c->keypoints[i], c->cloud.n);
-        for (int d = 0; d < 3; ++d)
-            c->keypoint_xyz[3 * i + d] = c->cloud.xyz[3 * (size_t)c->keypoints[i] + d];
-    }
+    ck_assert(c->frames && c->descriptors);
 }
 
 static void unload(tutorial_cloud *c)
@@ -81,25 +67,18 @@ static void unload(tutorial_cloud *c)
     free(c->descriptors);
 }
 
-static double seconds_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-/* Frames then descriptors of one cloud; returns the seconds they took (the tree build not included). */
+/* Frames then descriptors of one cloud; returns the milliseconds they took (the tree build not included). */
 static double describe(grip_ctx *ctx, tutorial_cloud *c)
 {
     grip_kdtree3d *tree = NULL;
     ck_assert_int_eq(grip_kdtree3d_build(ctx, c->cloud.xyz, c->cloud.n, &tree), GRIP_OK);
-    double t0 = seconds_now();
+    double t0 = host_now_ms();
     ck_assert_int_eq(grip_shot_lrf(ctx, c->cloud.xyz, c->cloud.n, tree, c->keypoint_xyz, c->k, SHOT_RADIUS, c->frames),
                      GRIP_OK);
     ck_assert_int_eq(grip_shot_describe(ctx, c->cloud.xyz, c->normals, c->cloud.n, tree, c->keypoint_xyz, c->k,
                                         c->frames, SHOT_RADIUS, 0, c->descriptors),
                      GRIP_OK);
-    double t = seconds_now() - t0;
+    double t = host_now_ms() - t0;
     grip_kdtree3d_free(tree);
     return t;
 }
@@ -162,14 +141,14 @@ START_TEST(tutorial_pair_matches_pcl)
     grip_ctx_options opts = {sizeof opts, -1, 2};
     grip_ctx *ctx = NULL;
     ck_assert_int_eq(grip_ctx_new(&opts, &ctx), GRIP_OK);
-    double seconds = 0.0;
+    double ms = 0.0;
     for (int m = 0; m < 2; ++m) {
         tutorial_cloud *c = &clouds[m];
         load(c);
         double t = describe(ctx, c);
-        seconds += t;
+        ms += t;
         fprintf(stderr, "%s: %zu points, %zu keypoints, SHOT frames + descriptors %.1f ms (2 threads)\n", c->name,
-                c->cloud.n, c->k, 1e3 * t);
+                c->cloud.n, c->k, t);
         char what[64];
         snprintf(what, sizeof what, "%s frames", c->name);
         row_diff f = compare_rows(what, c->frames, c->ref_rf, c->k, 9);
@@ -188,7 +167,7 @@ START_TEST(tutorial_pair_matches_pcl)
         ck_assert_uint_lt(d.nan_rows, c->k);
         unload(c);
     }
-    fprintf(stderr, "model + scene SHOT: %.1f ms on 2 threads\n", 1e3 * seconds);
+    fprintf(stderr, "model + scene SHOT: %.1f ms on 2 threads\n", ms);
     grip_ctx_free(ctx);
 }
 END_TEST

@@ -1,6 +1,7 @@
 /* test_sym3_eigen.c -- the Jacobi eigen-solver returns ascending eigenvalues and orthonormal eigenvector
  * columns with A v = lambda v to double precision: random matrices over many scales, repeated and zero
- * eigenvalues, diagonal and rank-1 input. */
+ * eigenvalues, diagonal and rank-1 input. PCL's float solver agrees with it on well-separated spectra and
+ * keeps PCL's degenerate answers (0 for a tiny determinant, NaN vectors for rank < 2). */
 #include "test_support.h"
 #include "math/sym3_eigen.h"
 
@@ -125,6 +126,46 @@ START_TEST(rank_one_outer_product)
 }
 END_TEST
 
+START_TEST(pcl_solver_agrees_on_separated_spectra)
+{
+    uint64_t rng = 4242;
+    for (int trial = 0; trial < 5000; ++trial) {
+        double scale = pow(10.0, (trial % 9) - 6); /* covariances of mm to km sized patches */
+        double l[3] = {scale * grip_test_uniform(&rng, 0.0f, 0.1f), scale * grip_test_uniform(&rng, 0.3f, 0.6f),
+                       scale * grip_test_uniform(&rng, 0.8f, 1.0f)};
+        double a[9], values[3], vecs[9];
+        compose(&rng, l, a);
+        float af[9], vec[3];
+        for (int i = 0; i < 9; ++i)
+            af[i] = (float)a[i];
+        float l0 = grip_sym3_smallest_pcl(af, vec);
+        grip_sym3_eigen(a, values, vecs);
+        ck_assert_double_le(fabs(l0 - values[0]), 1e-5 * scale);
+        double dot = vec[0] * vecs[0] + vec[1] * vecs[3] + vec[2] * vecs[6];
+        ck_assert_double_le(fabs(fabs(dot) - 1.0), 1e-6);
+        ck_assert_double_le(fabs(sqrt(vec[0] * vec[0] + vec[1] * vec[1] + vec[2] * vec[2]) - 1.0), 1e-6);
+    }
+}
+END_TEST
+
+START_TEST(pcl_solver_degenerate_cases)
+{
+    float vec[3];
+    const float zero[9] = {0};
+    ck_assert_float_eq(grip_sym3_smallest_pcl(zero, vec), 0.0f);
+    ck_assert(isnan(vec[0]) && isnan(vec[1]) && isnan(vec[2])); /* PCL: every cross product is 0, 0/0 */
+    const float line[9] = {2.0f, 0, 0, 0, 0, 0, 0, 0, 0};
+    ck_assert_float_eq(grip_sym3_smallest_pcl(line, vec), 0.0f);
+    ck_assert(isnan(vec[0]) && isnan(vec[1]) && isnan(vec[2]));
+    /* a plane: determinant 0, so l0 is exactly 0 and the normal is the z axis */
+    const float plane[9] = {3.0f, 1.0f, 0, 1.0f, 2.0f, 0, 0, 0, 0};
+    ck_assert_float_eq(grip_sym3_smallest_pcl(plane, vec), 0.0f);
+    ck_assert_float_eq(fabsf(vec[2]), 1.0f);
+    ck_assert_float_eq(vec[0], 0.0f);
+    ck_assert_float_eq(vec[1], 0.0f);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("sym3_eigen");
@@ -133,6 +174,8 @@ static Suite *suite(void)
     tcase_add_test(tc, known_spectra_are_recovered);
     tcase_add_test(tc, diagonal_and_zero_matrices);
     tcase_add_test(tc, rank_one_outer_product);
+    tcase_add_test(tc, pcl_solver_agrees_on_separated_spectra);
+    tcase_add_test(tc, pcl_solver_degenerate_cases);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,8 +1,9 @@
 /* test_synth.c -- synthetic scenes: the same seed gives the same bytes, every scene point lies on the surface it
  * is labelled with (exactly without noise, within 4 sigma along its ray with noise) with nothing in front of it,
  * objects stand apart on the table, wholly in view and visible enough, models lie on the objects' surfaces with
- * outward unit normals, and the pose error is a mean distance in metres. Surfaces are checked through the
- * catalogue's signed fields and the published poses, not through the ray caster. */
+ * outward unit normals, view-based models lie on them too in plain view of the camera they were seen from, and
+ * the pose error is a mean distance in metres. Surfaces are checked through the catalogue's signed fields and the
+ * published poses, not through the ray caster. */
 #define _POSIX_C_SOURCE 200809L
 #include "test_support.h"
 #include "host_util.h"
@@ -445,6 +446,184 @@ START_TEST(pose_error_is_the_mean_point_distance)
 }
 END_TEST
 
+/* ---- view-based models ----------------------------------------------------------------------------------- */
+
+#define VIEWS 8
+
+static void view_params(synth_params *p)
+{
+    small_params(p, 3);
+    p->n_objects = synth_kind_count(); /* every kind */
+    p->noise_sigma = 0;
+    p->model_views = VIEWS;
+}
+
+static double dist3(const double a[3], const double b[3])
+{
+    return sqrt((a[0] - b[0]) * (a[0] - b[0]) + (a[1] - b[1]) * (a[1] - b[1]) + (a[2] - b[2]) * (a[2] - b[2]));
+}
+
+/* Points on the segment from the camera to view point q that lie inside the object (0 when q is in plain view). */
+static int inside_before(uint32_t kind, const double origin[3], const double q[3])
+{
+    static const double along[] = {0.25, 0.5, 0.8, 0.9, 0.95, 0.98, 0.99, 0.995, 0.998, 0.999};
+    int inside = 0;
+    double len = dist3(origin, q);
+    for (size_t a = 0; a < sizeof along / sizeof along[0]; a++) {
+        if ((1 - along[a]) * len < 1e-4) /* within 0.1 mm of the surface the field's own rounding dominates */
+            continue;
+        double x[3];
+        for (int k = 0; k < 3; k++)
+            x[k] = origin[k] + along[a] * (q[k] - origin[k]);
+        inside += synth_kind_field(kind, x) <= 0;
+    }
+    return inside;
+}
+
+/* Highest z of a cloud: the object's height, its base being on z = 0. */
+static double top_of(const host_cloud *c)
+{
+    double top = -INFINITY;
+    for (size_t i = 0; i < c->n; i++)
+        top = fmax(top, c->xyz[3 * i + 2]);
+    return top;
+}
+
+/* Fraction of model m's points (every 10th) that a camera at `origin` cannot see. */
+static double hidden_fraction(const synth_scene *s, uint32_t m, const double origin[3])
+{
+    const host_cloud *c = &s->models[m];
+    size_t hidden = 0, tried = 0;
+    for (size_t i = 0; i < c->n; i += 10, tried++) {
+        double q[3] = {c->xyz[3 * i], c->xyz[3 * i + 1], c->xyz[3 * i + 2]};
+        hidden += inside_before(s->kind_of_model[m], origin, q) > 0;
+    }
+    return (double)hidden / tried;
+}
+
+/* View m: named "<kind>@<yaw>", on its kind's surface, every point in plain view of view_origin, which is where
+ * the scene's camera stands relative to the turned object. */
+static void check_view(const synth_params *p, const synth_scene *s, uint32_t m)
+{
+    const host_cloud *c = &s->models[m];
+    uint32_t kind = s->kind_of_model[m], v = m % VIEWS;
+    double yaw = 2 * PI * v / VIEWS, e = p->camera_elevation_deg * PI / 180;
+    char name[64];
+    snprintf(name, sizeof name, "%s@%g", synth_kind_name(kind), 360.0 * v / VIEWS);
+    ck_assert_str_eq(s->names[m], name);
+    ck_assert_uint_eq(kind, s->kind_of_model[m - v]);
+    ck_assert_uint_gt(c->n, 100);
+    ck_assert_uint_eq(c->width, c->n);
+    ck_assert_uint_eq(c->height, 1);
+    ck_assert_ptr_null(c->normals);
+    /* the camera: camera_distance from the object's mid-height point and camera_elevation_deg above it, on the
+     * world's -y side, (0, -distance cos e), turned by -yaw into the frame of the object turned by yaw */
+    const double *o = s->view_origin[m];
+    double level = -p->camera_distance * cos(e);
+    double expected[3] = {sin(yaw) * level, cos(yaw) * level,
+                          0.5 * top_of(&s->complete[m / VIEWS]) + p->camera_distance * sin(e)};
+    ck_assert_msg(dist3(o, expected) <= 1e-6, "%s: view_origin (%g %g %g), expected (%g %g %g)", name, o[0], o[1],
+                  o[2], expected[0], expected[1], expected[2]);
+    double worst = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        double q[3] = {c->xyz[3 * i], c->xyz[3 * i + 1], c->xyz[3 * i + 2]};
+        worst = fmax(worst, fabs(synth_kind_field(kind, q)));
+    }
+    printf("synth: view %-12s %5zu points, worst distance to the surface %.2e m\n", name, c->n, worst);
+    ck_assert_double_le(worst, 1e-5);
+    ck_assert_double_eq(hidden_fraction(s, m, o), 0);
+}
+
+START_TEST(views_lie_on_their_surfaces_in_view_of_their_origins)
+{
+    synth_params p;
+    view_params(&p);
+    synth_scene s, whole;
+    generate_ok(&p, &s);
+    p.model_views = 0;
+    generate_ok(&p, &whole);
+    ck_assert_uint_eq(s.n_kinds, synth_kind_count());
+    ck_assert_uint_eq(s.views_per_kind, VIEWS);
+    ck_assert_uint_eq(s.n_models, s.n_kinds * VIEWS);
+    ck_assert_ptr_nonnull(s.view_origin);
+    ck_assert_ptr_null(whole.view_origin);
+    ck_assert_uint_eq(whole.views_per_kind, 1);
+    /* the views change nothing else: the scene, the poses and the complete surfaces are those made without */
+    ck_assert_int_eq(memcmp(s.scene.xyz, whole.scene.xyz, 3 * s.scene.n * sizeof(float)), 0);
+    ck_assert_int_eq(memcmp(s.poses, whole.poses, s.n_objects * sizeof *s.poses), 0);
+    for (uint32_t k = 0; k < s.n_kinds; k++) {
+        ck_assert_uint_eq(s.complete[k].n, whole.models[k].n);
+        ck_assert_int_eq(memcmp(s.complete[k].xyz, whole.models[k].xyz, 3 * s.complete[k].n * sizeof(float)), 0);
+        ck_assert_int_eq(memcmp(s.complete[k].normals, whole.models[k].normals, 3 * s.complete[k].n * sizeof(float)),
+                         0);
+        ck_assert_uint_eq(s.kind_of_model[k * VIEWS], whole.kind_of_model[k]);
+        ck_assert_uint_eq(whole.complete[k].n, whole.models[k].n);
+    }
+    for (uint32_t o = 0; o < s.n_objects; o++) {
+        ck_assert_uint_eq(s.model_of_object[o], whole.model_of_object[o] * VIEWS);
+        ck_assert_str_eq(s.complete[s.model_of_object[o] / VIEWS].path, whole.names[whole.model_of_object[o]]);
+    }
+    for (uint32_t m = 0; m < s.n_models; m++)
+        check_view(&p, &s, m);
+    /* each view shows another side: of any two views of a kind, one holds points the other's camera cannot see
+     * (not always both: a box's face seen square on is seen obliquely from 45 degrees too) */
+    double least = 1;
+    for (uint32_t m = 0; m < s.n_models; m++)
+        for (uint32_t n = m + 1; n < s.n_models && n / VIEWS == m / VIEWS; n++)
+            least = fmin(least,
+                         fmax(hidden_fraction(&s, m, s.view_origin[n]), hidden_fraction(&s, n, s.view_origin[m])));
+    printf("synth: least fraction of a view hidden from another view's camera %.3f\n", least);
+    ck_assert_double_ge(least, 0.05);
+    synth_scene_free(&s);
+    synth_scene_free(&whole);
+}
+END_TEST
+
+START_TEST(views_are_deterministic_and_their_noise_runs_along_the_rays)
+{
+    const double sigma = 0.001;
+    synth_params p;
+    view_params(&p);
+    p.n_objects = 2;
+    synth_scene a, b, noisy;
+    generate_ok(&p, &a);
+    generate_ok(&p, &b);
+    p.model_view_noise = sigma;
+    generate_ok(&p, &noisy);
+    ck_assert_uint_eq(a.n_models, 2 * VIEWS);
+    ck_assert_int_eq(memcmp(a.view_origin, b.view_origin, a.n_models * sizeof *a.view_origin), 0);
+    ck_assert_int_eq(memcmp(a.view_origin, noisy.view_origin, a.n_models * sizeof *a.view_origin), 0);
+    double widest = 0, off_ray = 0;
+    for (uint32_t m = 0; m < a.n_models; m++) {
+        const host_cloud *ca = &a.models[m], *cn = &noisy.models[m];
+        ck_assert_uint_eq(ca->n, b.models[m].n);
+        ck_assert_int_eq(memcmp(ca->xyz, b.models[m].xyz, 3 * ca->n * sizeof(float)), 0);
+        ck_assert_uint_eq(ca->n, cn->n);
+        ck_assert_int_ne(memcmp(ca->xyz, cn->xyz, 3 * ca->n * sizeof(float)), 0);
+        const double *o = a.view_origin[m];
+        for (size_t i = 0; i < ca->n; i++) {
+            double r[3], d[3];
+            for (int k = 0; k < 3; k++) {
+                r[k] = ca->xyz[3 * i + k] - o[k];
+                d[k] = cn->xyz[3 * i + k] - ca->xyz[3 * i + k];
+            }
+            double cross[3] = {r[1] * d[2] - r[2] * d[1], r[2] * d[0] - r[0] * d[2], r[0] * d[1] - r[1] * d[0]};
+            double len = sqrt(r[0] * r[0] + r[1] * r[1] + r[2] * r[2]);
+            widest = fmax(widest, sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]));
+            off_ray = fmax(off_ray, sqrt(cross[0] * cross[0] + cross[1] * cross[1] + cross[2] * cross[2]) / len);
+        }
+    }
+    printf("synth: view noise %.1f mm: widest move %.2f mm, %.2e m off the ray\n", 1e3 * sigma, 1e3 * widest, off_ray);
+    /* 4 sigma of depth, times at most 1 / cos of the corner ray's angle from the optical axis (< 1.3 here) */
+    ck_assert_double_le(widest, 4 * sigma * 1.3);
+    ck_assert_double_ge(widest, 2 * sigma);
+    ck_assert_double_le(off_ray, 1e-6);
+    synth_scene_free(&a);
+    synth_scene_free(&b);
+    synth_scene_free(&noisy);
+}
+END_TEST
+
 static void assert_refused(const synth_params *p, const char *needle)
 {
     synth_scene s;
@@ -471,6 +650,19 @@ START_TEST(bad_parameters_are_refused_by_name)
     p.camera_elevation_deg = 20; /* the top rows would look above the horizon */
     assert_refused(&p, "camera_elevation_deg");
     small_params(&p, 1);
+    p.model_views = 361;
+    assert_refused(&p, "model_views");
+    small_params(&p, 1);
+    p.model_views = 4;
+    p.model_view_noise = NAN;
+    assert_refused(&p, "model_view_noise");
+    small_params(&p, 1);
+    p.model_views = 4;
+    p.n_objects = 1;
+    p.placement_radius = 0.35;
+    p.max_range = 0.68; /* the scene's object can stand near enough; the views' stand 0.8 m from the camera */
+    assert_refused(&p, "holds no point");
+    small_params(&p, 1);
     p.n_objects = 16; /* sixteen 10-17 cm objects do not fit in view of a camera 0.5 m away */
     p.camera_distance = 0.5;
     assert_refused(&p, "could not place 16 objects");
@@ -480,9 +672,10 @@ END_TEST
 static Suite *synth_suite(void)
 {
     Suite *s = suite_create("synth");
-    TCase *basics = tcase_create("basics"), *geometry = tcase_create("geometry");
+    TCase *basics = tcase_create("basics"), *geometry = tcase_create("geometry"), *views = tcase_create("views");
     tcase_set_timeout(basics, 120);
     tcase_set_timeout(geometry, 120);
+    tcase_set_timeout(views, 600); /* valgrind runs this case alone */
     tcase_add_test(basics, same_seed_same_bytes_other_seed_other_scene);
     tcase_add_test(basics, pose_error_is_the_mean_point_distance);
     tcase_add_test(basics, bad_parameters_are_refused_by_name);
@@ -492,8 +685,11 @@ static Suite *synth_suite(void)
     tcase_add_test(geometry, objects_stand_apart_on_the_table_in_view_and_visible);
     tcase_add_test(geometry, models_lie_on_their_surfaces_with_outward_unit_normals);
     tcase_add_test(geometry, models_cover_every_visible_surface);
+    tcase_add_test(views, views_lie_on_their_surfaces_in_view_of_their_origins);
+    tcase_add_test(views, views_are_deterministic_and_their_noise_runs_along_the_rays);
     suite_add_tcase(s, basics);
     suite_add_tcase(s, geometry);
+    suite_add_tcase(s, views);
     return s;
 }
 

@@ -136,15 +136,9 @@ static int compare_u32(const void *a, const void *b)
 
 static void compare_tutorial_keypoints(const char *cloud_rel, const char *ref_rel, float leaf, size_t want)
 {
-    char path[4096], err[512];
-    host_cloud cloud = {0};
-    ck_assert(grip_test_data_path(path, sizeof path, cloud_rel));
-    ck_assert_msg(cloud_read(path, &cloud, err, sizeof err) == 0, "%s", err);
-    ck_assert(grip_test_data_path(path, sizeof path, ref_rel));
-    size_t bytes = 0;
-    uint32_t *ref = grip_test_read_file(path, &bytes);
-    ck_assert_ptr_nonnull(ref);
-    size_t ref_count = bytes / sizeof *ref;
+    host_cloud cloud = grip_test_read_cloud(cloud_rel);
+    size_t ref_count = 0;
+    uint32_t *ref = grip_test_read_rows(ref_rel, sizeof *ref, &ref_count);
     ck_assert_uint_eq(ref_count, want);
     qsort(ref, ref_count, sizeof *ref, compare_u32); /* PCL's order is its hash map's: compare as sets */
 

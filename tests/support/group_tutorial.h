@@ -1,12 +1,11 @@
 /* group_tutorial.h -- PCL's correspondence-grouping tutorial data (../shared/data/pcl_reference/tutorial) as the
  * grouping tests use it: keypoint coordinates, correspondences, reference frames and PCL's instances. Helpers
- * for test_gc.c, test_hough3d.c and test_board.c; they abort the running Check test on any problem. */
+ * for test_gc.c, test_hough3d.c and test_board.c, on test_support.h's readers; they abort the running Check test
+ * on any problem. */
 #ifndef GRIP_TEST_GROUP_TUTORIAL_H
 #define GRIP_TEST_GROUP_TUTORIAL_H
 
 #include "test_support.h"
-#include "cloud_io.h"
-#include "group/cluster.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -20,21 +19,9 @@
 /* The keypoints' coordinates: PCL's keypoint indices looked up in the cloud. malloc'd. */
 static inline float *keypoints_xyz(const char *cloud_rel, const char *indices_rel, size_t *n)
 {
-    char path[4096], err[512];
-    host_cloud cloud;
-    ck_assert(grip_test_data_path(path, sizeof path, cloud_rel));
-    ck_assert_msg(cloud_read(path, &cloud, err, sizeof err) == 0, "%s", err);
-    size_t bytes = 0;
-    ck_assert(grip_test_data_path(path, sizeof path, indices_rel));
-    uint32_t *idx = grip_test_read_file(path, &bytes);
-    ck_assert_ptr_nonnull(idx);
-    *n = bytes / sizeof *idx;
-    float *xyz = malloc(*n * 3 * sizeof *xyz);
-    ck_assert_ptr_nonnull(xyz);
-    for (size_t i = 0; i < *n; ++i) {
-        ck_assert_uint_lt(idx[i], cloud.n);
-        memcpy(xyz + i * 3, cloud.xyz + (size_t)idx[i] * 3, 3 * sizeof *xyz);
-    }
+    host_cloud cloud = grip_test_read_cloud(cloud_rel);
+    uint32_t *idx = grip_test_read_rows(indices_rel, sizeof *idx, n);
+    float *xyz = grip_test_gather_xyz(&cloud, idx, *n);
     free(idx);
     host_cloud_free(&cloud);
     return xyz;
@@ -43,34 +30,10 @@ static inline float *keypoints_xyz(const char *cloud_rel, const char *indices_re
 /* A gzip'd float32 array of the tutorial that must have rows x cols values. malloc'd. */
 static inline float *read_f32(const char *rel, size_t rows, size_t cols)
 {
-    char path[4096];
-    size_t bytes = 0;
-    ck_assert(grip_test_data_path(path, sizeof path, rel));
-    float *v = grip_test_read_file(path, &bytes);
-    ck_assert_ptr_nonnull(v);
-    ck_assert_uint_eq(bytes, rows * cols * sizeof *v);
+    size_t got = 0;
+    float *v = grip_test_read_rows(rel, cols * sizeof *v, &got);
+    ck_assert_uint_eq(got, rows);
     return v;
-}
-
-/* correspondences.tsv: scene keypoint, model keypoint, squared distance. malloc'd. */
-static inline grip_corr *read_correspondences(size_t *n)
-{
-    char path[4096], header[256];
-    ck_assert(grip_test_data_path(path, sizeof path, TUTORIAL "correspondences.tsv"));
-    FILE *f = fopen(path, "r");
-    ck_assert_ptr_nonnull(f);
-    ck_assert_ptr_nonnull(fgets(header, sizeof header, f));
-    size_t cap = 4096;
-    grip_corr *c = malloc(cap * sizeof *c);
-    *n = 0;
-    unsigned s, m;
-    float d;
-    while (fscanf(f, "%u %u %f", &s, &m, &d) == 3) {
-        ck_assert_uint_lt(*n, cap);
-        c[(*n)++] = (grip_corr){s, m, d};
-    }
-    fclose(f);
-    return c;
 }
 
 /* One instance of instances.txt ("<method> instances N", then per instance its pose and its (scene, model)
@@ -120,7 +83,7 @@ static inline tutorial tutorial_load(void)
     tutorial t;
     t.model_kp = keypoints_xyz(MODEL_CLOUD, TUTORIAL "model_keypoints.u32.gz", &t.n_model_kp);
     t.scene_kp = keypoints_xyz(SCENE_CLOUD, TUTORIAL "scene_keypoints.u32.gz", &t.n_scene_kp);
-    t.corr = read_correspondences(&t.n_corr);
+    t.corr = grip_test_read_correspondences(TUTORIAL "correspondences.tsv", &t.n_corr);
     ck_assert_uint_eq(t.n_model_kp, 686);
     ck_assert_uint_eq(t.n_scene_kp, 3747);
     ck_assert_uint_eq(t.n_corr, 1797);
