@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-grip_status grip_group_check_views(grip_ctx *ctx, const grip_view *models, uint32_t n_models, const grip_view *scene,
+static grip_status check_views(grip_ctx *ctx, const grip_view *models, uint32_t n_models, const grip_view *scene,
                                    const grip_matches *matches)
 {
     if (!matches)
@@ -182,5 +182,41 @@ grip_status grip_hypotheses_append(grip_ctx *ctx, grip_hypotheses *h, uint32_t m
         hy->n_members = clusters[c].n_members;
         hy->members = members;
     }
+    return GRIP_OK;
+}
+
+grip_status grip_group_run(grip_stage *st, const grip_view *models, uint32_t n_models, const grip_view *scene,
+                           const grip_matches *matches, grip_group_frames_fn scene_frames,
+                           grip_group_model_fn per_model, grip_hypotheses **out)
+{
+    grip_ctx *ctx = st->ctx;
+    grip_status s = grip_stage_check_run(st, out, GRIP_MEM_HOST);
+    if (!s)
+        s = check_views(ctx, models, n_models, scene, matches);
+    if (s)
+        return s;
+    grip_group_corrs *corrs = NULL;
+    grip_group_keypoints scene_kp;
+    float *scene_rf = NULL;
+    grip_hypotheses *h = NULL;
+    s = grip_group_keypoints_open(ctx, scene, "group: scene keypoints", &scene_kp);
+    if (!s)
+        s = grip_group_corrs_split(ctx, matches, n_models, &corrs);
+    if (!s && scene_frames && matches->count > 0)
+        s = scene_frames(st, scene, &scene_kp, &scene_rf);
+    if (!s)
+        s = grip_hypotheses_new(ctx, &h);
+    for (uint32_t m = 0; m < n_models && !s; m++)
+        if (corrs[m].n > 0)
+            s = per_model(st, &models[m], m, &corrs[m], &scene_kp, scene_rf, h);
+    grip_group_corrs_free(corrs, n_models);
+    grip_group_keypoints_close(&scene_kp);
+    free(scene_rf);
+    if (s) {
+        if (h)
+            h->release(h);
+        return s;
+    }
+    *out = h;
     return GRIP_OK;
 }

@@ -36,8 +36,19 @@ grip_status grip_hypotheses_new(grip_ctx *ctx, grip_hypotheses **out);
 grip_status grip_hypotheses_append(grip_ctx *ctx, grip_hypotheses *h, uint32_t model, const grip_cluster *clusters,
                                    size_t n, const grip_group_corrs *corrs);
 
-/* Checks the arguments every group() call shares. */
-grip_status grip_group_check_views(grip_ctx *ctx, const grip_view *models, uint32_t n_models, const grip_view *scene,
-                                   const grip_matches *matches);
+/* What a grouping implementation does for model m: group its correspondences into h. scene_rf is NULL unless
+ * the implementation asked for scene frames. */
+typedef grip_status (*grip_group_model_fn)(grip_stage *st, const grip_view *model, uint32_t m,
+                                           const grip_group_corrs *corrs, const grip_group_keypoints *scene_kp,
+                                           const float *scene_rf, grip_hypotheses *h);
+/* Local frames of a view's keypoints (k x 9, malloc'd into *frames; the caller frees). */
+typedef grip_status (*grip_group_frames_fn)(grip_stage *st, const grip_view *view, const grip_group_keypoints *kp,
+                                            float **frames);
+
+/* The body every group() shares: checks the arguments, splits the matches by model, opens the scene keypoints
+ * (and their frames when scene_frames is not NULL), and calls per_model for each model. */
+grip_status grip_group_run(grip_stage *st, const grip_view *models, uint32_t n_models, const grip_view *scene,
+                           const grip_matches *matches, grip_group_frames_fn scene_frames,
+                           grip_group_model_fn per_model, grip_hypotheses **out);
 
 #endif

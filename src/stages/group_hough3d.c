@@ -86,8 +86,6 @@ static grip_hough3d_params hough_params_of(const grip_stage *st)
 static grip_status group_model(grip_stage *st, const grip_view *model, uint32_t m, const grip_group_corrs *corrs,
                                const grip_group_keypoints *scene_kp, const float *scene_rf, grip_hypotheses *h)
 {
-    if (corrs->n == 0)
-        return GRIP_OK;
     grip_ctx *ctx = st->ctx;
     grip_group_keypoints kp;
     float *model_rf = NULL;
@@ -111,35 +109,7 @@ static grip_status group_model(grip_stage *st, const grip_view *model, uint32_t 
 static grip_status hough3d_group(grip_stage *st, const grip_view *models, uint32_t n_models, const grip_view *scene,
                                  const grip_matches *matches, grip_hypotheses **out)
 {
-    grip_ctx *ctx = st->ctx;
-    grip_status s = grip_stage_check_run(st, out, GRIP_MEM_HOST);
-    if (!s)
-        s = grip_group_check_views(ctx, models, n_models, scene, matches);
-    if (s)
-        return s;
-    grip_group_corrs *corrs = NULL;
-    grip_group_keypoints scene_kp;
-    float *scene_rf = NULL;
-    grip_hypotheses *h = NULL;
-    s = grip_group_keypoints_open(ctx, scene, "group: scene keypoints", &scene_kp);
-    if (!s)
-        s = grip_group_corrs_split(ctx, matches, n_models, &corrs);
-    if (!s && matches->count > 0)
-        s = view_frames(st, scene, &scene_kp, &scene_rf);
-    if (!s)
-        s = grip_hypotheses_new(ctx, &h);
-    for (uint32_t m = 0; m < n_models && !s; m++)
-        s = group_model(st, &models[m], m, &corrs[m], &scene_kp, scene_rf, h);
-    grip_group_corrs_free(corrs, n_models);
-    grip_group_keypoints_close(&scene_kp);
-    free(scene_rf);
-    if (s) {
-        if (h)
-            h->release(h);
-        return s;
-    }
-    *out = h;
-    return GRIP_OK;
+    return grip_group_run(st, models, n_models, scene, matches, view_frames, group_model, out);
 }
 
 static grip_status hough3d_create(grip_ctx *ctx, const grip_kv *kv, uint32_t n_kv, grip_stage **out);
