@@ -2,7 +2,7 @@
 # Installs what grip needs to build and test on Debian 12 / Ubuntu 24.04 (run as root). Installs nothing that is
 # already there. The CUDA toolkit is optional: without nvcc the build makes a CPU-only plugin.
 set -e
-pkgs="build-essential cmake pkg-config check libsubunit-dev liblapacke-dev liblzf-dev zlib1g-dev"
+pkgs="build-essential cmake pkg-config check libsubunit-dev liblapacke-dev liblzf-dev zlib1g-dev abigail-tools"
 missing=""
 for p in $pkgs; do
   dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
