@@ -70,7 +70,7 @@ static void model_votes(const float *xyz, const float *rf, size_t n, float (*vot
     }
 }
 
-/* Hough3DGrouping::houghVoting: where correspondence i puts the model's reference point in the scene. Returns 0
+/* Hough3DGrouping::houghVoting: where correspondence i places the model's reference point in the scene. Returns 0
  * (no vote) when a frame is not finite. */
 static int scene_vote(const grip_corr *c, const float (*mvotes)[3], const float *model_rf, const float *scene_kp_xyz,
                       const float *scene_rf, double vote[3])

@@ -96,7 +96,7 @@ static grip_status model_points(grip_ctx *ctx, const float *xyz, size_t n, doubl
     return GRIP_OK;
 }
 
-/* Work space of one refinement: the model points, where the pose puts them, and their nearest scene points. */
+/* Work space of one refinement: the model points, where the pose places them, and their nearest scene points. */
 typedef struct icp_work {
     const grip_kdtree3d *tree;
     const float *scene;

@@ -1,5 +1,5 @@
 /* pose_nms.h -- non-maximum suppression of pose hypotheses: among the accepted hypotheses of one model, one whose
- * pose moves the model's points to within `duplicate_distance` of where a better-scored accepted hypothesis puts
+ * pose moves the model's points to within `duplicate_distance` of where a better-scored accepted hypothesis places
  * them is a duplicate of it, and is rejected.
  *
  * The distance between two poses A and B of a model is the root mean square displacement of its points,
