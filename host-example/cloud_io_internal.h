@@ -40,7 +40,7 @@ void cloud_io_put_u32(FILE *fp, uint32_t v);
 /* Writes "<path>:<line>: <message>" (or "<path>: <message>" when line is 0) into err; returns -1. */
 int cloud_io_fail(char *err, size_t errlen, const char *path, size_t line, const char *fmt, ...)
 #if defined(__GNUC__)
-    __attribute__((format(printf, 5, 6)))
+    __attribute__((format(__printf__, 5, 6)))
 #endif
     ;
 

@@ -45,7 +45,7 @@ static void report_v(grip_diag *d, const char *origin, int line, const char *sec
 static void report_at(grip_diag *d, const char *origin, int line, const char *section, const char *key,
                       const char *fmt, ...)
 #if defined(__GNUC__)
-    __attribute__((format(printf, 6, 7)))
+    __attribute__((format(__printf__, 6, 7)))
 #endif
     ;
 

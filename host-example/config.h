@@ -88,7 +88,7 @@ const grip_param_info *grip_config_pipeline_params(uint32_t *n);
  * runner's own problems with an entry, e.g. a `plugin` that does not load. */
 void grip_config_report(grip_diag *diag, const grip_config_entry *e, const char *fmt, ...)
 #if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
+    __attribute__((format(__printf__, 3, 4)))
 #endif
     ;
 

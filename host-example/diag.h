@@ -15,7 +15,7 @@ typedef struct grip_diag {
 /* Appends one printf-style message. */
 void grip_diag_add(grip_diag *d, const char *fmt, ...)
 #if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
+    __attribute__((format(__printf__, 2, 3)))
 #endif
     ;
 

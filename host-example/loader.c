@@ -40,7 +40,7 @@ typedef struct refusal {
 
 static int refuse(const refusal *r, const char *fmt, ...)
 #if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
+    __attribute__((format(__printf__, 2, 3)))
 #endif
     ;
 
