@@ -14,30 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static float *make_uniform(uint64_t *s, size_t rows, size_t dim, float lo, float hi)
-{
-    float *a = malloc((rows ? rows : 1) * dim * sizeof *a);
-    ck_assert_ptr_nonnull(a);
-    for (size_t i = 0; i < rows * dim; ++i)
-        a[i] = grip_test_uniform(s, lo, hi);
-    return a;
-}
-
-/* rows around `clusters` centres in [-1, 1]^dim, spread 0.01 */
-static float *make_clustered(uint64_t *s, size_t rows, size_t dim, size_t clusters)
-{
-    float *centres = make_uniform(s, clusters, dim, -1.0f, 1.0f);
-    float *a = malloc(rows * dim * sizeof *a);
-    ck_assert_ptr_nonnull(a);
-    for (size_t i = 0; i < rows; ++i) {
-        size_t c = (size_t)grip_test_uniform(s, 0.0f, (float)clusters) % clusters;
-        for (size_t d = 0; d < dim; ++d)
-            a[i * dim + d] = centres[c * dim + d] + grip_test_uniform(s, -0.01f, 0.01f);
-    }
-    free(centres);
-    return a;
-}
-
 /* rows on the grid of halves in [-1, 1], half of them copies of `pool` rows shared by every call with the same
  * pool_seed: many exact duplicates, and every distance is a multiple of 1/4, so most distances tie exactly */
 static float *make_duplicates(uint64_t *s, size_t rows, size_t dim, uint64_t pool_seed, size_t pool)
@@ -126,7 +102,8 @@ START_TEST(uniform_every_dim_and_k)
     uint64_t s = 101;
     for (size_t di = 0; di < 4; ++di) {
         const size_t dim = dims[di], n = dim > 100 ? 1001 : 3001, m = dim > 100 ? 201 : 333;
-        float *ref = make_uniform(&s, n, dim, -1.0f, 1.0f), *q = make_uniform(&s, m, dim, -1.0f, 1.0f);
+        float *ref = grip_test_uniform_rows(&s, n, dim, -1.0f, 1.0f);
+        float *q = grip_test_uniform_rows(&s, m, dim, -1.0f, 1.0f);
         for (size_t ki = 0; ki < N_KS; ++ki)
             ck_assert_uint_eq(compare_with_cpu(ref, n, q, m, dim, all_ks[ki], INFINITY), m * all_ks[ki]);
         free(ref);
@@ -139,14 +116,14 @@ START_TEST(clustered)
 {
     uint64_t s = 102;
     const size_t n = 2049, m = 515, dim = 33;
-    float *ref = make_clustered(&s, n, dim, 7), *q = make_clustered(&s, m, dim, 7);
+    float *ref = grip_test_clustered_rows(&s, n, dim, 7), *q = grip_test_clustered_rows(&s, m, dim, 7);
     for (size_t ki = 0; ki < N_KS; ++ki)
         ck_assert_uint_eq(compare_with_cpu(ref, n, q, m, dim, all_ks[ki], INFINITY), m * all_ks[ki]);
     free(ref);
     free(q);
     /* SHOT-sized rows, clustered as descriptors of one object are */
-    ref = make_clustered(&s, 700, 352, 5);
-    q = make_clustered(&s, 150, 352, 5);
+    ref = grip_test_clustered_rows(&s, 700, 352, 5);
+    q = grip_test_clustered_rows(&s, 150, 352, 5);
     ck_assert_uint_eq(compare_with_cpu(ref, 700, q, 150, 352, 2, INFINITY), 150 * 2);
     free(ref);
     free(q);
@@ -177,7 +154,8 @@ START_TEST(non_finite_rows_and_queries)
     uint64_t s = 104;
     for (size_t di = 0; di < 3; ++di) {
         const size_t dim = dims[di], n = 1500, m = 300;
-        float *ref = make_uniform(&s, n, dim, -2.0f, 2.0f), *q = make_uniform(&s, m, dim, -2.0f, 2.0f);
+        float *ref = grip_test_uniform_rows(&s, n, dim, -2.0f, 2.0f);
+        float *q = grip_test_uniform_rows(&s, m, dim, -2.0f, 2.0f);
         spoil_rows(&s, ref, n, dim, 0, 7); /* row 0 too: the first candidate of every query is gone */
         spoil_rows(&s, q, m, dim, 3, 5);
         const size_t finite_queries = m - (m - 3 + 4) / 5;
@@ -188,7 +166,7 @@ START_TEST(non_finite_rows_and_queries)
         free(q);
     }
     /* every reference row spoiled: nothing is ever listed */
-    float *ref = make_uniform(&s, 200, 3, -1.0f, 1.0f), *q = make_uniform(&s, 70, 3, -1.0f, 1.0f);
+    float *ref = grip_test_uniform_rows(&s, 200, 3, -1.0f, 1.0f), *q = grip_test_uniform_rows(&s, 70, 3, -1.0f, 1.0f);
     spoil_rows(&s, ref, 200, 3, 0, 1);
     ck_assert_uint_eq(compare_with_cpu(ref, 200, q, 70, 3, 5, INFINITY), 0);
     free(ref);
@@ -200,7 +178,7 @@ START_TEST(inclusive_bounds)
 {
     uint64_t s = 105;
     const size_t n = 1001, m = 333;
-    float *ref = make_uniform(&s, n, 3, -1.0f, 1.0f), *q = make_uniform(&s, m, 3, -1.0f, 1.0f);
+    float *ref = grip_test_uniform_rows(&s, n, 3, -1.0f, 1.0f), *q = grip_test_uniform_rows(&s, m, 3, -1.0f, 1.0f);
     size_t some = compare_with_cpu(ref, n, q, m, 3, 5, 0.01f); /* many queries have fewer than 5 within 0.1 */
     ck_assert(some > 0 && some < m * 5);
     some = compare_with_cpu(ref, n, q, m, 3, 32, 0.05f);
@@ -215,8 +193,8 @@ START_TEST(inclusive_bounds)
     free(ref);
     free(q);
     /* D = 128 with a bound inside the distance range */
-    ref = make_uniform(&s, 900, 128, 0.0f, 1.0f);
-    q = make_uniform(&s, 100, 128, 0.0f, 1.0f);
+    ref = grip_test_uniform_rows(&s, 900, 128, 0.0f, 1.0f);
+    q = grip_test_uniform_rows(&s, 100, 128, 0.0f, 1.0f);
     some = compare_with_cpu(ref, 900, q, 100, 128, 5, 15.5f); /* ~2.6 sigma under the mean */
     ck_assert(some > 0 && some < 100 * 5);
     free(ref);
@@ -227,7 +205,7 @@ END_TEST
 START_TEST(small_and_empty_sets)
 {
     uint64_t s = 106;
-    float *ref = make_uniform(&s, 5, 33, -1.0f, 1.0f), *q = make_uniform(&s, 65, 33, -1.0f, 1.0f);
+    float *ref = grip_test_uniform_rows(&s, 5, 33, -1.0f, 1.0f), *q = grip_test_uniform_rows(&s, 65, 33, -1.0f, 1.0f);
     ck_assert_uint_eq(compare_with_cpu(ref, 5, q, 65, 33, 32, INFINITY), 65 * 5); /* k > n: padded */
     ck_assert_uint_eq(compare_with_cpu(ref, 5, q, 1, 33, 2, INFINITY), 2);      /* one query */
     ck_assert_uint_eq(compare_with_cpu(ref, 1, q, 64, 33, 1, INFINITY), 64);    /* one row, one full block */
@@ -242,7 +220,7 @@ START_TEST(many_tiles)
 {
     uint64_t s = 107;
     const size_t n = 20000 + 77, m = 5000 + 13;
-    float *ref = make_uniform(&s, n, 3, -1.0f, 1.0f), *q = make_uniform(&s, m, 3, -1.0f, 1.0f);
+    float *ref = grip_test_uniform_rows(&s, n, 3, -1.0f, 1.0f), *q = grip_test_uniform_rows(&s, m, 3, -1.0f, 1.0f);
     ck_assert_uint_eq(compare_with_cpu(ref, n, q, m, 3, 32, INFINITY), m * 32);
     ck_assert_uint_eq(compare_with_cpu(ref, n, q, m, 3, 1, INFINITY), m);
     free(ref);
@@ -257,7 +235,7 @@ START_TEST(device_resident_queries_and_results)
     uint64_t s = 108;
     const size_t n = 1234, m = 321, dim = 33;
     const uint32_t k = 5;
-    float *ref = make_uniform(&s, n, dim, -1.0f, 1.0f), *q = make_uniform(&s, m, dim, -1.0f, 1.0f);
+    float *ref = grip_test_uniform_rows(&s, n, dim, -1.0f, 1.0f), *q = grip_test_uniform_rows(&s, m, dim, -1.0f, 1.0f);
     grip_knn_cuda_ref *dev = NULL;
     ck_assert_int_eq(grip_knn_cuda_ref_upload(ctx, ref, n, dim, &dev), GRIP_OK);
     knn_result host = result_alloc(m, k), back = result_alloc(m, k);

@@ -106,6 +106,15 @@ static inline int has_pair(const grip_cluster *c, const grip_corr *corr, uint32_
     return 0;
 }
 
+/* The cluster holds every member of PCL's instance; `what` and i name the cluster in the failure message. */
+static inline void assert_has_pcl_members(const char *what, size_t i, const grip_cluster *c, const grip_corr *corr,
+                                          const pcl_instance *pcl)
+{
+    for (size_t k = 0; k < pcl->n; ++k)
+        ck_assert_msg(has_pair(c, corr, pcl->pairs[k][0], pcl->pairs[k][1]), "%s %zu lacks PCL's member (%u, %u)",
+                      what, i, pcl->pairs[k][0], pcl->pairs[k][1]);
+}
+
 static inline double pose_max_difference(const double a[16], const double b[16])
 {
     double m = 0.0;
@@ -131,6 +140,21 @@ static inline double mean_displacement(const double a[16], const double b[16], c
         sum += sqrt(d2);
     }
     return sum / (double)n;
+}
+
+/* The cluster after RANSAC is PCL's instance: the same members, and a pose equal to float precision (entries and
+ * the model keypoints it moves, within 1e-5). Prints the differences, `what` and i naming the cluster. */
+static inline void assert_is_pcl_instance(const char *what, size_t i, const grip_cluster *c, const pcl_instance *pcl,
+                                          const tutorial *t)
+{
+    double worst = pose_max_difference(c->pose, pcl->pose);
+    double moved = mean_displacement(c->pose, pcl->pose, t->model_kp, t->n_model_kp);
+    fprintf(stderr, "%s %zu: %u members (PCL %zu), pose max |diff| %.3g, mean keypoint shift %.3g m\n", what, i,
+            c->n_members, pcl->n, worst, moved);
+    ck_assert_uint_eq(c->n_members, pcl->n);
+    assert_has_pcl_members(what, i, c, t->corr, pcl);
+    ck_assert_double_le(worst, 1e-5);
+    ck_assert_double_le(moved, 1e-5);
 }
 
 #endif

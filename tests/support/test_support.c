@@ -1,10 +1,13 @@
 /* test_support.c -- see test_support.h. */
+#define _POSIX_C_SOURCE 200809L /* mkdtemp */
 #include "test_support.h"
 
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 const char *grip_test_data_dir(void)
@@ -125,6 +128,96 @@ float *grip_test_gather_xyz(const host_cloud *cloud, const uint32_t *idx, size_t
     return xyz;
 }
 
+int grip_test_cloud_is_zeroed(const host_cloud *c)
+{
+    static const host_cloud zero;
+    return memcmp(c, &zero, sizeof zero) == 0;
+}
+
+void grip_test_assert_same_points(const host_cloud *a, const host_cloud *b)
+{
+    ck_assert_uint_eq(a->n, b->n);
+    ck_assert_int_eq(memcmp(a->xyz, b->xyz, a->n * 3 * sizeof(float)), 0);
+    ck_assert_int_eq(a->normals != NULL, b->normals != NULL);
+    ck_assert_int_eq(a->rgb != NULL, b->rgb != NULL);
+    if (a->normals)
+        ck_assert_int_eq(memcmp(a->normals, b->normals, a->n * 3 * sizeof(float)), 0);
+    if (a->rgb)
+        ck_assert_int_eq(memcmp(a->rgb, b->rgb, a->n * 3), 0);
+}
+
+void grip_test_expect_read_error(grip_test_cloud_reader read, const char *path, const char *needle1,
+                                 const char *needle2)
+{
+    host_cloud c;
+    char err[512] = "";
+    ck_assert_int_eq(read(path, &c, err, sizeof err), -1);
+    ck_assert_msg(grip_test_cloud_is_zeroed(&c), "cloud not zeroed after an error");
+    ck_assert_msg(strstr(err, needle1) != NULL, "error '%s' lacks '%s'", err, needle1);
+    if (needle2)
+        ck_assert_msg(strstr(err, needle2) != NULL, "error '%s' lacks '%s'", err, needle2);
+}
+
+uint32_t grip_test_float_bits(float v)
+{
+    uint32_t b;
+    memcpy(&b, &v, sizeof b);
+    return b;
+}
+
+static char tmp_dir[64];
+
+void grip_test_tmp_dir_make(void)
+{
+    strcpy(tmp_dir, "/tmp/grip_test_XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(tmp_dir));
+}
+
+void grip_test_tmp_dir_remove(void)
+{
+    DIR *d = opendir(tmp_dir);
+    if (!d)
+        return;
+    char path[512];
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
+            snprintf(path, sizeof path, "%s/%s", tmp_dir, e->d_name);
+            unlink(path);
+        }
+    }
+    closedir(d);
+    ck_assert_msg(rmdir(tmp_dir) == 0, "cannot remove %s", tmp_dir);
+}
+
+const char *grip_test_tmp_dir(void)
+{
+    return tmp_dir;
+}
+
+const char *grip_test_tmp_path(const char *name)
+{
+    static char path[2][512];
+    static int which;
+    which ^= 1;
+    snprintf(path[which], sizeof path[which], "%s/%s", tmp_dir, name);
+    return path[which];
+}
+
+const char *grip_test_write_file(const char *name, const void *data, size_t n)
+{
+    const char *path = grip_test_tmp_path(name);
+    FILE *fp = fopen(path, "wb");
+    ck_assert_ptr_nonnull(fp);
+    ck_assert_uint_eq(fwrite(data, 1, n, fp), n);
+    ck_assert_int_eq(fclose(fp), 0);
+    return path;
+}
+
+const char *grip_test_write_text(const char *name, const char *text)
+{
+    return grip_test_write_file(name, text, strlen(text));
+}
+
 grip_ctx *grip_test_ctx(void)
 {
     grip_ctx *ctx = NULL;
@@ -140,6 +233,29 @@ float grip_test_uniform(uint64_t *state, float lo, float hi)
     x ^= x << 17;
     *state = x;
     return lo + (hi - lo) * (float)((x >> 40) / (double)(1ull << 24));
+}
+
+float *grip_test_uniform_rows(uint64_t *state, size_t rows, size_t dim, float lo, float hi)
+{
+    float *a = malloc((rows ? rows : 1) * dim * sizeof *a);
+    ck_assert_ptr_nonnull(a);
+    for (size_t i = 0; i < rows * dim; ++i)
+        a[i] = grip_test_uniform(state, lo, hi);
+    return a;
+}
+
+float *grip_test_clustered_rows(uint64_t *state, size_t rows, size_t dim, size_t clusters)
+{
+    float *centres = grip_test_uniform_rows(state, clusters, dim, -1.0f, 1.0f);
+    float *a = malloc((rows ? rows : 1) * dim * sizeof *a);
+    ck_assert_ptr_nonnull(a);
+    for (size_t i = 0; i < rows; ++i) {
+        size_t c = (size_t)grip_test_uniform(state, 0.0f, (float)clusters) % clusters;
+        for (size_t d = 0; d < dim; ++d)
+            a[i * dim + d] = centres[c * dim + d] + grip_test_uniform(state, -0.01f, 0.01f);
+    }
+    free(centres);
+    return a;
 }
 
 int grip_test_run(Suite *suite)

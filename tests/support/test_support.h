@@ -1,5 +1,6 @@
 /* test_support.h -- the little the Check tests share: where the real data is, reading its clouds and PCL's
- * gzip'd reference arrays, a context, and a main() that runs one suite. */
+ * gzip'd reference arrays, checks on clouds read back, a temporary folder to write files into, a context, random
+ * data, and a main() that runs one suite. */
 #ifndef GRIP_TEST_SUPPORT_H
 #define GRIP_TEST_SUPPORT_H
 
@@ -38,6 +39,36 @@ grip_corr *grip_test_read_correspondences(const char *rel, size_t *n);
 /* The coordinates of the cloud's points idx[0 .. k), each of which must be < cloud->n: k x 3, malloc'd (free()). */
 float *grip_test_gather_xyz(const host_cloud *cloud, const uint32_t *idx, size_t k);
 
+/* The cloud is all zeros, as the readers leave it after an error. */
+int grip_test_cloud_is_zeroed(const host_cloud *c);
+
+/* Same points, bit for bit (NaN included): n, xyz, and normals and colours (present in both or in neither). */
+void grip_test_assert_same_points(const host_cloud *a, const host_cloud *b);
+
+/* read (pcd_read, ply_read, cloud_read) must fail on path, leave the cloud zeroed, and say needle1 and, unless
+ * NULL, needle2. */
+typedef int (*grip_test_cloud_reader)(const char *path, host_cloud *out, char *err, size_t errlen);
+void grip_test_expect_read_error(grip_test_cloud_reader read, const char *path, const char *needle1,
+                                 const char *needle2);
+
+/* The bits of a float, to compare values exactly. */
+uint32_t grip_test_float_bits(float v);
+
+/* A temporary folder for the files a test writes: grip_test_tmp_dir_make creates a fresh /tmp/grip_test_XXXXXX
+ * (fit as a checked fixture's setup), grip_test_tmp_dir_remove deletes its files and itself (the teardown; it
+ * holds no subfolders). One folder at a time per process. */
+void grip_test_tmp_dir_make(void);
+void grip_test_tmp_dir_remove(void);
+const char *grip_test_tmp_dir(void);
+
+/* <temporary folder>/<name>. Static storage of two slots: valid until the second call after this one (of this
+ * function or of the writers below, which return such a path). */
+const char *grip_test_tmp_path(const char *name);
+
+/* Write n bytes, or a C string, to <temporary folder>/<name>; return its path (as grip_test_tmp_path). */
+const char *grip_test_write_file(const char *name, const void *data, size_t n);
+const char *grip_test_write_text(const char *name, const char *text);
+
 /* The project's source folder (for configs/ and tests/cases/). */
 const char *grip_test_source_dir(void);
 
@@ -46,6 +77,12 @@ grip_ctx *grip_test_ctx(void);
 
 /* Uniform float in [lo, hi) from a small deterministic generator (xorshift), seeded per test. */
 float grip_test_uniform(uint64_t *state, float lo, float hi);
+
+/* Random matrices of rows x dim floats for the k-NN tests, malloc'd (free()), drawn from *state:
+ *  - grip_test_uniform_rows: uniform in [lo, hi);
+ *  - grip_test_clustered_rows: around `clusters` centres uniform in [-1, 1]^dim, spread 0.01. */
+float *grip_test_uniform_rows(uint64_t *state, size_t rows, size_t dim, float lo, float hi);
+float *grip_test_clustered_rows(uint64_t *state, size_t rows, size_t dim, size_t clusters);
 
 /* Runs the suite; returns the process exit code (0 when all passed). */
 int grip_test_run(Suite *suite);

@@ -1,6 +1,5 @@
 /* test_config.c -- grip-host's INI config: syntax, --set overrides, validation against parameter tables, every
  * problem reported at once as "file:line: section.key: message", and what each stage's create() gets. */
-#define _POSIX_C_SOURCE 200809L
 #include "test_support.h"
 #include "common/param_value.h"
 #include "config.h"
@@ -9,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 /* ---- a plugin's tables, in memory (the loader has its own tests) --------------------------------------------- */
 
@@ -54,33 +52,6 @@ static grip_loaded_plugin fake = {
 static const grip_loaded_plugin *const all_fake[GRIP_STAGE_KIND_COUNT] = {&fake, &fake, &fake, &fake, &fake};
 
 /* ---- helpers ---------------------------------------------------------------------------------------------------- */
-
-static char tmpdir[64];
-
-static void make_tmpdir(void)
-{
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/grip_config_XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
-}
-
-static void remove_tmpdir(void)
-{
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    ck_assert_int_eq(system(cmd), 0);
-}
-
-/* Writes text to <tmpdir>/<name>; returns the path (static buffer, one at a time). */
-static const char *write_conf(const char *name, const char *text)
-{
-    static char path[256];
-    snprintf(path, sizeof path, "%s/%s", tmpdir, name);
-    FILE *f = fopen(path, "wb");
-    ck_assert_ptr_nonnull(f);
-    fputs(text, f);
-    fclose(f);
-    return path;
-}
 
 /* Asserts that some diagnostic reads exactly "<path>:<rest>". */
 static void expect_diag(const grip_diag *d, const char *path, const char *rest)
@@ -134,8 +105,8 @@ static const char *good_conf = "# PCL's tutorial, more or less\n"
 
 START_TEST(good_config_resolves_every_stage)
 {
-    make_tmpdir();
-    const char *path = write_conf("good.conf", good_conf);
+    grip_test_tmp_dir_make();
+    const char *path = grip_test_write_text("good.conf", good_conf);
     grip_config cfg = {0};
     grip_diag d = {0};
     ck_assert_int_eq(grip_config_load(path, &cfg, &d), 0);
@@ -169,14 +140,14 @@ START_TEST(good_config_resolves_every_stage)
     ck_assert_int_eq(e->line, 16);
     grip_config_free(&cfg);
     grip_diag_free(&d);
-    remove_tmpdir();
+    grip_test_tmp_dir_remove();
 }
 END_TEST
 
 START_TEST(section_without_config_gets_default_impl_and_device)
 {
-    make_tmpdir();
-    const char *path = write_conf("min.conf", "[pipeline]\ndevice = cuda\n");
+    grip_test_tmp_dir_make();
+    const char *path = grip_test_write_text("min.conf", "[pipeline]\ndevice = cuda\n");
     grip_config cfg = {0};
     grip_diag d = {0};
     ck_assert_int_eq(grip_config_load(path, &cfg, &d), 0);
@@ -189,14 +160,14 @@ START_TEST(section_without_config_gets_default_impl_and_device)
     ck_assert_str_eq(kv[0].value, "cuda");
     grip_config_free(&cfg);
     grip_diag_free(&d);
-    remove_tmpdir();
+    grip_test_tmp_dir_remove();
 }
 END_TEST
 
 START_TEST(comments_and_whitespace)
 {
-    make_tmpdir();
-    const char *path = write_conf("c.conf", "  # a comment\n"
+    grip_test_tmp_dir_make();
+    const char *path = grip_test_write_text("c.conf", "  # a comment\n"
                                             "; another\n"
                                             "\t[ descriptor ]   # trailing comment\n"
                                             "   radius\t=   0.5   # the radius\n"
@@ -212,14 +183,15 @@ START_TEST(comments_and_whitespace)
     ck_assert_int_eq(grip_config_find(&cfg, "descriptor", "label")->line, 5);
     grip_config_free(&cfg);
     grip_diag_free(&d);
-    remove_tmpdir();
+    grip_test_tmp_dir_remove();
 }
 END_TEST
 
 START_TEST(crlf_line_ends)
 {
-    make_tmpdir();
-    const char *path = write_conf("crlf.conf", "[descriptor]\r\nimpl = shot\r\nradius = 0.5\r\nflip = maybe\r\n");
+    grip_test_tmp_dir_make();
+    const char *path =
+        grip_test_write_text("crlf.conf", "[descriptor]\r\nimpl = shot\r\nradius = 0.5\r\nflip = maybe\r\n");
     grip_config cfg = {0};
     grip_diag d = {0};
     ck_assert_int_eq(grip_config_load(path, &cfg, &d), 0);
@@ -230,14 +202,14 @@ START_TEST(crlf_line_ends)
     expect_diag(&d, path, "4: descriptor.flip: 'maybe' is not a boolean (true/false)");
     grip_config_free(&cfg);
     grip_diag_free(&d);
-    remove_tmpdir();
+    grip_test_tmp_dir_remove();
 }
 END_TEST
 
 START_TEST(empty_values)
 {
-    make_tmpdir();
-    const char *path = write_conf("e.conf", "[descriptor]\nradius =\nlabel =  \n[index]\nplugin =\n");
+    grip_test_tmp_dir_make();
+    const char *path = grip_test_write_text("e.conf", "[descriptor]\nradius =\nlabel =  \n[index]\nplugin =\n");
     grip_config cfg = {0};
     grip_diag d = {0};
     ck_assert_int_eq(grip_config_load(path, &cfg, &d), 0); /* syntactically fine */
@@ -249,13 +221,13 @@ START_TEST(empty_values)
     expect_diag(&d, path, "5: index.plugin: empty value (expected the path of a plugin)");
     grip_config_free(&cfg);
     grip_diag_free(&d);
-    remove_tmpdir();
+    grip_test_tmp_dir_remove();
 }
 END_TEST
 
 START_TEST(long_line)
 {
-    make_tmpdir();
+    grip_test_tmp_dir_make();
     size_t n = 100000;
     char *text = malloc(n + 2 * 5000 + 200), *key = malloc(5001);
     ck_assert_ptr_nonnull(text);
@@ -265,7 +237,7 @@ START_TEST(long_line)
     int at = sprintf(text, "[descriptor]\n# %s\nlabel = ", key);
     memset(text + at, 'x', n);
     sprintf(text + at + n, "\n%s = 1\n", key);
-    const char *path = write_conf("long.conf", text);
+    const char *path = grip_test_write_text("long.conf", text);
     grip_config cfg = {0};
     grip_diag d = {0};
     ck_assert_int_eq(grip_config_load(path, &cfg, &d), 0);
@@ -281,15 +253,15 @@ START_TEST(long_line)
     free(key);
     grip_config_free(&cfg);
     grip_diag_free(&d);
-    remove_tmpdir();
+    grip_test_tmp_dir_remove();
 }
 END_TEST
 
 /* One file with every kind of problem, each on its own line: all are reported, each with its file:line. */
 START_TEST(every_error_kind_reported_at_once)
 {
-    make_tmpdir();
-    const char *path = write_conf("bad.conf", "radius = 1\n"                 /* 1: outside any section */
+    grip_test_tmp_dir_make();
+    const char *path = grip_test_write_text("bad.conf", "radius = 1\n"                 /* 1: outside any section */
                                               "[descripter]\n"               /* 2: unknown section, near miss */
                                               "radius = 0.1\n"               /* 3: skipped (unknown section) */
                                               "[descriptor\n"                /* 4: missing ']' */
@@ -337,15 +309,15 @@ START_TEST(every_error_kind_reported_at_once)
     ck_assert_uint_eq(grip_diag_count(&d), 17);
     grip_config_free(&cfg);
     grip_diag_free(&d);
-    remove_tmpdir();
+    grip_test_tmp_dir_remove();
 }
 END_TEST
 
 START_TEST(impl_picks_the_table_keys_are_checked_against)
 {
-    make_tmpdir();
+    grip_test_tmp_dir_make();
     /* normals_k is shot's, not fpfh's */
-    const char *path = write_conf("f.conf", "[descriptor]\nimpl = fpfh\nradius = 0.3\nnormals_k = 3\n");
+    const char *path = grip_test_write_text("f.conf", "[descriptor]\nimpl = fpfh\nradius = 0.3\nnormals_k = 3\n");
     grip_config cfg = {0};
     grip_diag d = {0};
     ck_assert_int_eq(grip_config_load(path, &cfg, &d), 0);
@@ -355,14 +327,14 @@ START_TEST(impl_picks_the_table_keys_are_checked_against)
     ck_assert_str_eq(grip_config_stage_impl(&cfg, GRIP_STAGE_DESCRIPTOR)->name, "fpfh");
     grip_config_free(&cfg);
     grip_diag_free(&d);
-    remove_tmpdir();
+    grip_test_tmp_dir_remove();
 }
 END_TEST
 
 START_TEST(keys_for_a_stage_the_plugin_lacks)
 {
-    make_tmpdir();
-    const char *path = write_conf("v.conf", "[verify]\nmax_iterations = 3\n");
+    grip_test_tmp_dir_make();
+    const char *path = grip_test_write_text("v.conf", "[verify]\nmax_iterations = 3\n");
     grip_config cfg = {0};
     grip_diag d = {0};
     ck_assert_int_eq(grip_config_load(path, &cfg, &d), 0);
@@ -370,14 +342,14 @@ START_TEST(keys_for_a_stage_the_plugin_lacks)
     expect_diag(&d, path, "2: verify.max_iterations: cannot be set: verify (fake.so offers no verify stage)");
     grip_config_free(&cfg);
     grip_diag_free(&d);
-    remove_tmpdir();
+    grip_test_tmp_dir_remove();
 }
 END_TEST
 
 START_TEST(pipeline_device_must_suit_every_stage)
 {
-    make_tmpdir();
-    const char *path = write_conf("dev.conf", "[pipeline]\ndevice = cuda\n[index]\nimpl = cpu_only\n");
+    grip_test_tmp_dir_make();
+    const char *path = grip_test_write_text("dev.conf", "[pipeline]\ndevice = cuda\n[index]\nimpl = cpu_only\n");
     grip_config cfg = {0};
     grip_diag d = {0};
     ck_assert_int_eq(grip_config_load(path, &cfg, &d), 0);
@@ -386,14 +358,14 @@ START_TEST(pipeline_device_must_suit_every_stage)
     expect_diag(&d, path, "2: pipeline.device: 'cuda' is not one of cpu (as the device of index 'cpu_only')");
     grip_config_free(&cfg);
     grip_diag_free(&d);
-    remove_tmpdir();
+    grip_test_tmp_dir_remove();
 }
 END_TEST
 
 START_TEST(set_overrides_the_file)
 {
-    make_tmpdir();
-    const char *path = write_conf("good.conf", good_conf);
+    grip_test_tmp_dir_make();
+    const char *path = grip_test_write_text("good.conf", good_conf);
     grip_config cfg = {0};
     grip_diag d = {0};
     ck_assert_int_eq(grip_config_load(path, &cfg, &d), 0);
@@ -415,7 +387,7 @@ START_TEST(set_overrides_the_file)
     ck_assert_str_eq(grip_config_stage_impl(&cfg, GRIP_STAGE_DESCRIPTOR)->name, "fpfh");
     grip_config_free(&cfg);
     grip_diag_free(&d);
-    remove_tmpdir();
+    grip_test_tmp_dir_remove();
 }
 END_TEST
 
@@ -447,13 +419,13 @@ END_TEST
 
 START_TEST(later_file_overrides_earlier)
 {
-    make_tmpdir();
+    grip_test_tmp_dir_make();
     grip_config cfg = {0};
     grip_diag d = {0};
     char first[256];
-    snprintf(first, sizeof first, "%s", write_conf("a.conf", "[match]\nk = 2\n"));
+    snprintf(first, sizeof first, "%s", grip_test_write_text("a.conf", "[match]\nk = 2\n"));
     ck_assert_int_eq(grip_config_load(first, &cfg, &d), 0);
-    const char *second = write_conf("b.conf", "[match]\n\nk = 4\n");
+    const char *second = grip_test_write_text("b.conf", "[match]\n\nk = 4\n");
     ck_assert_int_eq(grip_config_load(second, &cfg, &d), 0);
     const grip_config_entry *e = grip_config_find(&cfg, "match", "k");
     ck_assert_str_eq(e->value, "4");
@@ -462,20 +434,20 @@ START_TEST(later_file_overrides_earlier)
     ck_assert_uint_eq(grip_diag_count(&d), 0);
     grip_config_free(&cfg);
     grip_diag_free(&d);
-    remove_tmpdir();
+    grip_test_tmp_dir_remove();
 }
 END_TEST
 
 START_TEST(plugin_path_resolution)
 {
-    make_tmpdir();
-    const char *path = write_conf("p.conf", "[descriptor]\nplugin = other.so\n[index]\nplugin = /abs/x.so\n");
+    grip_test_tmp_dir_make();
+    const char *path = grip_test_write_text("p.conf", "[descriptor]\nplugin = other.so\n[index]\nplugin = /abs/x.so\n");
     grip_config cfg = {0};
     grip_diag d = {0};
     char buf[512], want[512];
     ck_assert_int_eq(grip_config_load(path, &cfg, &d), 0);
     ck_assert_int_eq(grip_config_stage_plugin(&cfg, GRIP_STAGE_DESCRIPTOR, buf, sizeof buf), 1);
-    snprintf(want, sizeof want, "%s/other.so", tmpdir);
+    snprintf(want, sizeof want, "%s/other.so", grip_test_tmp_dir());
     ck_assert_str_eq(buf, want);
     ck_assert_int_eq(grip_config_stage_plugin(&cfg, GRIP_STAGE_INDEX, buf, sizeof buf), 1);
     ck_assert_str_eq(buf, "/abs/x.so");
@@ -496,7 +468,7 @@ START_TEST(plugin_path_resolution)
     expect_diag(&d, path, "2: descriptor.plugin: cannot open: nope");
     grip_config_free(&cfg);
     grip_diag_free(&d);
-    remove_tmpdir();
+    grip_test_tmp_dir_remove();
 }
 END_TEST
 

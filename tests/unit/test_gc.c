@@ -35,9 +35,7 @@ START_TEST(consensus_sets_contain_pcl_instances)
         fprintf(stderr, "gc consensus set %zu: %u members (PCL after RANSAC: %zu)\n", i, sets[i].n_members, pcl[i].n);
         ck_assert_uint_gt(sets[i].n_members, 5);
         ck_assert_double_eq(sets[i].votes, sets[i].n_members);
-        for (size_t k = 0; k < pcl[i].n; ++k)
-            ck_assert_msg(has_pair(&sets[i], t.corr, pcl[i].pairs[k][0], pcl[i].pairs[k][1]),
-                          "set %zu lacks PCL's member (%u, %u)", i, pcl[i].pairs[k][0], pcl[i].pairs[k][1]);
+        assert_has_pcl_members("gc consensus set", i, &sets[i], t.corr, &pcl[i]);
     }
     grip_clusters_free(sets, n);
     tutorial_free(&t);
@@ -57,17 +55,8 @@ START_TEST(clusters_after_ransac_are_pcl_instances)
     ck_assert_int_eq(grip_gc_cluster(ctx, &p, t.model_kp, t.n_model_kp, t.scene_kp, t.n_scene_kp, t.corr, t.n_corr,
                                      &c, &n), GRIP_OK);
     ck_assert_uint_eq(n, 2);
-    for (size_t i = 0; i < n; ++i) {
-        double worst = pose_max_difference(c[i].pose, pcl[i].pose);
-        double moved = mean_displacement(c[i].pose, pcl[i].pose, t.model_kp, t.n_model_kp);
-        fprintf(stderr, "gc cluster %zu: %u members (PCL %zu), pose max |diff| %.3g, mean keypoint shift %.3g m\n", i,
-                c[i].n_members, pcl[i].n, worst, moved);
-        ck_assert_uint_eq(c[i].n_members, pcl[i].n);
-        for (size_t k = 0; k < pcl[i].n; ++k)
-            ck_assert(has_pair(&c[i], t.corr, pcl[i].pairs[k][0], pcl[i].pairs[k][1]));
-        ck_assert_double_le(worst, 1e-5);
-        ck_assert_double_le(moved, 1e-5);
-    }
+    for (size_t i = 0; i < n; ++i)
+        assert_is_pcl_instance("gc cluster", i, &c[i], &pcl[i], &t);
     grip_clusters_free(c, n);
     tutorial_free(&t);
     grip_ctx_free(ctx);

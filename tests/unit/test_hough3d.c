@@ -55,9 +55,7 @@ START_TEST(voting_finds_pcl_maximum)
     ck_assert_uint_eq(n, 1);
     fprintf(stderr, "hough maximum: %u voters, value %.4f\n", c[0].n_members, c[0].votes);
     ck_assert_double_ge(c[0].votes, 5.0);
-    for (size_t k = 0; k < pcl[0].n; ++k)
-        ck_assert_msg(has_pair(&c[0], h.t.corr, pcl[0].pairs[k][0], pcl[0].pairs[k][1]),
-                      "the maximum lacks PCL's member (%u, %u)", pcl[0].pairs[k][0], pcl[0].pairs[k][1]);
+    assert_has_pcl_members("hough maximum", 0, &c[0], h.t.corr, &pcl[0]);
     for (uint32_t i = 1; i < c[0].n_members; ++i) /* voters in correspondence order */
         ck_assert_uint_lt(c[0].members[i - 1], c[0].members[i]);
     grip_clusters_free(c, n);
@@ -78,15 +76,7 @@ START_TEST(instance_after_ransac_is_pcl_instance)
     ck_assert_int_eq(grip_hough3d_cluster(ctx, &p, h.t.model_kp, h.model_rf, h.t.n_model_kp, h.t.scene_kp, h.scene_rf,
                                           h.t.n_scene_kp, h.t.corr, h.t.n_corr, &c, &n), GRIP_OK);
     ck_assert_uint_eq(n, 1);
-    double worst = pose_max_difference(c[0].pose, pcl[0].pose);
-    double moved = mean_displacement(c[0].pose, pcl[0].pose, h.t.model_kp, h.t.n_model_kp);
-    fprintf(stderr, "hough instance: %u members (PCL %zu), pose max |diff| %.3g, mean keypoint shift %.3g m\n",
-            c[0].n_members, pcl[0].n, worst, moved);
-    ck_assert_uint_eq(c[0].n_members, pcl[0].n);
-    for (size_t k = 0; k < pcl[0].n; ++k)
-        ck_assert(has_pair(&c[0], h.t.corr, pcl[0].pairs[k][0], pcl[0].pairs[k][1]));
-    ck_assert_double_le(worst, 1e-5);
-    ck_assert_double_le(moved, 1e-5);
+    assert_is_pcl_instance("hough instance", 0, &c[0], &pcl[0], &h.t);
     grip_clusters_free(c, n);
     hough_inputs_free(&h);
     grip_ctx_free(ctx);

@@ -67,30 +67,6 @@ static size_t naive_sorted(const float *ref, size_t n, const float *q, size_t di
     return c;
 }
 
-static float *make_uniform(uint64_t *s, size_t rows, size_t dim, float lo, float hi)
-{
-    float *a = malloc(rows * dim * sizeof *a);
-    ck_assert_ptr_nonnull(a);
-    for (size_t i = 0; i < rows * dim; ++i)
-        a[i] = grip_test_uniform(s, lo, hi);
-    return a;
-}
-
-/* n points around `clusters` centres in [-1, 1]^dim, spread 0.01 */
-static float *make_clustered(uint64_t *s, size_t rows, size_t dim, size_t clusters)
-{
-    float *centres = make_uniform(s, clusters, dim, -1.0f, 1.0f);
-    float *a = malloc(rows * dim * sizeof *a);
-    ck_assert_ptr_nonnull(a);
-    for (size_t i = 0; i < rows; ++i) {
-        size_t c = (size_t)grip_test_uniform(s, 0.0f, (float)clusters) % clusters;
-        for (size_t d = 0; d < dim; ++d)
-            a[i * dim + d] = centres[c * dim + d] + grip_test_uniform(s, -0.01f, 0.01f);
-    }
-    free(centres);
-    return a;
-}
-
 /* Checks the lists of every query against the fp64 brute force: each list holds as many entries as there are
  * finite rows within the bound (at most k), its ids are distinct finite rows, its distances are FLANN's float
  * sums of those rows, sorted with ties to the lower id, and the fp64 distance of its j-th row equals the
@@ -163,7 +139,7 @@ START_TEST(uniform_shot_sized)
 {
     uint64_t s = 11;
     const size_t n = 700, m = 150, dim = 352;
-    float *ref = make_uniform(&s, n, dim, 0.0f, 0.1f), *q = make_uniform(&s, m, dim, 0.0f, 0.1f);
+    float *ref = grip_test_uniform_rows(&s, n, dim, 0.0f, 0.1f), *q = grip_test_uniform_rows(&s, m, dim, 0.0f, 0.1f);
     const uint32_t ks[] = {1, 2, 5};
     for (int i = 0; i < 3; ++i)
         run_and_check(ref, n, q, m, dim, ks[i], INFINITY);
@@ -176,7 +152,7 @@ START_TEST(uniform_low_dim_with_bound)
 {
     uint64_t s = 12;
     const size_t n = 1001, m = 333, dim = 3; /* n not a multiple of the panel width */
-    float *ref = make_uniform(&s, n, dim, -1.0f, 1.0f), *q = make_uniform(&s, m, dim, -1.0f, 1.0f);
+    float *ref = grip_test_uniform_rows(&s, n, dim, -1.0f, 1.0f), *q = grip_test_uniform_rows(&s, m, dim, -1.0f, 1.0f);
     run_and_check(ref, n, q, m, dim, 5, 0.01f); /* many queries have fewer than 5 rows within 0.1 */
     run_and_check(ref, n, q, m, dim, 2, INFINITY);
     free(ref);
@@ -188,7 +164,7 @@ START_TEST(clustered)
 {
     uint64_t s = 13;
     const size_t n = 900, m = 200, dim = 33;
-    float *ref = make_clustered(&s, n, dim, 7), *q = make_clustered(&s, m, dim, 7);
+    float *ref = grip_test_clustered_rows(&s, n, dim, 7), *q = grip_test_clustered_rows(&s, m, dim, 7);
     run_and_check(ref, n, q, m, dim, 1, INFINITY);
     run_and_check(ref, n, q, m, dim, 5, INFINITY);
     free(ref);
@@ -241,7 +217,7 @@ START_TEST(non_finite_rows_skipped)
 {
     uint64_t s = 15;
     const size_t n = 97, m = 40, dim = 16;
-    float *ref = make_uniform(&s, n, dim, -1.0f, 1.0f), *q = make_uniform(&s, m, dim, -1.0f, 1.0f);
+    float *ref = grip_test_uniform_rows(&s, n, dim, -1.0f, 1.0f), *q = grip_test_uniform_rows(&s, m, dim, -1.0f, 1.0f);
     for (size_t i = 0; i < n; i += 3) /* NaN or inf anywhere in the row */
         ref[i * dim + i % dim] = i % 2 ? NAN : INFINITY;
     memcpy(ref + 1 * dim, q + 5 * dim, dim * sizeof(float)); /* query 5 has an exact twin: row 1, distance 0 */
@@ -302,7 +278,7 @@ START_TEST(threads_agree)
     uint64_t s = 16;
     const size_t n = 500, m = 300, dim = 24;
     const uint32_t k = 3;
-    float *ref = make_clustered(&s, n, dim, 5), *q = make_clustered(&s, m, dim, 5);
+    float *ref = grip_test_clustered_rows(&s, n, dim, 5), *q = grip_test_clustered_rows(&s, m, dim, 5);
     grip_ctx_options one = {sizeof one, -1, 1}, two = {sizeof two, -1, 2};
     grip_ctx *c1 = NULL, *c2 = NULL;
     ck_assert_int_eq(grip_ctx_new(&one, &c1), GRIP_OK);

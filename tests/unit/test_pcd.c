@@ -6,80 +6,16 @@
 #include "cloud_io.h"
 #include "host_util.h"
 
-#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-/* ---- a temporary folder per test ------------------------------------------------------------------------ */
-
-static char tmp_dir[64];
-
-static void make_tmp_dir(void)
-{
-    strcpy(tmp_dir, "/tmp/grip_test_pcd_XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(tmp_dir));
-}
-
-static void remove_tmp_dir(void)
-{
-    DIR *d = opendir(tmp_dir);
-    if (!d)
-        return;
-    char path[512];
-    for (struct dirent *e; (e = readdir(d)) != NULL;) {
-        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
-            snprintf(path, sizeof path, "%s/%s", tmp_dir, e->d_name);
-            unlink(path);
-        }
-    }
-    closedir(d);
-    rmdir(tmp_dir);
-}
-
-/* Path of name inside the test's folder (static: valid until the next call). */
-static const char *tmp_path(const char *name)
-{
-    static char path[2][512];
-    static int which;
-    which ^= 1;
-    snprintf(path[which], sizeof path[which], "%s/%s", tmp_dir, name);
-    return path[which];
-}
-
-static void write_bytes(const char *path, const void *data, size_t n)
-{
-    FILE *fp = fopen(path, "wb");
-    ck_assert_ptr_nonnull(fp);
-    ck_assert_uint_eq(fwrite(data, 1, n, fp), n);
-    ck_assert_int_eq(fclose(fp), 0);
-}
-
-static const char *write_text(const char *name, const char *text)
-{
-    const char *path = tmp_path(name);
-    write_bytes(path, text, strlen(text));
-    return path;
-}
-
-static int is_zeroed(const host_cloud *c)
-{
-    static const host_cloud zero;
-    return memcmp(c, &zero, sizeof zero) == 0;
-}
-
 /* pcd_read must fail, leave the cloud zeroed, and say each of the needles. */
 static void expect_pcd_error(const char *path, const char *needle1, const char *needle2)
 {
-    host_cloud c;
-    char err[512] = "";
-    ck_assert_int_eq(pcd_read(path, &c, err, sizeof err), -1);
-    ck_assert_msg(is_zeroed(&c), "cloud not zeroed after an error");
-    ck_assert_msg(strstr(err, needle1) != NULL, "error '%s' lacks '%s'", err, needle1);
-    if (needle2)
-        ck_assert_msg(strstr(err, needle2) != NULL, "error '%s' lacks '%s'", err, needle2);
+    grip_test_expect_read_error(pcd_read, path, needle1, needle2);
 }
 
 /* A v0.7 header; lines: 1 comment, 2 VERSION, 3 FIELDS, 4 SIZE, 5 TYPE, 6 COUNT, 7 WIDTH, 8 HEIGHT, 9 VIEWPOINT,
@@ -109,8 +45,7 @@ static const char *write_with_data(const char *name, const char *head, const voi
     memcpy(buf, head, hn);
     if (n)
         memcpy(buf + hn, data, n);
-    const char *path = tmp_path(name);
-    write_bytes(path, buf, hn + n);
+    const char *path = grip_test_write_file(name, buf, hn + n);
     free(buf);
     return path;
 }
@@ -145,21 +80,14 @@ static void assert_same_cloud(const host_cloud *a, const host_cloud *b)
 {
     ck_assert_uint_eq(a->width, b->width);
     ck_assert_uint_eq(a->height, b->height);
-    ck_assert_uint_eq(a->n, b->n);
-    ck_assert_int_eq(memcmp(a->xyz, b->xyz, a->n * 3 * sizeof(float)), 0);
-    ck_assert_int_eq(a->normals != NULL, b->normals != NULL);
-    ck_assert_int_eq(a->rgb != NULL, b->rgb != NULL);
-    if (a->normals)
-        ck_assert_int_eq(memcmp(a->normals, b->normals, a->n * 3 * sizeof(float)), 0);
-    if (a->rgb)
-        ck_assert_int_eq(memcmp(a->rgb, b->rgb, a->n * 3), 0);
+    grip_test_assert_same_points(a, b);
 }
 
 static void round_trip(int binary)
 {
     host_cloud c = sample_cloud(), back;
     char err[512] = "";
-    const char *path = tmp_path(binary ? "rt_binary.pcd" : "rt_ascii.pcd");
+    const char *path = grip_test_tmp_path(binary ? "rt_binary.pcd" : "rt_ascii.pcd");
     ck_assert_msg(pcd_write(path, &c, binary, err, sizeof err) == 0, "%s", err);
     ck_assert_msg(pcd_read(path, &back, err, sizeof err) == 0, "%s", err);
     assert_same_cloud(&c, &back);
@@ -176,7 +104,7 @@ static void round_trip(int binary)
     assert_same_cloud(&c, &back);
     host_cloud_free(&back);
     host_cloud_free(&c);
-    ck_assert(is_zeroed(&c));
+    ck_assert(grip_test_cloud_is_zeroed(&c));
 }
 
 START_TEST(ascii_round_trip_is_exact)
@@ -325,7 +253,7 @@ START_TEST(every_type_padding_and_count_in_all_three_data_kinds)
                                  p.y, p.z, p.hist[0], p.hist[1], p.hist[2], p.rgba, p.normal[0], p.normal[1],
                                  p.normal[2]);
     }
-    assert_mixed_cloud(write_text("mixed_ascii.pcd", text));
+    assert_mixed_cloud(grip_test_write_text("mixed_ascii.pcd", text));
 }
 END_TEST
 
@@ -353,7 +281,7 @@ END_TEST
 START_TEST(old_headers_and_nan_tokens)
 {
     /* VERSION .5, no VIEWPOINT, no COUNT; comments and blank lines; nan/NaN/inf tokens; CRLF line ends */
-    const char *path = write_text("old.pcd", "# .PCD v.5 - Point Cloud Data file format\r\nVERSION .5\r\n"
+    const char *path = grip_test_write_text("old.pcd", "# .PCD v.5 - Point Cloud Data file format\r\nVERSION .5\r\n"
                                              "FIELDS x y z\r\nSIZE 4 4 4\r\nTYPE F F F\r\nWIDTH 2\r\nHEIGHT 2\r\n"
                                              "POINTS 4\r\n\r\nDATA ascii\r\n1 2 3\r\nnan NaN nan\r\n\r\n"
                                              "-4.5e-3 5 6\r\ninf 0 -inf\r\n");
@@ -370,7 +298,7 @@ START_TEST(old_headers_and_nan_tokens)
     host_cloud_free(&c);
 
     /* no WIDTH/HEIGHT at all: PCL reads POINTS x 1 */
-    path = write_text("points_only.pcd", "VERSION .5\nFIELDS x y z\nPOINTS 2\nDATA ascii\n1 2 3\n4 5 6\n");
+    path = grip_test_write_text("points_only.pcd", "VERSION .5\nFIELDS x y z\nPOINTS 2\nDATA ascii\n1 2 3\n4 5 6\n");
     ck_assert_msg(pcd_read(path, &c, err, sizeof err) == 0, "%s", err);
     ck_assert_uint_eq(c.width, 2);
     ck_assert_uint_eq(c.height, 1);
@@ -381,22 +309,23 @@ END_TEST
 
 START_TEST(format_found_by_content_when_the_name_says_nothing)
 {
-    const char *path = write_text("cloud.dat", "VERSION 0.7\nFIELDS x y z\nWIDTH 1\nPOINTS 1\nDATA ascii\n1 2 3\n");
+    const char *path =
+        grip_test_write_text("cloud.dat", "VERSION 0.7\nFIELDS x y z\nWIDTH 1\nPOINTS 1\nDATA ascii\n1 2 3\n");
     host_cloud c;
     char err[512] = "";
     ck_assert_msg(cloud_read(path, &c, err, sizeof err) == 0, "%s", err);
     ck_assert_uint_eq(c.n, 1);
     host_cloud_free(&c);
-    path = write_text("cloud.txt", "hello\n");
+    path = grip_test_write_text("cloud.txt", "hello\n");
     ck_assert_int_eq(cloud_read(path, &c, err, sizeof err), -1);
     ck_assert_ptr_nonnull(strstr(err, "unknown format"));
-    ck_assert(is_zeroed(&c));
+    ck_assert(grip_test_cloud_is_zeroed(&c));
 }
 END_TEST
 
 START_TEST(empty_cloud_is_read_but_refused_by_cloud_read)
 {
-    const char *path = write_text("empty_cloud.pcd", xyz_header("0", "binary"));
+    const char *path = grip_test_write_text("empty_cloud.pcd", xyz_header("0", "binary"));
     host_cloud c;
     char err[512] = "";
     ck_assert_msg(pcd_read(path, &c, err, sizeof err) == 0, "%s", err);
@@ -405,12 +334,12 @@ START_TEST(empty_cloud_is_read_but_refused_by_cloud_read)
     host_cloud_free(&c);
     ck_assert_int_eq(cloud_read(path, &c, err, sizeof err), -1);
     ck_assert_ptr_nonnull(strstr(err, "empty_cloud.pcd: has no points"));
-    ck_assert(is_zeroed(&c));
+    ck_assert(grip_test_cloud_is_zeroed(&c));
 
-    path = write_text("all_nan.pcd", "FIELDS x y z\nWIDTH 2\nPOINTS 2\nDATA ascii\nnan nan nan\n1 nan 2\n");
+    path = grip_test_write_text("all_nan.pcd", "FIELDS x y z\nWIDTH 2\nPOINTS 2\nDATA ascii\nnan nan nan\n1 nan 2\n");
     ck_assert_int_eq(cloud_read(path, &c, err, sizeof err), -1);
     ck_assert_ptr_nonnull(strstr(err, "has 2 points but none with finite x y z"));
-    ck_assert(is_zeroed(&c));
+    ck_assert(grip_test_cloud_is_zeroed(&c));
 }
 END_TEST
 
@@ -418,50 +347,59 @@ END_TEST
 
 START_TEST(missing_empty_and_foreign_files)
 {
-    expect_pcd_error(tmp_path("nope.pcd"), "nope.pcd: cannot open (No such file or directory)", NULL);
-    expect_pcd_error(write_text("empty.pcd", ""), "empty.pcd: file is empty", NULL);
-    expect_pcd_error(write_text("magic.pcd", "ply\nformat ascii 1.0\n"),
+    expect_pcd_error(grip_test_tmp_path("nope.pcd"), "nope.pcd: cannot open (No such file or directory)", NULL);
+    expect_pcd_error(grip_test_write_text("empty.pcd", ""), "empty.pcd: file is empty", NULL);
+    expect_pcd_error(grip_test_write_text("magic.pcd", "ply\nformat ascii 1.0\n"),
                      "magic.pcd:1: not a PCD file: expected a header keyword such as VERSION or FIELDS, found 'ply'",
                      NULL);
     host_cloud c;
     char err[512];
-    ck_assert_int_eq(cloud_read(tmp_path("nope.pcd"), &c, err, sizeof err), -1);
+    ck_assert_int_eq(cloud_read(grip_test_tmp_path("nope.pcd"), &c, err, sizeof err), -1);
     ck_assert_ptr_nonnull(strstr(err, "cannot open"));
 }
 END_TEST
 
 START_TEST(header_errors_name_the_line)
 {
-    expect_pcd_error(write_text("kind.pcd", xyz_header("1", "binary_lzma")),
+    expect_pcd_error(grip_test_write_text("kind.pcd", xyz_header("1", "binary_lzma")),
                      "kind.pcd:11: DATA 'binary_lzma' is not one of ascii, binary, binary_compressed", NULL);
-    expect_pcd_error(write_text("nofields.pcd", "VERSION 0.7\nWIDTH 1\nPOINTS 1\nDATA ascii\n1 2 3\n"),
+    expect_pcd_error(grip_test_write_text("nofields.pcd", "VERSION 0.7\nWIDTH 1\nPOINTS 1\nDATA ascii\n1 2 3\n"),
                      "nofields.pcd:4: no FIELDS line before DATA", NULL);
-    expect_pcd_error(write_text("noz.pcd", header("x y w", "4 4 4", "F F F", "1 1 1", "1", "1", "1", "ascii")),
-                     "noz.pcd:3: FIELDS has no 'z' (x, y and z are required)", NULL);
-    expect_pcd_error(write_text("size.pcd", header("x y z rgb", "4 4 4", "F F F U", "1 1 1 1", "1", "1", "1", "ascii")),
-                     "size.pcd:4: FIELDS has 4 entries but SIZE has 3", NULL);
-    expect_pcd_error(write_text("type.pcd", header("x y z", "4 4 4", "F F", "1 1 1", "1", "1", "1", "ascii")),
+    expect_pcd_error(
+        grip_test_write_text("noz.pcd", header("x y w", "4 4 4", "F F F", "1 1 1", "1", "1", "1", "ascii")),
+        "noz.pcd:3: FIELDS has no 'z' (x, y and z are required)", NULL);
+    expect_pcd_error(
+        grip_test_write_text("size.pcd", header("x y z rgb", "4 4 4", "F F F U", "1 1 1 1", "1", "1", "1", "ascii")),
+        "size.pcd:4: FIELDS has 4 entries but SIZE has 3", NULL);
+    expect_pcd_error(grip_test_write_text("type.pcd", header("x y z", "4 4 4", "F F", "1 1 1", "1", "1", "1", "ascii")),
                      "type.pcd:5: FIELDS has 3 entries but TYPE has 2", NULL);
-    expect_pcd_error(write_text("count.pcd", header("x y z", "4 4 4", "F F F", "1 1 1 1", "1", "1", "1", "ascii")),
-                     "count.pcd:6: FIELDS has 3 entries but COUNT has 4", NULL);
-    expect_pcd_error(write_text("points.pcd", header("x y z", "4 4 4", "F F F", "1 1 1", "3", "3", "10", "ascii")),
-                     "points.pcd:10: POINTS is 10 but WIDTH x HEIGHT is 3 x 3 = 9", NULL);
-    expect_pcd_error(write_text("badsize.pcd", header("x y z", "4 4 3", "F F F", "1 1 1", "1", "1", "1", "ascii")),
-                     "badsize.pcd:4: SIZE of field 'z' is '3', expected 1, 2, 4 or 8", NULL);
-    expect_pcd_error(write_text("badtype.pcd", header("x y z", "4 4 2", "F F F", "1 1 1", "1", "1", "1", "ascii")),
-                     "badtype.pcd:5: field 'z' has TYPE F and SIZE 2 (F needs SIZE 4 or 8)", NULL);
-    expect_pcd_error(write_text("badcount.pcd", header("x y z", "4 4 4", "F F F", "1 0 1", "1", "1", "1", "ascii")),
-                     "badcount.pcd:6: COUNT of field 'y' is '0'", NULL);
-    expect_pcd_error(write_text("width.pcd", header("x y z", "4 4 4", "F F F", "1 1 1", "-3", "1", "1", "ascii")),
-                     "width.pcd:7: WIDTH needs one integer", NULL);
-    expect_pcd_error(write_text("twice.pcd", "VERSION 0.7\nFIELDS x y z\nFIELDS x y z\nPOINTS 1\nDATA ascii\n"),
-                     "twice.pcd:3: FIELDS given twice (first on line 2)", NULL);
-    expect_pcd_error(write_text("unknown.pcd", "VERSION 0.7\nFIELDS x y z\nCOLOUR 1\nDATA ascii\n"),
+    expect_pcd_error(
+        grip_test_write_text("count.pcd", header("x y z", "4 4 4", "F F F", "1 1 1 1", "1", "1", "1", "ascii")),
+        "count.pcd:6: FIELDS has 3 entries but COUNT has 4", NULL);
+    expect_pcd_error(
+        grip_test_write_text("points.pcd", header("x y z", "4 4 4", "F F F", "1 1 1", "3", "3", "10", "ascii")),
+        "points.pcd:10: POINTS is 10 but WIDTH x HEIGHT is 3 x 3 = 9", NULL);
+    expect_pcd_error(
+        grip_test_write_text("badsize.pcd", header("x y z", "4 4 3", "F F F", "1 1 1", "1", "1", "1", "ascii")),
+        "badsize.pcd:4: SIZE of field 'z' is '3', expected 1, 2, 4 or 8", NULL);
+    expect_pcd_error(
+        grip_test_write_text("badtype.pcd", header("x y z", "4 4 2", "F F F", "1 1 1", "1", "1", "1", "ascii")),
+        "badtype.pcd:5: field 'z' has TYPE F and SIZE 2 (F needs SIZE 4 or 8)", NULL);
+    expect_pcd_error(
+        grip_test_write_text("badcount.pcd", header("x y z", "4 4 4", "F F F", "1 0 1", "1", "1", "1", "ascii")),
+        "badcount.pcd:6: COUNT of field 'y' is '0'", NULL);
+    expect_pcd_error(
+        grip_test_write_text("width.pcd", header("x y z", "4 4 4", "F F F", "1 1 1", "-3", "1", "1", "ascii")),
+        "width.pcd:7: WIDTH needs one integer", NULL);
+    expect_pcd_error(
+        grip_test_write_text("twice.pcd", "VERSION 0.7\nFIELDS x y z\nFIELDS x y z\nPOINTS 1\nDATA ascii\n"),
+        "twice.pcd:3: FIELDS given twice (first on line 2)", NULL);
+    expect_pcd_error(grip_test_write_text("unknown.pcd", "VERSION 0.7\nFIELDS x y z\nCOLOUR 1\nDATA ascii\n"),
                      "unknown.pcd:3: unknown header keyword 'COLOUR'", NULL);
-    expect_pcd_error(write_text("nodata.pcd", "VERSION 0.7\nFIELDS x y z\nPOINTS 1\n"),
+    expect_pcd_error(grip_test_write_text("nodata.pcd", "VERSION 0.7\nFIELDS x y z\nPOINTS 1\n"),
                      "nodata.pcd:4: header ends without a DATA line", NULL);
-    expect_pcd_error(write_text("rgbsize.pcd", header("x y z rgb", "4 4 4 1", "F F F U", "1 1 1 1", "1", "1", "1",
-                                                      "ascii")),
+    expect_pcd_error(grip_test_write_text("rgbsize.pcd",
+                                          header("x y z rgb", "4 4 4 1", "F F F U", "1 1 1 1", "1", "1", "1", "ascii")),
                      "rgbsize.pcd:5: field 'rgb' has SIZE 1, expected 4", NULL);
 }
 END_TEST
@@ -470,20 +408,22 @@ START_TEST(ascii_errors_name_the_line)
 {
     char text[2048];
     snprintf(text, sizeof text, "%s1 2 3\n4 5 6\n7 8 9\n", xyz_header("5", "ascii"));
-    expect_pcd_error(write_text("short.pcd", text), "short.pcd:15: data ends after 3 of 5 points", NULL);
+    expect_pcd_error(grip_test_write_text("short.pcd", text), "short.pcd:15: data ends after 3 of 5 points", NULL);
     snprintf(text, sizeof text, "%s1 2 3\n4 abc 6\n7 8 9\n", xyz_header("3", "ascii"));
-    expect_pcd_error(write_text("token.pcd", text),
+    expect_pcd_error(grip_test_write_text("token.pcd", text),
                      "token.pcd:13: 'abc' is not a valid number (field 'y' of point 1)", NULL);
     snprintf(text, sizeof text, "%s1 2 3\n4 5\n7 8 9\n", xyz_header("3", "ascii"));
-    expect_pcd_error(write_text("row.pcd", text), "row.pcd:13: row of point 1 has 2 values, FIELDS/COUNT declare 3",
-                     NULL);
+    expect_pcd_error(grip_test_write_text("row.pcd", text),
+                     "row.pcd:13: row of point 1 has 2 values, FIELDS/COUNT declare 3", NULL);
     snprintf(text, sizeof text, "%s1 2 3\n4 5 6 7\n7 8 9\n", xyz_header("3", "ascii"));
-    expect_pcd_error(write_text("long.pcd", text), "long.pcd:13: row of point 1 has more than the 3 values", NULL);
+    expect_pcd_error(grip_test_write_text("long.pcd", text), "long.pcd:13: row of point 1 has more than the 3 values",
+                     NULL);
     snprintf(text, sizeof text, "%s1 2 3\n4 5 6\n", xyz_header("1", "ascii"));
-    expect_pcd_error(write_text("extra.pcd", text), "extra.pcd:13: more data rows than the 1 POINTS declare", NULL);
+    expect_pcd_error(grip_test_write_text("extra.pcd", text), "extra.pcd:13: more data rows than the 1 POINTS declare",
+                     NULL);
     snprintf(text, sizeof text, "%s1 2 3 -1\n",
              header("x y z label", "4 4 4 4", "F F F U", "1 1 1 1", "1", "1", "1", "ascii"));
-    expect_pcd_error(write_text("unsigned.pcd", text),
+    expect_pcd_error(grip_test_write_text("unsigned.pcd", text),
                      "unsigned.pcd:12: '-1' is not a valid integer (field 'label' of point 0)", NULL);
 }
 END_TEST
@@ -573,30 +513,23 @@ START_TEST(writer_refuses_inconsistent_clouds)
     float xyz[6] = {0};
     host_cloud c = {.width = 3, .height = 1, .n = 2, .xyz = xyz};
     char err[512] = "";
-    ck_assert_int_eq(pcd_write(tmp_path("w.pcd"), &c, 0, err, sizeof err), -1);
+    ck_assert_int_eq(pcd_write(grip_test_tmp_path("w.pcd"), &c, 0, err, sizeof err), -1);
     ck_assert_ptr_nonnull(strstr(err, "w.pcd: cloud is 3 x 1 but has 2 points"));
-    ck_assert_int_ne(access(tmp_path("w.pcd"), F_OK), 0);
+    ck_assert_int_ne(access(grip_test_tmp_path("w.pcd"), F_OK), 0);
     c.width = c.height = 0; /* taken as n x 1 */
-    ck_assert_msg(pcd_write(tmp_path("w.pcd"), &c, 1, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(pcd_write(grip_test_tmp_path("w.pcd"), &c, 1, err, sizeof err) == 0, "%s", err);
     ck_assert_int_eq(pcd_write("/nonexistent-dir/w.pcd", &c, 1, err, sizeof err), -1);
     ck_assert_ptr_nonnull(strstr(err, "/nonexistent-dir/w.pcd: cannot create"));
     host_cloud_free(NULL);
     host_cloud zero = {0};
     host_cloud_free(&zero);
-    ck_assert(is_zeroed(&zero));
+    ck_assert(grip_test_cloud_is_zeroed(&zero));
 }
 END_TEST
 
 /* ---- PCL's own files ------------------------------------------------------------------------------------- */
 
 #define SCENE_REL "pcl/milk_cartoon_all_small_clorox.pcd"
-
-static uint32_t bits_of(float v)
-{
-    uint32_t b;
-    memcpy(&b, &v, 4);
-    return b;
-}
 
 START_TEST(tutorial_scene_binary_compressed)
 {
@@ -656,10 +589,10 @@ START_TEST(bunny_ascii_with_normals)
     ck_assert_uint_eq(c.n, 397);
     ck_assert_ptr_nonnull(c.normals);
     /* first row of the file: 0.0054215998 0.11349 0.040748999 -0.16884723 -0.45159745 -0.87609947 0.0030943851 */
-    ck_assert_uint_eq(bits_of(c.xyz[0]), bits_of(0.0054215998f));
-    ck_assert_uint_eq(bits_of(c.xyz[2]), bits_of(0.040748999f));
-    ck_assert_uint_eq(bits_of(c.normals[0]), bits_of(-0.16884723f));
-    ck_assert_uint_eq(bits_of(c.normals[2]), bits_of(-0.87609947f));
+    ck_assert_uint_eq(grip_test_float_bits(c.xyz[0]), grip_test_float_bits(0.0054215998f));
+    ck_assert_uint_eq(grip_test_float_bits(c.xyz[2]), grip_test_float_bits(0.040748999f));
+    ck_assert_uint_eq(grip_test_float_bits(c.normals[0]), grip_test_float_bits(-0.16884723f));
+    ck_assert_uint_eq(grip_test_float_bits(c.normals[2]), grip_test_float_bits(-0.87609947f));
     /* the reference copy (VERSION .5 header, x y z only) holds the same float32 coordinates */
     host_cloud ref = grip_test_read_cloud("pcl_reference/bun0_397.pcd");
     ck_assert_uint_eq(ref.n, 397);
@@ -675,17 +608,17 @@ START_TEST(keypoints_binary)
     host_cloud c = grip_test_read_cloud("pcl/office1_keypoints.pcd");
     ck_assert_uint_eq(c.n, 1318);
     /* bytes of the first and last records, decoded independently */
-    ck_assert_uint_eq(bits_of(c.xyz[0]), 0x4069832au);
-    ck_assert_uint_eq(bits_of(c.xyz[1]), 0x4087dc64u);
-    ck_assert_uint_eq(bits_of(c.xyz[2]), 0x3eeb4c2du);
-    ck_assert_uint_eq(bits_of(c.xyz[3 * 1317 + 0]), 0xc12d66dbu);
-    ck_assert_uint_eq(bits_of(c.xyz[3 * 1317 + 2]), 0x3eb2b768u);
+    ck_assert_uint_eq(grip_test_float_bits(c.xyz[0]), 0x4069832au);
+    ck_assert_uint_eq(grip_test_float_bits(c.xyz[1]), 0x4087dc64u);
+    ck_assert_uint_eq(grip_test_float_bits(c.xyz[2]), 0x3eeb4c2du);
+    ck_assert_uint_eq(grip_test_float_bits(c.xyz[3 * 1317 + 0]), 0xc12d66dbu);
+    ck_assert_uint_eq(grip_test_float_bits(c.xyz[3 * 1317 + 2]), 0x3eb2b768u);
     /* written back in both kinds and read again: identical */
     char err[512] = "";
     host_cloud back;
     for (int binary = 0; binary < 2; binary++) {
-        ck_assert_msg(pcd_write(tmp_path("office.pcd"), &c, binary, err, sizeof err) == 0, "%s", err);
-        ck_assert_msg(pcd_read(tmp_path("office.pcd"), &back, err, sizeof err) == 0, "%s", err);
+        ck_assert_msg(pcd_write(grip_test_tmp_path("office.pcd"), &c, binary, err, sizeof err) == 0, "%s", err);
+        ck_assert_msg(pcd_read(grip_test_tmp_path("office.pcd"), &back, err, sizeof err) == 0, "%s", err);
         assert_same_cloud(&c, &back);
         host_cloud_free(&back);
     }
@@ -697,7 +630,7 @@ int main(void)
 {
     Suite *s = suite_create("pcd");
     TCase *gen = tcase_create("generated");
-    tcase_add_checked_fixture(gen, make_tmp_dir, remove_tmp_dir);
+    tcase_add_checked_fixture(gen, grip_test_tmp_dir_make, grip_test_tmp_dir_remove);
     tcase_add_test(gen, ascii_round_trip_is_exact);
     tcase_add_test(gen, binary_round_trip_is_exact);
     tcase_add_test(gen, every_type_padding_and_count_in_all_three_data_kinds);
@@ -720,7 +653,7 @@ int main(void)
         return grip_test_run(s);
     }
     TCase *real = tcase_create("pcl_files");
-    tcase_add_checked_fixture(real, make_tmp_dir, remove_tmp_dir);
+    tcase_add_checked_fixture(real, grip_test_tmp_dir_make, grip_test_tmp_dir_remove);
     tcase_add_test(real, tutorial_scene_binary_compressed);
     tcase_add_test(real, tutorial_model_has_rgba);
     tcase_add_test(real, bunny_ascii_with_normals);

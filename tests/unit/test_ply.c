@@ -1,81 +1,18 @@
 /* test_ply.c -- PLY reading and writing: round trips, ascii and both binary byte orders with every property type,
  * list properties and elements around the vertices (generated files), the Bologna meshes, and a clear error for
  * each kind of bad input. */
-#define _POSIX_C_SOURCE 200809L
 #include "test_support.h"
 #include "cloud_io.h"
 #include "host_util.h"
 
-#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-
-/* ---- a temporary folder per test ------------------------------------------------------------------------ */
-
-static char tmp_dir[64];
-
-static void make_tmp_dir(void)
-{
-    strcpy(tmp_dir, "/tmp/grip_test_ply_XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(tmp_dir));
-}
-
-static void remove_tmp_dir(void)
-{
-    DIR *d = opendir(tmp_dir);
-    if (!d)
-        return;
-    char path[512];
-    for (struct dirent *e; (e = readdir(d)) != NULL;) {
-        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
-            snprintf(path, sizeof path, "%s/%s", tmp_dir, e->d_name);
-            unlink(path);
-        }
-    }
-    closedir(d);
-    rmdir(tmp_dir);
-}
-
-static const char *tmp_path(const char *name)
-{
-    static char path[2][512];
-    static int which;
-    which ^= 1;
-    snprintf(path[which], sizeof path[which], "%s/%s", tmp_dir, name);
-    return path[which];
-}
-
-static const char *write_bytes(const char *name, const void *data, size_t n)
-{
-    const char *path = tmp_path(name);
-    FILE *fp = fopen(path, "wb");
-    ck_assert_ptr_nonnull(fp);
-    ck_assert_uint_eq(fwrite(data, 1, n, fp), n);
-    ck_assert_int_eq(fclose(fp), 0);
-    return path;
-}
-
-static const char *write_text(const char *name, const char *text)
-{
-    return write_bytes(name, text, strlen(text));
-}
-
-static int is_zeroed(const host_cloud *c)
-{
-    static const host_cloud zero;
-    return memcmp(c, &zero, sizeof zero) == 0;
-}
 
 static void expect_ply_error(const char *path, const char *needle)
 {
-    host_cloud c;
-    char err[512] = "";
-    ck_assert_int_eq(ply_read(path, &c, err, sizeof err), -1);
-    ck_assert_msg(is_zeroed(&c), "cloud not zeroed after an error");
-    ck_assert_msg(strstr(err, needle) != NULL, "error '%s' lacks '%s'", err, needle);
+    grip_test_expect_read_error(ply_read, path, needle, NULL);
 }
 
 /* ---- round trips ----------------------------------------------------------------------------------------- */
@@ -103,23 +40,16 @@ static host_cloud sample_cloud(void)
 
 static void assert_same_cloud(const host_cloud *a, const host_cloud *b)
 {
-    ck_assert_uint_eq(a->n, b->n);
+    grip_test_assert_same_points(a, b);
     ck_assert_uint_eq(b->width, a->n);
     ck_assert_uint_eq(b->height, 1);
-    ck_assert_int_eq(memcmp(a->xyz, b->xyz, a->n * 3 * sizeof(float)), 0);
-    ck_assert_int_eq(a->normals != NULL, b->normals != NULL);
-    ck_assert_int_eq(a->rgb != NULL, b->rgb != NULL);
-    if (a->normals)
-        ck_assert_int_eq(memcmp(a->normals, b->normals, a->n * 3 * sizeof(float)), 0);
-    if (a->rgb)
-        ck_assert_int_eq(memcmp(a->rgb, b->rgb, a->n * 3), 0);
 }
 
 static void round_trip(int binary)
 {
     host_cloud c = sample_cloud(), back;
     char err[512] = "";
-    const char *path = tmp_path(binary ? "rt_binary.ply" : "rt_ascii.ply");
+    const char *path = grip_test_tmp_path(binary ? "rt_binary.ply" : "rt_ascii.ply");
     ck_assert_msg(ply_write(path, &c, binary, err, sizeof err) == 0, "%s", err);
     ck_assert_msg(ply_read(path, &back, err, sizeof err) == 0, "%s", err);
     assert_same_cloud(&c, &back);
@@ -259,15 +189,15 @@ static void assert_mixed_cloud(const char *path)
 START_TEST(every_type_lists_and_other_elements_in_three_formats)
 {
     unsigned char buf[2048];
-    assert_mixed_cloud(write_bytes("mixed_le.ply", buf, mixed_binary(buf, 0)));
-    assert_mixed_cloud(write_bytes("mixed_be.ply", buf, mixed_binary(buf, 1)));
-    assert_mixed_cloud(write_text("mixed_ascii.ply", mixed_ascii()));
+    assert_mixed_cloud(grip_test_write_file("mixed_le.ply", buf, mixed_binary(buf, 0)));
+    assert_mixed_cloud(grip_test_write_file("mixed_be.ply", buf, mixed_binary(buf, 1)));
+    assert_mixed_cloud(grip_test_write_text("mixed_ascii.ply", mixed_ascii()));
 }
 END_TEST
 
 START_TEST(partial_normals_and_float_colours_are_left_out)
 {
-    const char *path = write_text("partial.ply", "ply\nformat ascii 1.0\nelement vertex 1\nproperty float x\n"
+    const char *path = grip_test_write_text("partial.ply", "ply\nformat ascii 1.0\nelement vertex 1\nproperty float x\n"
                                                  "property float y\nproperty float z\nproperty float nx\n"
                                                  "property float ny\nproperty float red\nproperty float green\n"
                                                  "property float blue\nend_header\n1 2 3 0 1 0.5 0.5 0.5\n");
@@ -283,7 +213,7 @@ END_TEST
 
 START_TEST(format_found_by_content_when_the_name_says_nothing)
 {
-    const char *path = write_text("mesh.dat", "ply\nformat ascii 1.0\nelement vertex 1\nproperty float x\n"
+    const char *path = grip_test_write_text("mesh.dat", "ply\nformat ascii 1.0\nelement vertex 1\nproperty float x\n"
                                               "property float y\nproperty float z\nend_header\n1 2 3\n");
     host_cloud c;
     char err[512] = "";
@@ -301,46 +231,47 @@ START_TEST(header_errors_name_the_line)
 {
     host_cloud c;
     char err[512] = "";
-    expect_ply_error(tmp_path("nope.ply"), "nope.ply: cannot open (No such file or directory)");
-    expect_ply_error(write_text("empty.ply", ""), "empty.ply: file is empty");
-    expect_ply_error(write_text("magic.ply", "# .PCD v0.7\nVERSION 0.7\n"),
+    expect_ply_error(grip_test_tmp_path("nope.ply"), "nope.ply: cannot open (No such file or directory)");
+    expect_ply_error(grip_test_write_text("empty.ply", ""), "empty.ply: file is empty");
+    expect_ply_error(grip_test_write_text("magic.ply", "# .PCD v0.7\nVERSION 0.7\n"),
                      "magic.ply:1: not a PLY file: the first line is not 'ply'");
-    expect_ply_error(write_text("format.ply", "ply\nformat binary_middle_endian 1.0\nend_header\n"),
+    expect_ply_error(grip_test_write_text("format.ply", "ply\nformat binary_middle_endian 1.0\nend_header\n"),
                      "format.ply:2: format 'binary_middle_endian' is not one of ascii, binary_little_endian, "
                      "binary_big_endian");
-    expect_ply_error(write_text("noformat.ply", "ply\nelement vertex 1\n" XYZ_PROPS "end_header\n1 2 3\n"),
+    expect_ply_error(grip_test_write_text("noformat.ply", "ply\nelement vertex 1\n" XYZ_PROPS "end_header\n1 2 3\n"),
                      "noformat.ply:2: expected the format line after 'ply'");
-    expect_ply_error(write_text("novertex.ply", "ply\nformat ascii 1.0\nelement face 1\n"
+    expect_ply_error(grip_test_write_text("novertex.ply", "ply\nformat ascii 1.0\nelement face 1\n"
                                                 "property list uchar int vertex_indices\nend_header\n3 0 1 2\n"),
                      "novertex.ply:5: header has no 'element vertex'");
-    expect_ply_error(write_text("nox.ply", "ply\nformat ascii 1.0\ncomment x is missing\nelement vertex 1\n"
+    expect_ply_error(grip_test_write_text("nox.ply", "ply\nformat ascii 1.0\ncomment x is missing\nelement vertex 1\n"
                                            "property float y\nproperty float z\nend_header\n1 2\n"),
                      "nox.ply:4: element vertex has no scalar property 'x' (x, y and z are required)");
-    expect_ply_error(write_text("listx.ply", "ply\nformat ascii 1.0\nelement vertex 1\n"
+    expect_ply_error(grip_test_write_text("listx.ply", "ply\nformat ascii 1.0\nelement vertex 1\n"
                                              "property list uchar float x\nproperty float y\nproperty float z\n"
                                              "end_header\n1 1 2 3\n"),
                      "listx.ply:3: element vertex has no scalar property 'x'");
-    expect_ply_error(write_text("type.ply", "ply\nformat ascii 1.0\nelement vertex 1\nproperty float128 x\n"),
+    expect_ply_error(grip_test_write_text("type.ply", "ply\nformat ascii 1.0\nelement vertex 1\nproperty float128 x\n"),
                      "type.ply:4: unknown property type 'float128'");
-    expect_ply_error(write_text("orphan.ply", "ply\nformat ascii 1.0\nproperty float x\n"),
+    expect_ply_error(grip_test_write_text("orphan.ply", "ply\nformat ascii 1.0\nproperty float x\n"),
                      "orphan.ply:3: property before any element");
-    expect_ply_error(write_text("noend.ply", "ply\nformat ascii 1.0\nelement vertex 1\n" XYZ_PROPS),
+    expect_ply_error(grip_test_write_text("noend.ply", "ply\nformat ascii 1.0\nelement vertex 1\n" XYZ_PROPS),
                      "noend.ply:7: header ends without end_header");
-    expect_ply_error(write_text("count.ply", "ply\nformat ascii 1.0\nelement vertex -4\n" XYZ_PROPS "end_header\n"),
-                     "count.ply:3: expected 'element <name> <count>' with a non-negative integer count");
-    expect_ply_error(write_text("huge.ply", "ply\nformat ascii 1.0\nelement vertex 5000000000\n" XYZ_PROPS
+    expect_ply_error(
+        grip_test_write_text("count.ply", "ply\nformat ascii 1.0\nelement vertex -4\n" XYZ_PROPS "end_header\n"),
+        "count.ply:3: expected 'element <name> <count>' with a non-negative integer count");
+    expect_ply_error(grip_test_write_text("huge.ply", "ply\nformat ascii 1.0\nelement vertex 5000000000\n" XYZ_PROPS
                                             "end_header\n1 2 3\n"),
                      "huge.ply:3: element vertex count 5000000000 is too large");
 
     /* 0 vertices: a valid file, but no cloud for the pipeline */
-    const char *path = write_text("zero.ply", "ply\nformat binary_little_endian 1.0\nelement vertex 0\n" XYZ_PROPS
-                                              "end_header\n");
+    const char *path = grip_test_write_text(
+        "zero.ply", "ply\nformat binary_little_endian 1.0\nelement vertex 0\n" XYZ_PROPS "end_header\n");
     ck_assert_msg(ply_read(path, &c, err, sizeof err) == 0, "%s", err);
     ck_assert_uint_eq(c.n, 0);
     host_cloud_free(&c);
     ck_assert_int_eq(cloud_read(path, &c, err, sizeof err), -1);
     ck_assert_ptr_nonnull(strstr(err, "zero.ply: has no points"));
-    ck_assert(is_zeroed(&c));
+    ck_assert(grip_test_cloud_is_zeroed(&c));
 }
 END_TEST
 
@@ -349,16 +280,18 @@ START_TEST(ascii_errors_name_the_line)
     const char *head = "ply\nformat ascii 1.0\nelement vertex 3\n" XYZ_PROPS "end_header\n"; /* data from line 8 */
     char text[1024];
     snprintf(text, sizeof text, "%s1 2 3\n4 5 6\n", head);
-    expect_ply_error(write_text("short.ply", text),
+    expect_ply_error(grip_test_write_text("short.ply", text),
                      "short.ply:10: data ends after 2 rows, the elements up to and including vertex need 3");
     snprintf(text, sizeof text, "%s1 2 3\n4 abc 6\n7 8 9\n", head);
-    expect_ply_error(write_text("token.ply", text), "token.ply:9: vertex 1: 'abc' is not a valid number for 'y'");
+    expect_ply_error(grip_test_write_text("token.ply", text),
+                     "token.ply:9: vertex 1: 'abc' is not a valid number for 'y'");
     snprintf(text, sizeof text, "%s1 2 3\n4 5\n7 8 9\n", head);
-    expect_ply_error(write_text("row.ply", text), "row.ply:9: vertex 1: row ends before 'z'");
+    expect_ply_error(grip_test_write_text("row.ply", text), "row.ply:9: vertex 1: row ends before 'z'");
     snprintf(text, sizeof text, "%s1 2 3\n4 5 6 7\n7 8 9\n", head);
-    expect_ply_error(write_text("long.ply", text), "long.ply:9: vertex 1: row has more values than element vertex");
+    expect_ply_error(grip_test_write_text("long.ply", text),
+                     "long.ply:9: vertex 1: row has more values than element vertex");
     /* a billion declared vertices in a small file: counted rows, no allocation */
-    expect_ply_error(write_text("huge.ply", "ply\nformat ascii 1.0\nelement vertex 1000000000\n" XYZ_PROPS
+    expect_ply_error(grip_test_write_text("huge.ply", "ply\nformat ascii 1.0\nelement vertex 1000000000\n" XYZ_PROPS
                                             "end_header\n1 2 3\n"),
                      "huge.ply:9: data ends after 1 rows, the elements up to and including vertex need 1000000000");
 }
@@ -375,12 +308,12 @@ START_TEST(binary_errors_give_byte_counts)
              "trunc.ply: binary data truncated: element 'vertex' needs at least 10 x 12 = 120 bytes after byte "
              "offset %zu, the file has 60",
              hn);
-    expect_ply_error(write_bytes("trunc.ply", buf, hn + 60), want);
+    expect_ply_error(grip_test_write_file("trunc.ply", buf, hn + 60), want);
 
     head = "ply\nformat binary_little_endian 1.0\nelement vertex 1000000000\n" XYZ_PROPS "end_header\n";
     hn = strlen(head);
     memcpy(buf, head, hn);
-    expect_ply_error(write_bytes("huge.ply", buf, hn + 60),
+    expect_ply_error(grip_test_write_file("huge.ply", buf, hn + 60),
                      "huge.ply: binary data truncated: element 'vertex' needs at least 1000000000 x 12 = 12000000000 "
                      "bytes");
 
@@ -395,20 +328,13 @@ START_TEST(binary_errors_give_byte_counts)
     snprintf(want, sizeof want,
              "list.ply: binary data truncated in element 'face' at row 1 of 2 (byte offset %zu of %zu)", hn + 14,
              hn + 18);
-    expect_ply_error(write_bytes("list.ply", buf, (size_t)(o.p - buf)), want);
+    expect_ply_error(grip_test_write_file("list.ply", buf, (size_t)(o.p - buf)), want);
 }
 END_TEST
 
 /* ---- the Bologna meshes ---------------------------------------------------------------------------------- */
 
 #define MODEL_REL "bologna_retrieval/models/bun_zipper_0.ply"
-
-static uint32_t bits_of(float v)
-{
-    uint32_t b;
-    memcpy(&b, &v, 4);
-    return b;
-}
 
 /* RMS of |scene_k - T model_(k+shift)| over all k. */
 static double pose_rms(const host_cloud *model, const host_cloud *scene, const double t[12], size_t shift)
@@ -433,9 +359,9 @@ START_TEST(bunny_mesh_and_its_posed_scene)
     ck_assert_uint_eq(host_cloud_count_finite(&model), 34834);
     ck_assert_ptr_null(model.normals);
     ck_assert_ptr_null(model.rgb);
-    ck_assert_uint_eq(bits_of(model.xyz[0]), 0xbdbd0f55u); /* first vertex, decoded independently */
-    ck_assert_uint_eq(bits_of(model.xyz[1]), 0x3e078a6eu);
-    ck_assert_uint_eq(bits_of(model.xyz[2]), 0x3c9546b9u);
+    ck_assert_uint_eq(grip_test_float_bits(model.xyz[0]), 0xbdbd0f55u); /* first vertex, decoded independently */
+    ck_assert_uint_eq(grip_test_float_bits(model.xyz[1]), 0x3e078a6eu);
+    ck_assert_uint_eq(grip_test_float_bits(model.xyz[2]), 0x3c9546b9u);
 
     /* scene vertex k = T * model vertex k + noise (sigma ~0.1 mesh resolution): the order is intact */
     host_cloud scene = grip_test_read_cloud("bologna_retrieval/scenes/Scene0_0.1.ply");
@@ -459,8 +385,8 @@ START_TEST(bunny_mesh_and_its_posed_scene)
     char err[512] = "";
     host_cloud back;
     for (int binary = 0; binary < 2; binary++) {
-        ck_assert_msg(ply_write(tmp_path("bunny.ply"), &model, binary, err, sizeof err) == 0, "%s", err);
-        ck_assert_msg(ply_read(tmp_path("bunny.ply"), &back, err, sizeof err) == 0, "%s", err);
+        ck_assert_msg(ply_write(grip_test_tmp_path("bunny.ply"), &model, binary, err, sizeof err) == 0, "%s", err);
+        ck_assert_msg(ply_read(grip_test_tmp_path("bunny.ply"), &back, err, sizeof err) == 0, "%s", err);
         assert_same_cloud(&model, &back);
         host_cloud_free(&back);
     }
@@ -472,7 +398,7 @@ int main(void)
 {
     Suite *s = suite_create("ply");
     TCase *gen = tcase_create("generated");
-    tcase_add_checked_fixture(gen, make_tmp_dir, remove_tmp_dir);
+    tcase_add_checked_fixture(gen, grip_test_tmp_dir_make, grip_test_tmp_dir_remove);
     tcase_add_test(gen, ascii_round_trip_is_exact);
     tcase_add_test(gen, binary_round_trip_is_exact);
     tcase_add_test(gen, every_type_lists_and_other_elements_in_three_formats);
@@ -490,7 +416,7 @@ int main(void)
         return grip_test_run(s);
     }
     TCase *real = tcase_create("bologna_files");
-    tcase_add_checked_fixture(real, make_tmp_dir, remove_tmp_dir);
+    tcase_add_checked_fixture(real, grip_test_tmp_dir_make, grip_test_tmp_dir_remove);
     tcase_add_test(real, bunny_mesh_and_its_posed_scene);
     suite_add_tcase(s, real);
     return grip_test_run_with_data(s, MODEL_REL);
