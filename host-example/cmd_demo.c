@@ -17,7 +17,7 @@
 
 static const char *const demo_config[] = {
     "descriptor.impl=shot",         "descriptor.normals_k=0",       "descriptor.normals_radius=0.01",
-    "descriptor.model_leaf=0.007",  "descriptor.scene_leaf=0.02",   "descriptor.radius=0.035",
+    "descriptor.model_leaf=0.007",  "descriptor.scene_leaf=0.015",  "descriptor.radius=0.035",
     "index.impl=bruteforce",        "match.impl=knn",               "match.k=1",
     "match.max_sqdist=0.25",        "group.impl=hough3d",           "group.frames=descriptor",
     "group.bin_size=0.01",          "group.threshold=5",            "verify.impl=icp",
