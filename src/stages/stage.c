@@ -37,6 +37,8 @@ grip_status grip_stage_create(const grip_stage_impl *impl, grip_ctx *ctx, const 
         free(st);
         return s;
     }
+    for (uint32_t i = 0; i < impl->n_params; i++)
+        st->values[i].text = NULL; /* it pointed into the caller's kv, which create() only borrows */
     *out = st;
     return GRIP_OK;
 }
