@@ -1,0 +1,40 @@
+/* normals_cuda.h -- the GPU twin of grip_normals_compute (src/descriptor/normals.h) for the k-nearest case:
+ * PCA normals and curvature of every point, PCL 1.13 NormalEstimation semantics, on the context's device.
+ *
+ * As on the CPU: NaN rows for non-finite points and for fewer than 3 neighbours; the neighbourhood holds the point
+ * itself; the covariance is accumulated in float in neighbour order exactly as pcl::computeMeanAndCovarianceMatrix
+ * (no fused multiply-add); the smallest eigenvector comes from a device copy of PCL's float eigen33
+ * (grip_sym3_smallest_pcl); curvature |l0 / trace|; normals flipped towards the viewpoint.
+ * The k nearest are found on a uniform grid built on the device: exactly the CPU's set, sorted by distance with
+ * ties to the lower index (grip_kdtree3d_knn's rule). PCL/FLANN (grip_kdtree3d_knn_pcl, used by the CPU twin) keeps
+ * among points at the k-th distance those its traversal meets first: where several points tie at the k-th distance
+ * the GPU may pick others, and rows whose neighbours tie may differ in the last bits of the sums. The device's
+ * atan2f/cosf/sinf are within 2 ulp of glibc's: rows where the two smallest eigenvalues nearly coincide can differ
+ * by more than rounding (as the CPU twin's own comment says of any other solver).
+ * Every call is synchronous. A CPU-only build links normals_cuda_absent.c, which fails with GRIP_EUNSUPPORTED. */
+#ifndef GRIP_DESCRIPTOR_NORMALS_CUDA_H
+#define GRIP_DESCRIPTOR_NORMALS_CUDA_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "core/ctx.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The largest k the GPU keeps; larger k fails with GRIP_EUNSUPPORTED (use the CPU twin). */
+#define GRIP_NORMALS_CUDA_MAX_K 32
+
+/* Normals of the n points xyz (host memory, n x 3; NaN rows allowed) from their k nearest (1 <= k <= 32).
+ * viewpoint: NULL for (0, 0, 0). out: caller's host n x 4 floats (nx, ny, nz, curvature). Nothing is done when
+ * n is 0. Fails with GRIP_EINVAL on NULL arrays with n > 0, k == 0 or n >= UINT32_MAX, GRIP_EUNSUPPORTED when
+ * k > GRIP_NORMALS_CUDA_MAX_K or on a CPU-only build, GRIP_ENOMEM when host or device memory is short (the context
+ * stays usable; out is then untouched), GRIP_ENODEV without a usable device, GRIP_ECUDA when a CUDA call fails. */
+grip_status grip_normals_cuda(grip_ctx *ctx, const float *xyz, size_t n, uint32_t k, const float viewpoint[3],
+                              float *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

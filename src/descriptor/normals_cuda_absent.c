@@ -1,0 +1,15 @@
+/* normals_cuda_absent.c -- the GPU normals of a CPU-only build: the entry point reports that this build has no
+ * GPU (see normals_cuda.h), so callers use the CPU twin grip_normals_compute. */
+#include "descriptor/normals_cuda.h"
+
+#ifndef GRIP_HAVE_CUDA
+grip_status grip_normals_cuda(grip_ctx *ctx, const float *xyz, size_t n, uint32_t k, const float viewpoint[3],
+                              float *out)
+{
+    (void)xyz; (void)n; (void)k; (void)viewpoint; (void)out;
+    return grip_fail(ctx, GRIP_EUNSUPPORTED, "normals (cuda): the GPU normals asked for from a CPU-only build of grip");
+}
+#else
+/* the CUDA build gets this from cuda/normals.cu; keep this translation unit non-empty */
+typedef int grip_normals_cuda_absent_unused;
+#endif

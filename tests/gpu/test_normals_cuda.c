@@ -1,0 +1,225 @@
+/* test_normals_cuda.c (gpu) -- grip_normals_cuda against its CPU twin grip_normals_compute (k nearest): the same
+ * NaN rows, and every value within 1e-4 on every other row, on random clouds with NaN points and exact duplicates
+ * (k = 3, 10, 32, two viewpoints), tiny and empty clouds, and the tutorial scene (k = 10, as PCL's tutorial).
+ * A row may differ only where the CPU's k+1 nearest hold equal distances (the GPU breaks ties by index, PCL/FLANN
+ * by its traversal): such rows are counted and printed, and every differing row must be one (the tutorial scene's
+ * depth steps make a fifth of its rows tie rows; a few percent of those differ). Skips (77) without
+ * a usable device; the scene case passes without checking anything when the data is absent (it says so). */
+#define _POSIX_C_SOURCE 200809L /* setenv */
+#include "test_support.h"
+#include "descriptor/normals.h"
+#include "descriptor/normals_cuda.h"
+#include "spatial/kdtree3d.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TOLERANCE 1e-4f
+
+typedef struct compare_stats {
+    size_t nan_rows, tie_rows, differing, differing_untied;
+    float max_diff; /* over the rows that agree */
+} compare_stats;
+
+/* 1 when the CPU's k+1 nearest of point i hold two equal distances (which ones PCL keeps, or their order,
+ * then depends on FLANN's traversal). */
+static int is_tie_row(const grip_kdtree3d *tree, const float *p, uint32_t k)
+{
+    uint32_t idx[GRIP_NORMALS_CUDA_MAX_K + 1];
+    float d[GRIP_NORMALS_CUDA_MAX_K + 1];
+    size_t m = grip_kdtree3d_knn(tree, p, k + 1, idx, d);
+    for (size_t j = 1; j < m; ++j)
+        if (d[j] == d[j - 1])
+            return 1;
+    return 0;
+}
+
+/* Row difference: INFINITY when their NaN patterns differ, else the largest |cpu - gpu| of the finite values. */
+static float row_diff(const float *a, const float *b)
+{
+    float worst = 0.0f;
+    for (int c = 0; c < 4; ++c) {
+        if (isnan(a[c]) != isnan(b[c]))
+            return INFINITY;
+        if (!isnan(a[c]) && fabsf(a[c] - b[c]) > worst)
+            worst = fabsf(a[c] - b[c]);
+    }
+    return worst;
+}
+
+static compare_stats compare_with_cpu(const char *name, const float *xyz, size_t n, uint32_t k, const float *vp)
+{
+    grip_ctx *ctx = grip_test_ctx();
+    size_t cells = 4 * (n > 0 ? n : 1);
+    float *cpu = malloc(cells * sizeof *cpu), *gpu = malloc(cells * sizeof *gpu);
+    ck_assert_ptr_nonnull(cpu);
+    ck_assert_ptr_nonnull(gpu);
+    memset(gpu, 0xa5, cells * sizeof *gpu); /* poison: every cell must be written */
+    ck_assert_int_eq(grip_normals_compute(ctx, xyz, n, NULL, k, 0.0f, vp, cpu), GRIP_OK);
+    ck_assert_msg(grip_normals_cuda(ctx, xyz, n, k, vp, gpu) == GRIP_OK, "%s: %s", name, ctx->last_error);
+    grip_kdtree3d *tree = NULL;
+    ck_assert_int_eq(grip_kdtree3d_build(ctx, xyz, n, &tree), GRIP_OK);
+    compare_stats s = {0, 0, 0, 0, 0.0f};
+    for (size_t i = 0; i < n; ++i) {
+        const float *a = cpu + 4 * i, *b = gpu + 4 * i;
+        s.nan_rows += isnan(a[0]);
+        int tie = isfinite(xyz[3 * i]) && isfinite(xyz[3 * i + 1]) && isfinite(xyz[3 * i + 2]) &&
+                  is_tie_row(tree, xyz + 3 * i, k);
+        s.tie_rows += (size_t)tie;
+        float d = row_diff(a, b);
+        if (d <= TOLERANCE) {
+            if (d > s.max_diff)
+                s.max_diff = d;
+            continue;
+        }
+        ++s.differing;
+        if (!tie) {
+            if (s.differing_untied < 5)
+                fprintf(stderr, "%s k=%u: row %zu differs on a row without ties: cpu (%.9g %.9g %.9g %.9g) gpu "
+                        "(%.9g %.9g %.9g %.9g)\n", name, k, i, (double)a[0], (double)a[1], (double)a[2],
+                        (double)a[3], (double)b[0], (double)b[1], (double)b[2], (double)b[3]);
+            ++s.differing_untied;
+        }
+    }
+    printf("%s n=%zu k=%u: max |diff| %.3g on agreeing rows, NaN rows %zu, tie rows %zu, differing rows %zu "
+           "(untied %zu)\n", name, n, k, (double)s.max_diff, s.nan_rows, s.tie_rows, s.differing,
+           s.differing_untied);
+    ck_assert_uint_eq(s.differing_untied, 0);
+    grip_kdtree3d_free(tree);
+    free(cpu);
+    free(gpu);
+    grip_ctx_free(ctx);
+    return s;
+}
+
+/* n points uniform in [-1, 1]^3; every 37th a NaN point (an inf every third time), every 11th a copy of an
+ * earlier point. */
+static float *random_cloud(uint64_t *s, size_t n)
+{
+    float *xyz = grip_test_uniform_rows(s, n, 3, -1.0f, 1.0f);
+    for (size_t i = 1; i < n; ++i)
+        if (i % 11 == 0) {
+            size_t from = (size_t)grip_test_uniform(s, 0.0f, (float)i) % i;
+            memcpy(xyz + 3 * i, xyz + 3 * from, 3 * sizeof *xyz);
+        }
+    for (size_t i = 5, t = 0; i < n; i += 37, ++t)
+        xyz[3 * i + t % 3] = t % 3 == 2 ? INFINITY : NAN;
+    return xyz;
+}
+
+START_TEST(random_clouds_with_nan_points_and_duplicates)
+{
+    static const uint32_t ks[] = {3, 10, 32};
+    static const float vp_far[3] = {5.0f, -3.0f, 2.0f};
+    uint64_t s = 301;
+    const size_t n = 20000;
+    float *xyz = random_cloud(&s, n);
+    for (size_t ki = 0; ki < 3; ++ki) {
+        compare_stats st = compare_with_cpu("uniform", xyz, n, ks[ki], NULL);
+        ck_assert_uint_ge(st.nan_rows, n / 37); /* the NaN points at least (k = 3 adds collinear duplicates) */
+        ck_assert_uint_gt(st.tie_rows, 0);      /* the duplicates tie: the case is not vacuous */
+    }
+    compare_with_cpu("uniform, far viewpoint", xyz, n, 10, vp_far);
+    free(xyz);
+    /* clustered: a dense cloud in 7 blobs, many points per grid cell */
+    xyz = grip_test_clustered_rows(&s, 12000, 3, 7);
+    compare_with_cpu("clustered", xyz, 12000, 10, vp_far);
+    free(xyz);
+}
+END_TEST
+
+START_TEST(tiny_and_degenerate_clouds)
+{
+    float two[6] = {0, 0, 0, 1, 0, 0};
+    compare_stats st = compare_with_cpu("two points", two, 2, 10, NULL);
+    ck_assert_uint_eq(st.nan_rows, 2);
+    uint64_t s = 302;
+    float *five = grip_test_uniform_rows(&s, 5, 3, -1.0f, 1.0f);
+    st = compare_with_cpu("five points", five, 5, 32, NULL);
+    ck_assert_uint_eq(st.nan_rows, 0);
+    for (size_t i = 0; i < 15; ++i)
+        five[i] = NAN;
+    st = compare_with_cpu("all NaN", five, 5, 4, NULL);
+    ck_assert_uint_eq(st.nan_rows, 5);
+    free(five);
+    /* all copies of one point: NaN normals, curvature 0, as PCL */
+    float same[30];
+    for (size_t i = 0; i < 30; ++i)
+        same[i] = (float)(i % 3) * 0.5f - 0.25f;
+    compare_with_cpu("one point ten times", same, 10, 5, NULL);
+    /* collinear points along a line off the axes, and a flat square grid (many exact distance ties) */
+    float *line = malloc(300 * 3 * sizeof *line), *flat = malloc(400 * 3 * sizeof *flat);
+    ck_assert_ptr_nonnull(line);
+    ck_assert_ptr_nonnull(flat);
+    for (size_t i = 0; i < 300; ++i) {
+        line[3 * i] = 0.01f * (float)i;
+        line[3 * i + 1] = 0.02f * (float)i;
+        line[3 * i + 2] = -0.005f * (float)i;
+    }
+    compare_with_cpu("line", line, 300, 8, NULL);
+    for (size_t i = 0; i < 400; ++i) {
+        flat[3 * i] = 0.125f * (float)(i % 20);
+        flat[3 * i + 1] = 0.125f * (float)(i / 20);
+        flat[3 * i + 2] = 1.0f;
+    }
+    compare_with_cpu("flat grid", flat, 400, 9, NULL);
+    free(line);
+    free(flat);
+    grip_ctx *ctx = grip_test_ctx();
+    ck_assert_int_eq(grip_normals_cuda(ctx, NULL, 0, 10, NULL, NULL), GRIP_OK);
+    grip_ctx_free(ctx);
+}
+END_TEST
+
+START_TEST(tutorial_scene)
+{
+    char path[4096];
+    if (!grip_test_data_path(path, sizeof path, "pcl/milk_cartoon_all_small_clorox.pcd")) {
+        printf("tutorial scene: data absent, not checked\n");
+        return;
+    }
+    host_cloud c = grip_test_read_cloud("pcl/milk_cartoon_all_small_clorox.pcd");
+    compare_stats st = compare_with_cpu("tutorial scene", c.xyz, c.n, 10, c.viewpoint);
+    ck_assert_uint_ge(st.nan_rows, c.n - host_cloud_count_finite(&c)); /* NaN points give NaN rows */
+    ck_assert_uint_lt(st.differing, c.n / 100); /* H100: 2352 of 64327 tie rows differ (0.77 % of the scene) */
+    host_cloud_free(&c);
+}
+END_TEST
+
+START_TEST(bad_arguments)
+{
+    grip_ctx *ctx = grip_test_ctx();
+    float xyz[9] = {0, 0, 0, 1, 0, 0, 0, 1, 0}, out[12];
+    ck_assert_int_eq(grip_normals_cuda(ctx, xyz, 3, 0, NULL, out), GRIP_EINVAL);
+    ck_assert_int_eq(grip_normals_cuda(ctx, NULL, 3, 3, NULL, out), GRIP_EINVAL);
+    ck_assert_int_eq(grip_normals_cuda(ctx, xyz, 3, 3, NULL, NULL), GRIP_EINVAL);
+    ck_assert_int_eq(grip_normals_cuda(ctx, xyz, 3, 33, NULL, out), GRIP_EUNSUPPORTED);
+    ck_assert_ptr_nonnull(strstr(ctx->last_error, "k = 33"));
+    ck_assert_int_eq(grip_normals_cuda(ctx, xyz, 3, 3, NULL, out), GRIP_OK);
+    grip_ctx_free(ctx);
+}
+END_TEST
+
+int main(void)
+{
+    grip_ctx *ctx = NULL;
+    grip_ctx_new(NULL, &ctx);
+    int devices = grip_ctx_device_count(ctx);
+    grip_ctx_free(ctx);
+    if (devices <= 0) {
+        fprintf(stderr, "skipped: no usable CUDA device\n");
+        return GRIP_TEST_SKIP;
+    }
+    setenv("CK_FORK", "no", 1); /* CUDA is initialised above: a forked child could not use it */
+    Suite *s = suite_create("normals_cuda");
+    TCase *tc = tcase_create("twin");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, random_clouds_with_nan_points_and_duplicates);
+    tcase_add_test(tc, tiny_and_degenerate_clouds);
+    tcase_add_test(tc, tutorial_scene);
+    tcase_add_test(tc, bad_arguments);
+    suite_add_tcase(s, tc);
+    return grip_test_run(s);
+}
