@@ -11,11 +11,15 @@
 // (insert after the entries of equal distance) makes the ties go to the lower row, as on the CPU. No distance
 // matrix ever reaches global memory.
 //
+// Searches that the fp16 screening serves go through cuda/knn_tensor.cu, which comes back here for the queries
+// whose answer it cannot certify.
+//
 // Non-finite rows need no special case: a NaN or inf coordinate makes every distance to the row NaN or +inf,
 // which fails `d < k-th distance` (the k-th distance starts at +inf), exactly as on the CPU; a non-finite query
 // row likewise gets nothing.
 #include "cuda/knn_bruteforce.cuh"
 #include "cuda/check.cuh"
+#include "cuda/knn_tensor.cuh"
 
 extern "C" {
 #include "index/knn_cuda.h"
@@ -279,7 +283,18 @@ struct grip_knn_cuda_ref {
     float *rows; // n x dim, device memory
     size_t n, dim;
     int device;
+    grip_knn_screen *screen; // the fp16 screening of the rows; NULL where it does not apply (knn_tensor.cuh)
 };
+
+// The search of one device-resident batch: fp16-screened where the rows were prepared for it and k is small
+// enough, else the exact kernel alone. Both give grip_knn_exact's answer; the caller synchronises.
+static grip_status search_rows(grip_ctx *ctx, const grip_knn_cuda_ref *ref, const float *queries, size_t m,
+                               uint32_t k, float max_sqdist, uint32_t *ids, float *sqdist)
+{
+    if (ref->screen && k <= GRIP_KNN_SCREEN_MAX_K)
+        return grip_knn_screen_search(ctx, ref->screen, ref->rows, queries, m, k, max_sqdist, ids, sqdist);
+    return grip_knn_cuda_launch(ctx, ref->rows, ref->n, queries, m, ref->dim, k, max_sqdist, ids, sqdist, 0);
+}
 
 extern "C" grip_status grip_knn_cuda_ref_upload(grip_ctx *ctx, const float *ref, size_t n, size_t dim,
                                                 grip_knn_cuda_ref **out)
@@ -306,6 +321,11 @@ extern "C" grip_status grip_knn_cuda_ref_upload(grip_ctx *ctx, const float *ref,
     h->rows = (float *)rows;
     h->n = n;
     h->dim = dim;
+    st = grip_knn_screen_build(ctx, h->rows, n, dim, &h->screen);
+    if (st != GRIP_OK) {
+        grip_knn_cuda_ref_free(h);
+        return st;
+    }
     *out = h;
     return GRIP_OK;
 }
@@ -314,6 +334,7 @@ extern "C" void grip_knn_cuda_ref_free(grip_knn_cuda_ref *ref)
 {
     if (!ref)
         return;
+    grip_knn_screen_free(ref->screen);
     grip_cuda_free(ref->rows);
     free(ref);
 }
@@ -342,7 +363,7 @@ extern "C" grip_status grip_knn_cuda_search_device(grip_ctx *ctx, const grip_knn
     if (st != GRIP_OK || m == 0 || k == 0)
         return st;
     GRIP_CUDA_CHECK(ctx, cudaSetDevice(ref->device));
-    st = grip_knn_cuda_launch(ctx, ref->rows, ref->n, queries, m, ref->dim, k, max_sqdist, ids, sqdist, 0);
+    st = search_rows(ctx, ref, queries, m, k, max_sqdist, ids, sqdist);
     if (st != GRIP_OK)
         return st;
     GRIP_CUDA_CHECK(ctx, cudaStreamSynchronize(0));
@@ -376,8 +397,7 @@ static grip_status search_through(grip_ctx *ctx, const grip_knn_cuda_ref *ref, c
                                   float *sqdist)
 {
     GRIP_CUDA_CHECK(ctx, cudaMemcpy(b->queries, queries, m * ref->dim * sizeof(float), cudaMemcpyHostToDevice));
-    grip_status st =
-        grip_knn_cuda_launch(ctx, ref->rows, ref->n, b->queries, m, ref->dim, k, max_sqdist, b->ids, b->sqdist, 0);
+    grip_status st = search_rows(ctx, ref, b->queries, m, k, max_sqdist, b->ids, b->sqdist);
     if (st != GRIP_OK)
         return st;
     GRIP_CUDA_CHECK(ctx, cudaMemcpy(ids, b->ids, m * k * sizeof(uint32_t), cudaMemcpyDeviceToHost));

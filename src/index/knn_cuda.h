@@ -5,8 +5,11 @@
  * the inclusive max_sqdist bound, padding with UINT32_MAX and +inf.
  *
  * The reference rows are uploaded once (grip_knn_cuda_ref_upload) and searched many times. Every call is
- * synchronous. A CPU-only build links src/index/knn_cuda_absent.c instead, whose functions fail with
- * GRIP_EUNSUPPORTED. */
+ * synchronous. Searches with 32 <= dim <= 368 and k <= 16 take a faster path with the same results
+ * (cuda/knn_tensor.cu): fp16 tensor-core products screen the rows, each query's 32 best are re-ranked with the
+ * exact float arithmetic, and a query the screening's rigorous error bound cannot certify is searched again by
+ * the exact kernel; its data (dim rounded up to 16 halves and 20 bytes per row) is prepared at upload. A CPU-only
+ * build links src/index/knn_cuda_absent.c instead, whose functions fail with GRIP_EUNSUPPORTED. */
 #ifndef GRIP_INDEX_KNN_CUDA_H
 #define GRIP_INDEX_KNN_CUDA_H
 

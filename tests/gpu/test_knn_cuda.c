@@ -2,7 +2,9 @@
  * squared distances identical bit for bit (memcmp) on uniform, clustered and duplicate-heavy data with negative
  * coordinates, NaN/inf rows and queries, D = 3, 33, 128, 352, k = 1, 2, 5, 32 (also k > n), sizes that are no
  * multiple of the kernel's tiles (64 queries x 128 rows), inclusive max_sqdist bounds; device-resident queries
- * and results; bad arguments; device out of memory leaves the context usable. Skips (77) without a usable device. */
+ * and results; bad arguments; device out of memory leaves the context usable. Dimensions >= 32 with k <= 16 take
+ * the fp16-screened path (cuda/knn_tensor.cu), also tested at its edges: rows far from the origin, magnitudes
+ * 1e-9 .. 1e15, near-duplicates beyond fp16's resolution, k = 16 against 17. Skips (77) without a usable device. */
 #define _POSIX_C_SOURCE 200809L /* setenv */
 #include "test_support.h"
 #include "core/cuda_bridge.h"
@@ -228,6 +230,84 @@ START_TEST(many_tiles)
 }
 END_TEST
 
+static void scale_rows(float *a, size_t first, size_t rows, size_t every, size_t dim, float factor)
+{
+    for (size_t i = first; i < rows; i += every)
+        for (size_t d = 0; d < dim; ++d)
+            a[i * dim + d] *= factor;
+}
+
+static const uint32_t screened_ks[] = {1, 2, 16, 17}; /* 16: the screened path's largest k; 17: the exact kernel */
+#define N_SCREENED_KS (sizeof screened_ks / sizeof screened_ks[0])
+
+static void compare_screened_ks(const float *ref, size_t n, const float *q, size_t m, size_t dim, size_t per_k)
+{
+    for (size_t ki = 0; ki < N_SCREENED_KS; ++ki)
+        ck_assert_uint_eq(compare_with_cpu(ref, n, q, m, dim, screened_ks[ki], INFINITY), per_k * screened_ks[ki]);
+}
+
+/* The fp16-screened path (dim >= 32, k <= 16) where its screening is hardest: rows far from the origin with a
+ * tiny spread (the centring), magnitudes fp16 cannot hold unscaled (1e9, 1e-9) and past the screened range
+ * (1e15: the exact kernel serves all), near-duplicates closer than fp16 tells apart (the per-query fallback), and
+ * single queries past the screened range among screened ones. */
+START_TEST(screened_path_edges)
+{
+    uint64_t s = 109;
+    const size_t n = 2000, m = 300, dim = 64;
+    float *ref = grip_test_uniform_rows(&s, n, dim, 1000.0f, 1000.5f);
+    float *q = grip_test_uniform_rows(&s, m, dim, 1000.0f, 1000.5f);
+    compare_screened_ks(ref, n, q, m, dim, m);
+    free(ref);
+    free(q);
+    static const float factors[] = {1e9f, 1e-9f, 1e15f};
+    for (size_t fi = 0; fi < 3; ++fi) {
+        ref = grip_test_uniform_rows(&s, n, dim, -1.0f, 1.0f);
+        q = grip_test_uniform_rows(&s, m, dim, -1.0f, 1.0f);
+        scale_rows(ref, 0, n, 1, dim, factors[fi]);
+        scale_rows(q, 0, m, 1, dim, factors[fi]);
+        compare_screened_ks(ref, n, q, m, dim, m);
+        free(ref);
+        free(q);
+    }
+    /* four noisy copies (1e-5) of each base row, queried by another noisy copy */
+    const size_t base = 500, nd = 128;
+    float *rows = grip_test_uniform_rows(&s, base, nd, -1.0f, 1.0f);
+    ref = malloc(4 * base * nd * sizeof *ref);
+    q = malloc(base * nd * sizeof *q);
+    ck_assert_ptr_nonnull(ref);
+    ck_assert_ptr_nonnull(q);
+    for (size_t i = 0; i < 4 * base * nd; ++i)
+        ref[i] = rows[i % (base * nd)] + grip_test_uniform(&s, -1e-5f, 1e-5f);
+    for (size_t i = 0; i < base * nd; ++i)
+        q[i] = rows[i] + grip_test_uniform(&s, -1e-5f, 1e-5f);
+    compare_screened_ks(ref, 4 * base, q, base, nd, base);
+    /* every 7th query scaled past the screened range: those alone go to the exact kernel */
+    scale_rows(q, 0, base, 7, nd, 1e15f);
+    for (size_t ki = 0; ki < N_SCREENED_KS; ++ki)
+        compare_with_cpu(ref, 4 * base, q, base, nd, screened_ks[ki], INFINITY);
+    free(rows);
+    free(ref);
+    free(q);
+}
+END_TEST
+
+/* SHOT-sized clustered rows at the screened path's k, and a bound inside the distance range. */
+START_TEST(screened_clustered_shot)
+{
+    uint64_t s = 110;
+    float *ref = grip_test_clustered_rows(&s, 3000, 352, 9), *q = grip_test_clustered_rows(&s, 400, 352, 9);
+    compare_screened_ks(ref, 3000, q, 400, 352, 400);
+    free(ref);
+    free(q);
+    ref = grip_test_uniform_rows(&s, 3000, 352, 0.0f, 1.0f);
+    q = grip_test_uniform_rows(&s, 400, 352, 0.0f, 1.0f);
+    size_t some = compare_with_cpu(ref, 3000, q, 400, 352, 16, 48.5f); /* ~3 sigma under the mean 58.7 */
+    ck_assert(some > 0 && some < 400 * 16);
+    free(ref);
+    free(q);
+}
+END_TEST
+
 /* Queries and results in device memory give what the host search gives. */
 START_TEST(device_resident_queries_and_results)
 {
@@ -343,6 +423,8 @@ int main(void)
     tcase_add_test(exact, inclusive_bounds);
     tcase_add_test(exact, small_and_empty_sets);
     tcase_add_test(exact, device_resident_queries_and_results);
+    tcase_add_test(exact, screened_path_edges);
+    tcase_add_test(exact, screened_clustered_shot);
     suite_add_tcase(s, exact);
     TCase *large = tcase_create("large");
     tcase_add_test(large, many_tiles);

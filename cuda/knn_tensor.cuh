@@ -1,0 +1,38 @@
+// knn_tensor.cuh -- the tensor-core screened k-NN: the results of the exact brute force (grip_knn_cuda_launch,
+// itself bit for bit grip_knn_exact), found faster. fp16 tensor-core products screen every pair, each query keeps
+// its 32 best screened rows, those are re-ranked with the exact float arithmetic, and a query whose answer the
+// screening's rigorous error bound cannot certify is searched again by the exact kernel.
+#ifndef GRIP_CUDA_KNN_TENSOR_CUH
+#define GRIP_CUDA_KNN_TENSOR_CUH
+
+#include <cuda_runtime.h>
+#include <stddef.h>
+#include <stdint.h>
+
+extern "C" {
+#include "core/ctx.h"
+}
+
+// The screened path serves 1 <= k <= GRIP_KNN_SCREEN_MAX_K (the 32 kept candidates leave a margin of at least 16
+// for the certificate) and GRIP_KNN_SCREEN_MIN_DIM <= dim <= GRIP_KNN_SCREEN_MAX_DIM (below, the exact kernel's
+// direct form is as fast; above, the block's queries and two reference tiles no longer fit in shared memory).
+#define GRIP_KNN_SCREEN_MAX_K 16
+#define GRIP_KNN_SCREEN_MIN_DIM 32
+#define GRIP_KNN_SCREEN_MAX_DIM 368
+
+// The screening data of one reference set (fp16 rows, norms, error terms); opaque.
+typedef struct grip_knn_screen grip_knn_screen;
+
+// Prepares the screening of ref (n x dim, device memory of the current device). *out is allocated here, freed with
+// grip_knn_screen_free(); it is left NULL (with GRIP_OK) when the set cannot be screened: dim outside the range
+// above, or a finite row whose magnitude is outside [2^-40, 2^40] (the exact kernel then serves every search).
+grip_status grip_knn_screen_build(grip_ctx *ctx, const float *ref, size_t n, size_t dim, grip_knn_screen **out);
+void grip_knn_screen_free(grip_knn_screen *screen);
+
+// The search of grip_knn_cuda_launch (same arguments, k <= GRIP_KNN_SCREEN_MAX_K, ref the rows screen was built
+// from), synchronous on the default stream.
+grip_status grip_knn_screen_search(grip_ctx *ctx, const grip_knn_screen *screen, const float *ref,
+                                   const float *queries, size_t m, uint32_t k, float max_sqdist, uint32_t *ids,
+                                   float *sqdist);
+
+#endif
