@@ -21,7 +21,7 @@ tail -3 "$OUT/build.log"
 ctest --test-dir $B -L gpu --output-on-failure > "$OUT/ctest-gpu.log" 2>&1; echo "gpu tests: rc=$?"; tail -4 "$OUT/ctest-gpu.log"
 ctest --test-dir $B -LE gpu -j8 --output-on-failure > "$OUT/ctest-cpu.log" 2>&1; echo "cpu tests: rc=$?"; tail -4 "$OUT/ctest-cpu.log"
 # the out-of-memory tests provoke cudaMalloc failures on purpose: API errors are not reported as findings
-for t in $B/tests/test_device $B/tests/test_knn_cuda; do
+for t in $B/tests/test_device $B/tests/test_knn_cuda $B/tests/test_normals_cuda; do
   for tool in memcheck racecheck; do
     compute-sanitizer --tool $tool --report-api-errors no --error-exitcode 3 "$t" \
       > "$OUT/sanitizer-$tool-$(basename $t).log" 2>&1
@@ -42,4 +42,8 @@ if [ -f $M ]; then
     echo "pcl_cg_ref: rc=$?"; grep -iE "ms|instances|correspondences" "$OUT/pcl-tutorial.txt" | head -30
   fi
 fi
-$B/grip-host demo > "$OUT/demo.txt" 2>&1; echo "demo: rc=$?"; tail -12 "$OUT/demo.txt"
+$B/grip-host demo > "$OUT/demo.txt" 2>&1; echo "demo: rc=$?"; tail -8 "$OUT/demo.txt"
+# kernel benchmarks (CUDA events after warm-up, medians)
+GRIP_DATA_DIR=.data $B/tests/bench_normals_cuda > "$OUT/bench-normals.txt" 2>&1; echo "bench normals: rc=$?"
+tail -4 "$OUT/bench-normals.txt"
+$B/tests/bench_knn_cuda > "$OUT/bench-knn.txt" 2>&1; echo "bench knn: rc=$?"; tail -8 "$OUT/bench-knn.txt"
