@@ -85,7 +85,7 @@ static int parse_option(int argc, char **argv, int *i, host_options *o)
         o->repeat = (int)n;
     } else {
         if (parse_number(a, v, &n) || n > 16) {
-            fprintf(stderr, "grip-host: --objects must be 1..16\n");
+            fprintf(stderr, "grip-host: --objects must be 1..16 (0: the default)\n");
             return -1;
         }
         o->objects = (int)n;

@@ -137,7 +137,7 @@ typedef struct run_state {
     grip_cloud *clouds;          /* n_clouds model clouds, then the scene */
     grip_features **features;    /* likewise */
     grip_view *views;            /* likewise */
-    merged_model *merged;        /* n_models: a model's views merged (unused for one-view models) */
+    merged_model *merged;        /* n_models: each model's views merged (used only when clouds are views) */
     grip_view *models;           /* n_models: what index, group and verify see of each model */
     float *reference;            /* all models' descriptors, concatenated */
     uint32_t *model_ids;
@@ -299,21 +299,33 @@ static int collect_result(const run_state *st, pipeline_result *r, grip_diag *di
     for (uint32_t i = 0; i < st->hypotheses->count; i++) {
         const grip_hypothesis *h = hypothesis_at(st->hypotheses, i);
         pipeline_instance *out = &r->hypotheses[i];
+        if (h->model_id >= st->n_models) { /* the printers index the model names by it */
+            grip_diag_add(diag, "group: hypothesis %u names model %u, but there are %u models", i, h->model_id,
+                          st->n_models);
+            return -1;
+        }
         out->model = h->model_id;
         out->correspondences = h->n_members;
         out->votes = h->votes;
         for (int k = 0; k < 16; k++)
             out->pose[k] = h->pose[k];
-        if (i < st->verdicts->count) {
-            const grip_verdict *v = verdict_at(st->verdicts, i);
-            for (int k = 0; k < 16; k++)
-                out->pose[k] = v->pose[k];
-            out->fitness = v->fitness;
-            out->rmse = v->rmse;
-            out->violation = v->struct_size >= offsetof(grip_verdict, violation) + sizeof v->violation ? v->violation
-                                                                                                      : NAN;
-            out->accepted = v->accepted != 0;
+    }
+    /* a verdict says which hypothesis it judges: the ABI does not promise verdict i is about hypothesis i */
+    for (uint32_t j = 0; j < st->verdicts->count; j++) {
+        const grip_verdict *v = verdict_at(st->verdicts, j);
+        if (v->hypothesis >= st->hypotheses->count) {
+            grip_diag_add(diag, "verify: verdict %u names hypothesis %u, but there are %u", j, v->hypothesis,
+                          st->hypotheses->count);
+            return -1;
         }
+        pipeline_instance *out = &r->hypotheses[v->hypothesis];
+        for (int k = 0; k < 16; k++)
+            out->pose[k] = v->pose[k];
+        out->fitness = v->fitness;
+        out->rmse = v->rmse;
+        out->violation = v->struct_size >= offsetof(grip_verdict, violation) + sizeof v->violation ? v->violation
+                                                                                                  : NAN;
+        out->accepted = v->accepted != 0;
     }
     return 0;
 }

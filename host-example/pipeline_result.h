@@ -36,7 +36,8 @@ size_t pipeline_result_accepted(const pipeline_result *r);
 /* Human-readable report: counts, instances with pose, fitness and RMSE, per-stage times. */
 void pipeline_result_print_text(FILE *out, const pipeline_result *r, const char *const *model_names);
 /* The JSON document of `grip-host run --json`:
- * {"instances":[{"model":i,"model_name":"…","pose":[16 numbers],"correspondences":n,"fitness":f,"rmse":r}],
+ * {"instances":[{"model":i,"model_name":"…","pose":[16 numbers],"correspondences":n,"votes":v,"fitness":f,
+ *                 "rmse":r[,"violation":x when measured]}],   (accepted hypotheses only)
  *  "counts":{"model_keypoints":[…],"scene_keypoints":n,"correspondences":n,"hypotheses":n},
  *  "timings_ms":{"descriptor":…,"index":…,"match":…,"group":…,"verify":…,"total":…}} */
 void pipeline_result_print_json(FILE *out, const pipeline_result *r, const char *const *model_names);

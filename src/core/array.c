@@ -32,6 +32,8 @@ grip_status grip_array_alloc_host(grip_ctx *ctx, grip_array *a, uint32_t dtype, 
 {
     *a = grip_array_host_view(dtype, rows, cols, NULL);
     size_t es = grip_dtype_size(dtype);
+    if (es == 0)
+        return grip_fail(ctx, GRIP_EINVAL, "array of unknown dtype %u", dtype);
     if (rows && cols && (rows > SIZE_MAX / cols || rows * cols > SIZE_MAX / es))
         return grip_fail(ctx, GRIP_ENOMEM, "array of %llu x %llu elements is too large",
                          (unsigned long long)rows, (unsigned long long)cols);
@@ -84,7 +86,9 @@ grip_status grip_array_to_host(grip_ctx *ctx, const grip_array *a, grip_array *h
     st = grip_cuda_copy_to_host(ctx, host->data, a->data, (size_t)(a->rows * a->cols) * grip_dtype_size(a->dtype));
     if (st) {
         grip_array_free_host(host);
-        return grip_fail(ctx, st, "%s: copying from the device failed: %s", what, ctx->last_error);
+        char cause[GRIP_ERROR_TEXT_MAX];
+        memcpy(cause, ctx->last_error, sizeof cause); /* grip_fail writes into last_error: format from a copy */
+        return grip_fail(ctx, st, "%s: copying from the device failed: %s", what, cause);
     }
     *owned = 1;
     return GRIP_OK;

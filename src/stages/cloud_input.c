@@ -8,7 +8,8 @@
 
 static const char *cloud_name(const grip_cloud *c)
 {
-    return c->name && *c->name ? c->name : "cloud";
+    int has_name = c->struct_size >= offsetof(grip_cloud, name) + sizeof c->name; /* ABI growth rule */
+    return has_name && c->name && *c->name ? c->name : "cloud";
 }
 
 static grip_status open_normals(grip_ctx *ctx, const grip_cloud *cloud, const char *stage, grip_cloud_input *in)
@@ -16,10 +17,13 @@ static grip_status open_normals(grip_ctx *ctx, const grip_cloud *cloud, const ch
     const grip_array *nrm = &cloud->normals;
     if (nrm->rows == 0)
         return GRIP_OK;
+    grip_status s = grip_array_check(ctx, nrm, GRIP_F32, 0, stage);
+    if (s)
+        return s;
     if (nrm->rows != in->n || (nrm->cols != 3 && nrm->cols != 4) || nrm->dtype != GRIP_F32)
         return grip_fail(ctx, GRIP_EINVAL, "%s: %s: normals must be F32 %zu x 3 or x 4, got %llu x %llu", stage,
                          cloud_name(cloud), in->n, (unsigned long long)nrm->rows, (unsigned long long)nrm->cols);
-    grip_status s = grip_array_to_host(ctx, nrm, &in->normals_host, &in->own_normals, stage);
+    s = grip_array_to_host(ctx, nrm, &in->normals_host, &in->own_normals, stage);
     if (s)
         return s;
     in->normals = in->normals_host.data;

@@ -118,7 +118,7 @@ grip_status grip_index_search_begin(grip_ctx *ctx, const grip_index *ix, const g
         s = grip_array_alloc_host(ctx, &io->sqdist_host, GRIP_F32, io->m, k);
     io->ids = io->ids_host.data;
     io->sqdist = io->sqdist_host.data;
-    return s;
+    return s ? grip_index_search_end(ctx, io, s, ids, sqdist) : GRIP_OK; /* on failure nothing stays allocated */
 }
 
 grip_status grip_index_search_end(grip_ctx *ctx, grip_index_search_io *io, grip_status status, grip_array *ids,

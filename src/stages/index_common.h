@@ -22,6 +22,7 @@ typedef struct grip_index_search_io {
     int own_queries, own_outputs;
 } grip_index_search_io;
 
+/* On failure nothing is left to free (do not call grip_index_search_end then). */
 grip_status grip_index_search_begin(grip_ctx *ctx, const grip_index *ix, const grip_array *queries, uint32_t k,
                                     grip_array *ids, grip_array *sqdist, grip_index_search_io *io);
 /* Finishes a search: copies outputs to the device when needed and frees the buffers. Returns `status` unless the

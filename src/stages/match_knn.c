@@ -52,7 +52,13 @@ static grip_status nearest_queries(grip_ctx *ctx, grip_index *index, const grip_
         return grip_fail(ctx, GRIP_EUNSUPPORTED, "match.mutual: this index keeps no copy of its reference rows");
     grip_array ref, q;
     int own_ref = 0, own_q = 0;
-    grip_status s = grip_array_to_host(ctx, &index->reference, &ref, &own_ref, "match: index reference");
+    grip_status s = grip_array_check(ctx, &index->reference, GRIP_F32, index->dim, "match: index reference");
+    if (!s && index->reference.rows != index->rows) /* nearest[] has index->rows entries */
+        s = grip_fail(ctx, GRIP_EINVAL, "match: the index keeps %llu reference rows but says it has %llu",
+                      (unsigned long long)index->reference.rows, (unsigned long long)index->rows);
+    if (s)
+        return s;
+    s = grip_array_to_host(ctx, &index->reference, &ref, &own_ref, "match: index reference");
     if (!s)
         s = grip_array_to_host(ctx, queries, &q, &own_q, "match: queries");
     if (!s) {

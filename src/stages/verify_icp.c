@@ -67,7 +67,7 @@ static grip_status verdicts_new(grip_ctx *ctx, uint32_t count, grip_verdicts **o
 {
     grip_verdicts *v = calloc(1, sizeof *v);
     if (v)
-        v->items = calloc(count + 1, sizeof *v->items);
+        v->items = calloc((size_t)count + 1, sizeof *v->items);
     if (!v || !v->items) {
         free(v);
         return grip_fail(ctx, GRIP_ENOMEM, "verify: out of memory for %u verdicts", count);
@@ -92,6 +92,8 @@ static grip_status check_inputs(grip_ctx *ctx, const grip_view *models, uint32_t
         return grip_fail(ctx, GRIP_EINVAL, "verify: hypotheses are NULL or malformed");
     if (!scene || !scene->cloud)
         return grip_fail(ctx, GRIP_EINVAL, "verify: the scene view has no cloud");
+    if (n_models && !models) /* refine_all opens every model view, with or without hypotheses */
+        return grip_fail(ctx, GRIP_EINVAL, "verify: %u model views, but models is NULL", n_models);
     for (uint32_t i = 0; i < h->count; i++) {
         uint32_t m = hypothesis_at(h, i)->model_id;
         if (m >= n_models || !models || !models[m].cloud)

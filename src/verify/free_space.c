@@ -93,9 +93,10 @@ void grip_free_space_count(const grip_pinhole *cam, const float *scene_xyz, uint
             q[r] = pose[4 * r] * m[0] + pose[4 * r + 1] * m[1] + pose[4 * r + 2] * m[2] + pose[4 * r + 3];
         if (q[2] <= 1e-6)
             continue;
-        long u = lround(cam->fx * q[0] / q[2] + cam->cx), v = lround(cam->fy * q[1] / q[2] + cam->cy);
-        if (u < 0 || v < 0 || u >= (long)width || v >= (long)height)
-            continue;
+        double pu = cam->fx * q[0] / q[2] + cam->cx, pv = cam->fy * q[1] / q[2] + cam->cy;
+        if (!(pu > -0.5 && pv > -0.5 && pu < width - 0.5 && pv < height - 0.5))
+            continue; /* off the image, or NaN: checked before lround, which is undefined out of long's range */
+        long u = lround(pu), v = lround(pv);
         int c = classify(scene_xyz, width, height, u, v, q[2], tolerance);
         *seen += c > 0;
         *violations += c < 0;
