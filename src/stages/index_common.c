@@ -30,7 +30,9 @@ static grip_status copy_model_ids(grip_ctx *ctx, grip_index *pub, const grip_arr
                           id[i], id[i - 1]);
         dst[i] = id[i];
     }
-    pub->n_models = n ? dst[n - 1] + 1 : 0;
+    if (!s && n && dst[n - 1] == UINT32_MAX)
+        s = grip_fail(ctx, GRIP_EINVAL, "index: model id %u is reserved", UINT32_MAX);
+    pub->n_models = n && !s ? dst[n - 1] + 1 : 0;
     if (owned)
         grip_array_free_host(&host);
     return s;

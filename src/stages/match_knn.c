@@ -92,8 +92,21 @@ static grip_status model_first_rows(grip_ctx *ctx, const grip_index *index, uint
     if (!*first)
         return grip_fail(ctx, GRIP_ENOMEM, "match: out of memory");
     const uint32_t *ids = index->model_ids.data;
-    for (uint64_t r = index->rows; r-- > 0;)
+    if (index->model_ids.rows != index->rows || !ids) {
+        free(*first);
+        *first = NULL;
+        return grip_fail(ctx, GRIP_EINVAL, "match: the index's model_ids do not cover its %llu rows",
+                         (unsigned long long)index->rows);
+    }
+    for (uint64_t r = index->rows; r-- > 0;) {
+        if (ids[r] >= index->n_models) { /* an index of another plugin may be malformed: never write past */
+            free(*first);
+            *first = NULL;
+            return grip_fail(ctx, GRIP_EINVAL, "match: index row %llu names model %u of %u",
+                             (unsigned long long)r, ids[r], index->n_models);
+        }
         (*first)[ids[r]] = (uint32_t)r;
+    }
     return GRIP_OK;
 }
 
