@@ -1,7 +1,6 @@
 /* test_device.c (gpu) -- the CUDA plumbing every GPU stage builds on: the device is probed lazily, results are
  * placed in device memory on request and read back unchanged, and `device = cuda` resolves. Skips (77) without
  * a usable device. */
-#define _POSIX_C_SOURCE 200809L /* setenv */
 #include "test_support.h"
 #include "core/cuda_bridge.h"
 #include "stages/stage.h"
@@ -68,20 +67,11 @@ END_TEST
 
 int main(void)
 {
-    grip_ctx *ctx = NULL;
-    grip_ctx_new(NULL, &ctx);
-    int devices = grip_ctx_device_count(ctx);
-    grip_ctx_free(ctx);
-    if (devices <= 0) {
-        fprintf(stderr, "skipped: no usable CUDA device\n");
-        return GRIP_TEST_SKIP;
-    }
-    setenv("CK_FORK", "no", 1); /* CUDA is initialised above: a forked child could not use it */
     Suite *s = suite_create("device");
     TCase *tc = tcase_create("cuda");
     tcase_add_test(tc, device_is_probed_and_resolved);
     tcase_add_test(tc, result_arrays_round_trip_through_the_device);
     tcase_add_test(tc, out_of_memory_is_reported_and_the_context_survives);
     suite_add_tcase(s, tc);
-    return grip_test_run(s);
+    return grip_test_run_gpu(s);
 }

@@ -5,7 +5,6 @@
  * and results; bad arguments; device out of memory leaves the context usable. Dimensions >= 32 with k <= 16 take
  * the fp16-screened path (cuda/knn_tensor.cu), also tested at its edges: rows far from the origin, magnitudes
  * 1e-9 .. 1e15, near-duplicates beyond fp16's resolution, k = 16 against 17. Skips (77) without a usable device. */
-#define _POSIX_C_SOURCE 200809L /* setenv */
 #include "test_support.h"
 #include "core/cuda_bridge.h"
 #include "index/knn_cuda.h"
@@ -404,16 +403,6 @@ END_TEST
 
 int main(void)
 {
-    grip_ctx *ctx = NULL;
-    grip_ctx_new(NULL, &ctx);
-    int devices = grip_ctx_device_count(ctx);
-    grip_ctx_free(ctx);
-    if (devices <= 0) {
-        fprintf(stderr, "skipped: no usable CUDA device\n");
-        return GRIP_TEST_SKIP;
-    }
-    /* the probe above started CUDA in this process, and a forked child cannot use CUDA then: run in-process */
-    setenv("CK_FORK", "no", 1);
     Suite *s = suite_create("knn_cuda");
     TCase *exact = tcase_create("exact");
     tcase_add_test(exact, uniform_every_dim_and_k);
@@ -433,5 +422,5 @@ int main(void)
     tcase_add_test(errors, bad_arguments);
     tcase_add_test(errors, out_of_device_memory_leaves_the_context_usable);
     suite_add_tcase(s, errors);
-    return grip_test_run(s);
+    return grip_test_run_gpu(s);
 }

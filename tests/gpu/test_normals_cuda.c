@@ -5,7 +5,6 @@
  * by its traversal): such rows are counted and printed, and every differing row must be one (the tutorial scene's
  * depth steps make a fifth of its rows tie rows; a few percent of those differ). Skips (77) without
  * a usable device; the scene case passes without checking anything when the data is absent (it says so). */
-#define _POSIX_C_SOURCE 200809L /* setenv */
 #include "test_support.h"
 #include "descriptor/normals.h"
 #include "descriptor/normals_cuda.h"
@@ -204,15 +203,6 @@ END_TEST
 
 int main(void)
 {
-    grip_ctx *ctx = NULL;
-    grip_ctx_new(NULL, &ctx);
-    int devices = grip_ctx_device_count(ctx);
-    grip_ctx_free(ctx);
-    if (devices <= 0) {
-        fprintf(stderr, "skipped: no usable CUDA device\n");
-        return GRIP_TEST_SKIP;
-    }
-    setenv("CK_FORK", "no", 1); /* CUDA is initialised above: a forked child could not use it */
     Suite *s = suite_create("normals_cuda");
     TCase *tc = tcase_create("twin");
     tcase_set_timeout(tc, 300);
@@ -221,5 +211,5 @@ int main(void)
     tcase_add_test(tc, tutorial_scene);
     tcase_add_test(tc, bad_arguments);
     suite_add_tcase(s, tc);
-    return grip_test_run(s);
+    return grip_test_run_gpu(s);
 }

@@ -267,6 +267,23 @@ int grip_test_run(Suite *suite)
     return failed == 0 ? 0 : 1;
 }
 
+int grip_test_run_gpu(Suite *suite)
+{
+    grip_ctx *ctx = NULL;
+    int devices = grip_ctx_new(NULL, &ctx) == GRIP_OK ? grip_ctx_device_count(ctx) : 0;
+    grip_ctx_free(ctx);
+    if (devices <= 0) {
+        fprintf(stderr, "skipped: no usable CUDA device\n");
+        return GRIP_TEST_SKIP;
+    }
+    SRunner *sr = srunner_create(suite);
+    srunner_set_fork_status(sr, CK_NOFORK);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? 0 : 1;
+}
+
 int grip_test_run_with_data(Suite *suite, const char *required_rel_path)
 {
     char path[4096];

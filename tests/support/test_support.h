@@ -87,6 +87,10 @@ float *grip_test_clustered_rows(uint64_t *state, size_t rows, size_t dim, size_t
 /* Runs the suite; returns the process exit code (0 when all passed). */
 int grip_test_run(Suite *suite);
 
+/* Main for a GPU test program: returns GRIP_TEST_SKIP when no CUDA device is usable, else runs the suite in
+ * this process (the probe has started CUDA, which a forked Check child could not use). */
+int grip_test_run_gpu(Suite *suite);
+
 /* Main for a test program whose suite needs the shared data: returns GRIP_TEST_SKIP when it is absent. */
 int grip_test_run_with_data(Suite *suite, const char *required_rel_path);
 
