@@ -51,3 +51,9 @@ int host_file_readable(const char *path)
 {
     return access(path, R_OK) == 0;
 }
+
+grip_array host_array(uint32_t dtype, uint64_t rows, uint64_t cols, void *data)
+{
+    grip_array a = {sizeof a, dtype, GRIP_MEM_HOST, -1, rows, cols, data};
+    return a;
+}

@@ -3,6 +3,7 @@
 #define GRIP_HOST_UTIL_H
 
 #include <stddef.h>
+#include "plugin.h"
 
 /* malloc'd copy of s (NULL on NULL or out of memory). */
 char *host_strdup(const char *s);
@@ -12,6 +13,8 @@ char *host_strndup(const char *s, size_t n);
 double host_now_ms(void);
 /* Directory part of path into buf ("." when there is none). */
 void host_dirname(const char *path, char *buf, size_t n);
+/* A grip_array over host memory the caller owns. */
+grip_array host_array(uint32_t dtype, uint64_t rows, uint64_t cols, void *data);
 /* 1 if the file exists and is readable. */
 int host_file_readable(const char *path);
 

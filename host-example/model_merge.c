@@ -1,14 +1,9 @@
 /* model_merge.c -- see model_merge.h. */
 #include "model_merge.h"
+#include "host_util.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-static grip_array host_array(uint32_t dtype, uint64_t rows, uint64_t cols, void *data)
-{
-    grip_array a = {sizeof a, dtype, GRIP_MEM_HOST, -1, rows, cols, data};
-    return a;
-}
 
 static void no_release(grip_features *f)
 {

@@ -109,12 +109,6 @@ void pipeline_close(grip_pipeline *p)
 
 /* ---- running ---------------------------------------------------------------------------------------------- */
 
-static grip_array host_array(uint32_t dtype, uint64_t rows, uint64_t cols, void *data)
-{
-    grip_array a = {sizeof a, dtype, GRIP_MEM_HOST, -1, rows, cols, data};
-    return a;
-}
-
 static grip_cloud cloud_of(const host_cloud *c)
 {
     grip_cloud g;
