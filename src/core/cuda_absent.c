@@ -18,6 +18,12 @@ grip_status grip_cuda_upload(grip_ctx *ctx, const void *host, size_t bytes, void
     return grip_fail(ctx, GRIP_EUNSUPPORTED, "CUDA memory asked for from a CPU-only build of grip");
 }
 void grip_cuda_free(void *dev) { (void)dev; }
+grip_status grip_cuda_alloc(grip_ctx *ctx, size_t bytes, void **dev)
+{
+    (void)bytes;
+    *dev = NULL;
+    return grip_fail(ctx, GRIP_EUNSUPPORTED, "CUDA memory asked for from a CPU-only build of grip");
+}
 grip_status grip_cuda_copy_to_device(grip_ctx *ctx, void *dev, const void *host, size_t bytes)
 {
     (void)dev; (void)host; (void)bytes;

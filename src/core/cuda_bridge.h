@@ -16,10 +16,16 @@ grip_status grip_cuda_copy_to_host(grip_ctx *ctx, void *dst, const void *src, si
 /* Copies `bytes` of host memory into a new allocation on the context's device (*dev, on ordinal *device).
  * GRIP_ENOMEM when the device is full, GRIP_EUNSUPPORTED on a CPU-only build. Free with grip_cuda_free(). */
 grip_status grip_cuda_upload(grip_ctx *ctx, const void *host, size_t bytes, void **dev, int *device);
+/* Frees memory from grip_cuda_upload or grip_cuda_alloc; NULL is allowed. */
 void grip_cuda_free(void *dev);
+/* A new, uninitialised allocation of `bytes` (0 is allowed) on the context's device, from the device's stream-ordered
+ * pool: after the first calls, allocating and freeing cost microseconds, not a driver round trip. The caller frees
+ * it with grip_cuda_free(). *dev is NULL after a failure: GRIP_ENOMEM when the device is full (the context stays
+ * usable), GRIP_ENODEV without a device, GRIP_EUNSUPPORTED on a CPU-only build. */
+grip_status grip_cuda_alloc(grip_ctx *ctx, size_t bytes, void **dev);
 /* Copies host bytes into existing device memory (synchronously). */
 grip_status grip_cuda_copy_to_device(grip_ctx *ctx, void *dev, const void *host, size_t bytes);
-/* Frees the context's CUDA state (streams, pool). Safe when none was made. */
+/* Frees the context's CUDA state: hands the pool's cached memory back to the driver. Safe when none was made. */
 void grip_cuda_ctx_release(grip_ctx *ctx);
 
 #ifdef __cplusplus
