@@ -296,8 +296,10 @@ static grip_status search_rows(grip_ctx *ctx, const grip_knn_cuda_ref *ref, cons
     return grip_knn_cuda_launch(ctx, ref->rows, ref->n, queries, m, ref->dim, k, max_sqdist, ids, sqdist, 0);
 }
 
-extern "C" grip_status grip_knn_cuda_ref_upload(grip_ctx *ctx, const float *ref, size_t n, size_t dim,
-                                                grip_knn_cuda_ref **out)
+// A handle over a copy of ref (n x dim; host memory for cudaMemcpyHostToDevice, device memory of the context's
+// device for cudaMemcpyDeviceToDevice), with its fp16 screening prepared.
+static grip_status ref_make(grip_ctx *ctx, const float *ref, size_t n, size_t dim, cudaMemcpyKind kind,
+                            grip_knn_cuda_ref **out)
 {
     if (!out)
         return grip_fail(ctx, GRIP_EINVAL, "knn (cuda): no place for the uploaded reference");
@@ -312,22 +314,41 @@ extern "C" grip_status grip_knn_cuda_ref_upload(grip_ctx *ctx, const float *ref,
     if (!h)
         return grip_fail(ctx, GRIP_ENOMEM, "knn (cuda): out of host memory");
     void *rows = NULL;
-    grip_status st = grip_cuda_upload(ctx, ref, n * dim * sizeof(float), &rows, &h->device);
-    if (st != GRIP_OK) {
-        free(h);
-        grip_fail_append(ctx, "knn (cuda): uploading %zu reference rows of %zu dims", n, dim);
-        return st;
-    }
+    const size_t bytes = n * dim * sizeof(float);
+    grip_status st = grip_cuda_alloc(ctx, bytes, &rows);
     h->rows = (float *)rows;
     h->n = n;
     h->dim = dim;
-    st = grip_knn_screen_build(ctx, h->rows, n, dim, &h->screen);
+    h->device = ctx->device;
+    if (st == GRIP_OK && bytes > 0)
+        st = grip_cuda_status(ctx, cudaMemcpy(rows, ref, bytes, kind), "cudaMemcpy", __FILE__, __LINE__);
+    if (st != GRIP_OK)
+        grip_fail_append(ctx, "knn (cuda): copying %zu reference rows of %zu dims to the device", n, dim);
+    if (st == GRIP_OK)
+        st = grip_knn_screen_build(ctx, h->rows, n, dim, &h->screen);
     if (st != GRIP_OK) {
         grip_knn_cuda_ref_free(h);
         return st;
     }
     *out = h;
     return GRIP_OK;
+}
+
+extern "C" grip_status grip_knn_cuda_ref_upload(grip_ctx *ctx, const float *ref, size_t n, size_t dim,
+                                                grip_knn_cuda_ref **out)
+{
+    return ref_make(ctx, ref, n, dim, cudaMemcpyHostToDevice, out);
+}
+
+extern "C" grip_status grip_knn_cuda_ref_copy_device(grip_ctx *ctx, const float *ref, size_t n, size_t dim,
+                                                     grip_knn_cuda_ref **out)
+{
+    return ref_make(ctx, ref, n, dim, cudaMemcpyDeviceToDevice, out);
+}
+
+extern "C" const float *grip_knn_cuda_ref_rows(const grip_knn_cuda_ref *ref)
+{
+    return ref ? ref->rows : NULL;
 }
 
 extern "C" void grip_knn_cuda_ref_free(grip_knn_cuda_ref *ref)

@@ -1,154 +1,30 @@
-// normals.cu -- PCA normals on the GPU, the twin of src/descriptor/normals.c for the k-nearest case (see
-// src/descriptor/normals_cuda.h).
+// normals.cu -- PCA normals on the GPU, the twin of src/descriptor/normals.c (see src/descriptor/normals_cuda.h),
+// over a device-resident cloud (grip_surface_cuda, cuda/surface.cuh).
 //
-// Neighbours: a uniform grid built on the device (cell keys, a radix sort of the points by cell, each cell's
-// [start, end) in the sorted order). One thread per point keeps its k best (distance, index) pairs sorted, and
-// visits the cells ring by ring around its own cell until the k-th distance is strictly below the squared
-// distance that every point beyond the ring must have: the exact k nearest, ties to the lower index.
+// k nearest: one thread per point searches the surface's grid (cuda/grid3d.cuh: a few points per occupied cell,
+// ring by ring until no unseen point can enter: the exact k nearest, ties to the lower index), then sums the
+// covariance in list order.
+// Radius: the surface's radius neighbourhoods (grip_neighborhoods_cuda_radius, sorted by distance, ties to the lower
+// index, as the CPU's search) in chunks of queries, then one thread per point sums its list in order.
 // Arithmetic: every float operation the CPU twin does is done here with __fadd_rn/__fsub_rn/__fmul_rn/__fdiv_rn
 // in the CPU's order, so that nvcc cannot contract it into FMAs: the sums and the solver's steps round as on
 // the CPU (only atan2f/cosf/sinf are the device's own, within 2 ulp).
 #include "cuda/check.cuh"
+#include "cuda/grid3d.cuh"
+#include "cuda/surface.cuh"
 
 extern "C" {
 #include "descriptor/normals_cuda.h"
 }
 
-#include <cub/device/device_radix_sort.cuh>
 #include <float.h>
 #include <math.h>
 
 namespace {
 
 constexpr int kThreads = 128;
-constexpr uint32_t kNoCell = 0xffffffffu;
-
-// The grid: cell (cx, cy, cz) of a point is floor((p - lo) * inv_cell), clamped to the grid.
-struct grid_geom {
-    float lo[3];
-    float cell, inv_cell;
-    int dims[3];
-};
-
-__device__ __forceinline__ bool finite3(float x, float y, float z)
-{
-    return isfinite(x) && isfinite(y) && isfinite(z);
-}
-
-__device__ __forceinline__ int cell_coord(const grid_geom &g, float v, int a)
-{
-    int c = (int)floorf(__fmul_rn(__fsub_rn(v, g.lo[a]), g.inv_cell));
-    return c < 0 ? 0 : (c >= g.dims[a] ? g.dims[a] - 1 : c);
-}
-
-__device__ __forceinline__ uint32_t cell_key(const grid_geom &g, int cx, int cy, int cz)
-{
-    return ((uint32_t)cz * (uint32_t)g.dims[1] + (uint32_t)cy) * (uint32_t)g.dims[0] + (uint32_t)cx;
-}
-
-__global__ void cell_keys_kernel(const float *__restrict__ xyz, uint32_t n, grid_geom g, uint32_t *keys,
-                                 uint32_t *ids)
-{
-    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n)
-        return;
-    const float x = xyz[3 * (size_t)i], y = xyz[3 * (size_t)i + 1], z = xyz[3 * (size_t)i + 2];
-    keys[i] = finite3(x, y, z) ? cell_key(g, cell_coord(g, x, 0), cell_coord(g, y, 1), cell_coord(g, z, 2))
-                               : kNoCell;
-    ids[i] = i;
-}
-
-// Each cell's [start, end) in the sorted order (cells left at 0, 0 are empty), and the points in that order.
-__global__ void cell_bounds_kernel(const uint32_t *__restrict__ keys, const uint32_t *__restrict__ ids,
-                                   const float *__restrict__ xyz, uint32_t n, uint32_t *start, uint32_t *end,
-                                   float4 *sorted)
-{
-    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n)
-        return;
-    const uint32_t key = keys[i], id = ids[i];
-    sorted[i] = make_float4(xyz[3 * (size_t)id], xyz[3 * (size_t)id + 1], xyz[3 * (size_t)id + 2],
-                            __uint_as_float(id));
-    if (key == kNoCell)
-        return;
-    if (i == 0 || keys[i - 1] != key)
-        start[key] = i;
-    if (i + 1 == n || keys[i + 1] != key)
-        end[key] = i + 1;
-}
-
-// kd_point_sqdist: dx*dx + dy*dy + dz*dz in float, dx = p - q.
-__device__ __forceinline__ float sqdist(float4 p, float qx, float qy, float qz)
-{
-    const float dx = __fsub_rn(p.x, qx), dy = __fsub_rn(p.y, qy), dz = __fsub_rn(p.z, qz);
-    return __fadd_rn(__fadd_rn(__fmul_rn(dx, dx), __fmul_rn(dy, dy)), __fmul_rn(dz, dz));
-}
-
-// The k best so far, sorted by (distance, index).
-struct knn_list {
-    float d[GRIP_NORMALS_CUDA_MAX_K];
-    uint32_t id[GRIP_NORMALS_CUDA_MAX_K];
-    int count, k;
-};
-
-__device__ __forceinline__ void list_offer(knn_list &l, float d, uint32_t id)
-{
-    if (!(d == d))
-        return;
-    if (l.count == l.k && !(d < l.d[l.k - 1] || (d == l.d[l.k - 1] && id < l.id[l.k - 1])))
-        return;
-    int i = l.count < l.k ? l.count++ : l.k - 1;
-    for (; i > 0 && (l.d[i - 1] > d || (l.d[i - 1] == d && l.id[i - 1] > id)); --i) {
-        l.d[i] = l.d[i - 1];
-        l.id[i] = l.id[i - 1];
-    }
-    l.d[i] = d;
-    l.id[i] = id;
-}
-
-__device__ void scan_cell(const grid_geom &g, const uint32_t *start, const uint32_t *end, const float4 *pts,
-                          int cx, int cy, int cz, float qx, float qy, float qz, knn_list &l)
-{
-    const uint32_t key = cell_key(g, cx, cy, cz), e = end[key];
-    for (uint32_t j = start[key]; j < e; ++j) {
-        const float4 p = pts[j];
-        list_offer(l, sqdist(p, qx, qy, qz), __float_as_uint(p.w));
-    }
-}
-
-// The cells at Chebyshev distance exactly r from (cx, cy, cz), clipped to the grid.
-__device__ void scan_ring(const grid_geom &g, const uint32_t *start, const uint32_t *end, const float4 *pts, int cx,
-                          int cy, int cz, int r, float qx, float qy, float qz, knn_list &l)
-{
-    const int z0 = max(cz - r, 0), z1 = min(cz + r, g.dims[2] - 1);
-    const int y0 = max(cy - r, 0), y1 = min(cy + r, g.dims[1] - 1);
-    const int x0 = max(cx - r, 0), x1 = min(cx + r, g.dims[0] - 1);
-    for (int z = z0; z <= z1; ++z)
-        for (int y = y0; y <= y1; ++y) {
-            const bool shell = abs(z - cz) == r || abs(y - cy) == r;
-            for (int x = x0; x <= x1; x += (shell || x == x1) ? 1 : max(x1 - x0, 1)) {
-                if (shell || abs(x - cx) == r)
-                    scan_cell(g, start, end, pts, x, y, z, qx, qy, qz, l);
-            }
-        }
-}
-
-// The exact k nearest of q. Beyond ring r every point lies more than r cells from q's cell on some axis, so at a
-// distance of more than r * cell (less 1% for the rounding of cell coordinates): once the k-th distance is below
-// that bound squared, no unseen point can enter or tie.
-__device__ void knn_grid(const grid_geom &g, const uint32_t *start, const uint32_t *end, const float4 *pts, float qx,
-                         float qy, float qz, knn_list &l)
-{
-    const int cx = cell_coord(g, qx, 0), cy = cell_coord(g, qy, 1), cz = cell_coord(g, qz, 2);
-    const int rmax = max(max(max(cx, g.dims[0] - 1 - cx), max(cy, g.dims[1] - 1 - cy)),
-                         max(cz, g.dims[2] - 1 - cz));
-    for (int r = 0; r <= rmax; ++r) {
-        scan_ring(g, start, end, pts, cx, cy, cz, r, qx, qy, qz, l);
-        const float bound = ((float)r - 0.01f) * g.cell;
-        if (l.count == l.k && bound > 0.0f && l.d[l.k - 1] < bound * bound)
-            return;
-    }
-}
+using knn_list = grip_knn_list<GRIP_NORMALS_CUDA_MAX_K>;
+constexpr uint32_t kRadiusChunk = 1u << 16; // radius queries per neighbourhood search (halved while the lists do not fit)
 
 // ---- PCL 1.13's float eigen33 (src/math/sym3_eigen.c grip_sym3_smallest_pcl), operation for operation --------
 __device__ __forceinline__ float fm(float a, float b) { return __fmul_rn(a, b); }
@@ -261,14 +137,14 @@ __device__ float sym3_smallest_pcl(const float a[9], float vec[3])
 // ---- normals.c's per-point steps --------------------------------------------------------------------------
 
 // covariance_as_pcl: shifted by the first neighbour, nine float sums in neighbour order, / count, E[xy]-E[x]E[y].
-__device__ void covariance_as_pcl(const float *xyz, const knn_list &l, float cov[9])
+// Neighbours: nb.count() of them, nb.get(j, p) gives the j-th one's coordinates.
+template <class Neighbours>
+__device__ __forceinline__ void covariance_as_pcl(const Neighbours &nb, float cov[9])
 {
-    const float *k0 = xyz + 3 * (size_t)l.id[0];
-    const float k0x = k0[0], k0y = k0[1], k0z = k0[2];
-    float accu[9] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
-    for (int j = 0; j < l.count; ++j) {
-        const float *p = xyz + 3 * (size_t)l.id[j];
-        const float x = fs(p[0], k0x), y = fs(p[1], k0y), z = fs(p[2], k0z);
+    float k0[3], accu[9] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+    nb.get(0, k0);
+    nb.for_each([&](const float p[3]) {
+        const float x = fs(p[0], k0[0]), y = fs(p[1], k0[1]), z = fs(p[2], k0[2]);
         accu[0] = fa(accu[0], fm(x, x));
         accu[1] = fa(accu[1], fm(x, y));
         accu[2] = fa(accu[2], fm(x, z));
@@ -278,8 +154,8 @@ __device__ void covariance_as_pcl(const float *xyz, const knn_list &l, float cov
         accu[6] = fa(accu[6], x);
         accu[7] = fa(accu[7], y);
         accu[8] = fa(accu[8], z);
-    }
-    const float count = (float)l.count;
+    });
+    const float count = (float)nb.count();
     for (int a = 0; a < 9; ++a)
         accu[a] = __fdiv_rn(accu[a], count);
     cov[0] = fs(accu[0], fm(accu[6], accu[6]));
@@ -293,154 +169,179 @@ __device__ void covariance_as_pcl(const float *xyz, const knn_list &l, float cov
     cov[7] = cov[5];
 }
 
-__global__ void normals_kernel(const float *__restrict__ xyz, uint32_t n, grid_geom g,
-                               const uint32_t *__restrict__ start, const uint32_t *__restrict__ end,
-                               const float4 *__restrict__ pts, int k, float vx, float vy, float vz, float4 *out)
+// The normal of point q from its neighbours: NaN with fewer than 3, else the smallest eigenvector flipped toward
+// the viewpoint, and the curvature |l0 / trace|.
+template <class Neighbours>
+__device__ __forceinline__ float4 normal_of(const Neighbours &nb, float qx, float qy, float qz, float3 vp)
+{
+    if (nb.count() < 3)
+        return make_float4(NAN, NAN, NAN, NAN);
+    float cov[9], nrm[3];
+    covariance_as_pcl(nb, cov);
+    const float l0 = sym3_smallest_pcl(cov, nrm);
+    const float trace = fa(fa(cov[0], cov[4]), cov[8]);
+    const float curvature = trace != 0.0f ? fabsf(__fdiv_rn(l0, trace)) : 0.0f;
+    const float cos_theta =
+        fa(fa(fm(fs(vp.x, qx), nrm[0]), fm(fs(vp.y, qy), nrm[1])), fm(fs(vp.z, qz), nrm[2]));
+    if (cos_theta < 0.0f)
+        return make_float4(-nrm[0], -nrm[1], -nrm[2], curvature);
+    return make_float4(nrm[0], nrm[1], nrm[2], curvature);
+}
+
+// The k nearest in a grip_knn_list, their coordinates read from the cloud.
+struct knn_neighbours {
+    const knn_list &l;
+    const float *xyz;
+    __device__ int count() const { return l.count; }
+    __device__ void get(int j, float p[3]) const
+    {
+        const float *s = xyz + 3 * (size_t)l.id[j];
+        p[0] = s[0];
+        p[1] = s[1];
+        p[2] = s[2];
+    }
+    template <class F>
+    __device__ void for_each(F f) const
+    {
+        for (int j = 0; j < l.count; ++j) {
+            float p[3];
+            get(j, p);
+            f(p);
+        }
+    }
+};
+
+// One query's radius list: coordinates in structure-of-arrays rows [begin, end).
+struct list_neighbours {
+    const float *x, *y, *z;
+    size_t begin, end;
+    __device__ int count() const { return (int)(end - begin); }
+    __device__ void get(int j, float p[3]) const
+    {
+        p[0] = x[begin + j];
+        p[1] = y[begin + j];
+        p[2] = z[begin + j];
+    }
+    template <class F>
+    __device__ void for_each(F f) const
+    {
+        for (size_t e = begin; e < end; ++e) {
+            const float p[3] = {x[e], y[e], z[e]};
+            f(p);
+        }
+    }
+};
+
+__global__ void __launch_bounds__(kThreads) knn_normals_kernel(const float *__restrict__ xyz, uint32_t n,
+                                                               grip_grid3d_view grid, int k, float3 vp,
+                                                               float4 *__restrict__ out)
 {
     const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n)
         return;
     const float qx = xyz[3 * (size_t)i], qy = xyz[3 * (size_t)i + 1], qz = xyz[3 * (size_t)i + 2];
-    if (!finite3(qx, qy, qz)) {
+    if (!grip_finite3(qx, qy, qz)) {
         out[i] = make_float4(NAN, NAN, NAN, NAN);
         return;
     }
     knn_list l;
-    l.count = 0;
-    l.k = k;
-    knn_grid(g, start, end, pts, qx, qy, qz, l);
-    if (l.count < 3) {
-        out[i] = make_float4(NAN, NAN, NAN, NAN);
+    l.init(k);
+    grip_grid3d_knn(grid, qx, qy, qz, l);
+    out[i] = normal_of(knn_neighbours{l, xyz}, qx, qy, qz, vp);
+}
+
+// Normals of the m queries (the surface's points first .. first + m) from their radius lists.
+__global__ void __launch_bounds__(kThreads) radius_normals_kernel(const float *__restrict__ queries, uint32_t m,
+                                                                  grip_neighborhoods_cuda nb, float3 vp,
+                                                                  float4 *__restrict__ out)
+{
+    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= m)
         return;
-    }
-    float cov[9], nrm[3];
-    covariance_as_pcl(xyz, l, cov);
-    const float l0 = sym3_smallest_pcl(cov, nrm);
-    const float trace = fa(fa(cov[0], cov[4]), cov[8]);
-    const float curvature = trace != 0.0f ? fabsf(__fdiv_rn(l0, trace)) : 0.0f;
-    const float cos_theta = fa(fa(fm(fs(vx, qx), nrm[0]), fm(fs(vy, qy), nrm[1])), fm(fs(vz, qz), nrm[2]));
-    if (cos_theta < 0.0f)
-        out[i] = make_float4(-nrm[0], -nrm[1], -nrm[2], curvature);
-    else
-        out[i] = make_float4(nrm[0], nrm[1], nrm[2], curvature);
+    const float qx = queries[3 * (size_t)i], qy = queries[3 * (size_t)i + 1], qz = queries[3 * (size_t)i + 2];
+    // a non-finite query has an empty list: NaN
+    out[i] = normal_of(list_neighbours{nb.x, nb.y, nb.z, nb.offsets[i], nb.offsets[i + 1]}, qx, qy, qz, vp);
 }
 
 // ---- host side ----------------------------------------------------------------------------------------------
 
-// The grid over the finite points' bounding box, about one cell per point (at most 2^24 cells, 4096 a side). Returns the number
-// of finite points (0: no grid).
-size_t grid_plan(const float *xyz, size_t n, grid_geom *g)
+unsigned blocks_for(size_t n)
 {
-    float lo[3] = {FLT_MAX, FLT_MAX, FLT_MAX}, hi[3] = {-FLT_MAX, -FLT_MAX, -FLT_MAX};
-    size_t finite = 0;
-    for (size_t i = 0; i < n; ++i) {
-        const float *p = xyz + 3 * i;
-        if (!isfinite(p[0]) || !isfinite(p[1]) || !isfinite(p[2]))
-            continue;
-        ++finite;
-        for (int a = 0; a < 3; ++a) {
-            lo[a] = fminf(lo[a], p[a]);
-            hi[a] = fmaxf(hi[a], p[a]);
-        }
-    }
-    if (finite == 0)
-        return 0;
-    double ext[3], vol = 1.0, big = 0.0;
-    for (int a = 0; a < 3; ++a) {
-        ext[a] = (double)hi[a] - (double)lo[a];
-        big = fmax(big, ext[a]);
-    }
-    if (big <= 0.0)
-        big = 1.0;
-    for (int a = 0; a < 3; ++a)
-        vol *= fmax(ext[a], big * 1e-3); // a flat or linear cloud still gets a volume
-    double cell = cbrt(vol / (double)finite), cells = 0.0;
-    for (;;) {
-        cells = 1.0;
-        double widest = 0.0;
-        for (int a = 0; a < 3; ++a) {
-            cells *= floor(ext[a] / cell) + 1.0;
-            widest = fmax(widest, floor(ext[a] / cell) + 1.0);
-        }
-        if (cells <= 16777216.0 && widest <= 4096.0) // few enough that float cell coordinates are exact to 1e-3
-            break;
-        cell *= 1.25;
-    }
-    for (int a = 0; a < 3; ++a) {
-        g->lo[a] = lo[a];
-        g->dims[a] = (int)(floor(ext[a] / cell) + 1.0);
-    }
-    g->cell = (float)cell;
-    g->inv_cell = (float)(1.0 / cell);
-    return finite;
+    return (unsigned)((n + kThreads - 1) / kThreads);
 }
 
-struct normals_buffers {
-    float *xyz;
-    uint32_t *keys[2], *ids[2], *start, *end;
-    float4 *pts, *out;
-    void *sort_tmp;
-    int device;
-};
-
-void buffers_free(normals_buffers *b)
+grip_status knn_normals(grip_ctx *ctx, grip_surface_cuda *s, uint32_t k, float3 vp)
 {
-    grip_cuda_free(b->xyz);
-    cudaFree(b->keys[0]);
-    cudaFree(b->keys[1]);
-    cudaFree(b->ids[0]);
-    cudaFree(b->ids[1]);
-    cudaFree(b->start);
-    cudaFree(b->end);
-    cudaFree(b->pts);
-    cudaFree(b->out);
-    cudaFree(b->sort_tmp);
-}
-
-grip_status buffers_alloc(grip_ctx *ctx, normals_buffers *b, const float *xyz, size_t n, size_t cells,
-                          size_t *sort_bytes)
-{
-    void *dev = NULL;
-    grip_status st = grip_cuda_upload(ctx, xyz, n * 3 * sizeof(float), &dev, &b->device);
-    if (st != GRIP_OK)
-        return st;
-    b->xyz = (float *)dev;
-    GRIP_CUDA_CHECK(ctx, cudaSetDevice(b->device));
-    for (int t = 0; t < 2; ++t) {
-        GRIP_CUDA_CHECK(ctx, cudaMalloc(&b->keys[t], n * sizeof(uint32_t)));
-        GRIP_CUDA_CHECK(ctx, cudaMalloc(&b->ids[t], n * sizeof(uint32_t)));
-    }
-    GRIP_CUDA_CHECK(ctx, cudaMalloc(&b->start, cells * sizeof(uint32_t)));
-    GRIP_CUDA_CHECK(ctx, cudaMalloc(&b->end, cells * sizeof(uint32_t)));
-    GRIP_CUDA_CHECK(ctx, cudaMalloc(&b->pts, n * sizeof(float4)));
-    GRIP_CUDA_CHECK(ctx, cudaMalloc(&b->out, n * sizeof(float4)));
-    GRIP_CUDA_CHECK(ctx, cub::DeviceRadixSort::SortPairs(NULL, *sort_bytes, b->keys[0], b->keys[1], b->ids[0],
-                                                         b->ids[1], (int)n));
-    GRIP_CUDA_CHECK(ctx, cudaMalloc(&b->sort_tmp, *sort_bytes));
+    const grip_grid3d_view grid = grip_grid3d_get_view(s->grid);
+    float4 *out = reinterpret_cast<float4 *>(s->normals);
+    knn_normals_kernel<<<blocks_for(s->n), kThreads>>>(s->xyz, s->n, grid, (int)k, vp, out);
+    GRIP_CUDA_CHECK(ctx, cudaGetLastError());
     return GRIP_OK;
 }
 
-grip_status normals_run(grip_ctx *ctx, normals_buffers *b, size_t n, const grid_geom &g, size_t cells,
-                        size_t sort_bytes, uint32_t k, const float vp[3], float *out)
+// The normals of points first .. first + m from their radius lists. GRIP_ENOMEM when the lists do not fit.
+grip_status radius_chunk(grip_ctx *ctx, grip_surface_cuda *s, uint32_t first, uint32_t m, float radius, float3 vp)
 {
-    const unsigned blocks = (unsigned)((n + kThreads - 1) / kThreads);
-    const uint32_t n32 = (uint32_t)n;
-    cell_keys_kernel<<<blocks, kThreads>>>(b->xyz, n32, g, b->keys[0], b->ids[0]);
-    GRIP_CUDA_CHECK(ctx, cudaGetLastError());
-    GRIP_CUDA_CHECK(ctx, cub::DeviceRadixSort::SortPairs(b->sort_tmp, sort_bytes, b->keys[0], b->keys[1], b->ids[0],
-                                                         b->ids[1], (int)n));
-    GRIP_CUDA_CHECK(ctx, cudaMemset(b->start, 0, cells * sizeof(uint32_t)));
-    GRIP_CUDA_CHECK(ctx, cudaMemset(b->end, 0, cells * sizeof(uint32_t)));
-    cell_bounds_kernel<<<blocks, kThreads>>>(b->keys[1], b->ids[1], b->xyz, n32, b->start, b->end, b->pts);
-    GRIP_CUDA_CHECK(ctx, cudaGetLastError());
-    normals_kernel<<<blocks, kThreads>>>(b->xyz, n32, g, b->start, b->end, b->pts, (int)k, vp[0], vp[1], vp[2],
-                                         b->out);
-    GRIP_CUDA_CHECK(ctx, cudaGetLastError());
-    GRIP_CUDA_CHECK(ctx, cudaMemcpy(out, b->out, n * sizeof(float4), cudaMemcpyDeviceToHost));
+    const float *queries = s->xyz + 3 * (size_t)first;
+    grip_neighborhoods_cuda nb = {};
+    grip_status st = grip_neighborhoods_cuda_radius(ctx, s, queries, m, radius, 0, &nb);
+    if (st == GRIP_OK) {
+        radius_normals_kernel<<<blocks_for(m), kThreads>>>(queries, m, nb, vp,
+                                                          reinterpret_cast<float4 *>(s->normals) + first);
+        st = grip_cuda_status(ctx, cudaGetLastError(), "radius_normals_kernel", __FILE__, __LINE__);
+    }
+    if (st == GRIP_OK) // the lists are freed once the kernel is done with them
+        st = grip_cuda_status(ctx, cudaStreamSynchronize(0), "cudaStreamSynchronize", __FILE__, __LINE__);
+    grip_neighborhoods_cuda_free(&nb);
+    return st;
+}
+
+// Radius normals chunk by chunk; a chunk whose lists do not fit on the device is halved and tried again.
+grip_status radius_normals(grip_ctx *ctx, grip_surface_cuda *s, float radius, float3 vp)
+{
+    uint32_t chunk = kRadiusChunk;
+    for (uint32_t first = 0; first < s->n;) {
+        const uint32_t m = s->n - first < chunk ? s->n - first : chunk;
+        const grip_status st = radius_chunk(ctx, s, first, m, radius, vp);
+        if (st == GRIP_ENOMEM && m > 1) {
+            chunk = m / 2;
+            continue;
+        }
+        if (st != GRIP_OK)
+            return st;
+        first += m;
+    }
     return GRIP_OK;
 }
 
 } // namespace
+
+extern "C" grip_status grip_normals_cuda_surface(grip_ctx *ctx, grip_surface_cuda *s, uint32_t k, float radius,
+                                                 const float viewpoint[3])
+{
+    if (!s)
+        return grip_fail(ctx, GRIP_EINVAL, "normals (cuda): the surface is NULL");
+    if (k > GRIP_NORMALS_CUDA_MAX_K)
+        return grip_fail(ctx, GRIP_EUNSUPPORTED, "normals (cuda): k = %u is more than the GPU keeps (%d)", k,
+                         GRIP_NORMALS_CUDA_MAX_K);
+    if (k == 0 && !(radius > 0.0f && isfinite(radius)))
+        return grip_fail(ctx, GRIP_EINVAL, "normals (cuda): k = 0 needs a finite radius > 0 (got %g)",
+                         (double)radius);
+    const float3 vp = make_float3(viewpoint ? viewpoint[0] : 0.0f, viewpoint ? viewpoint[1] : 0.0f,
+                                  viewpoint ? viewpoint[2] : 0.0f);
+    GRIP_CUDA_CHECK(ctx, cudaSetDevice(s->device));
+    grip_status st = GRIP_OK;
+    if (s->bounds.finite == 0) // no finite point (or no point): every row is NaN, as on the CPU
+        st = grip_cuda_status(ctx, cudaMemset(s->normals, 0xff, (size_t)s->n * 4 * sizeof(float)), "cudaMemset",
+                              __FILE__, __LINE__);
+    else
+        st = k > 0 ? knn_normals(ctx, s, k, vp) : radius_normals(ctx, s, radius, vp);
+    if (st == GRIP_OK)
+        st = grip_cuda_status(ctx, cudaStreamSynchronize(0), "cudaStreamSynchronize", __FILE__, __LINE__);
+    if (st == GRIP_OK)
+        grip_surface_cuda_mark_normals(s);
+    return st;
+}
 
 extern "C" grip_status grip_normals_cuda(grip_ctx *ctx, const float *xyz, size_t n, uint32_t k,
                                          const float viewpoint[3], float *out)
@@ -456,20 +357,12 @@ extern "C" grip_status grip_normals_cuda(grip_ctx *ctx, const float *xyz, size_t
                          GRIP_NORMALS_CUDA_MAX_K);
     if (n == 0)
         return GRIP_OK;
-    const float vp[3] = {viewpoint ? viewpoint[0] : 0.0f, viewpoint ? viewpoint[1] : 0.0f,
-                         viewpoint ? viewpoint[2] : 0.0f};
-    grid_geom g;
-    if (grid_plan(xyz, n, &g) == 0) { // no finite point: every row is NaN, as on the CPU
-        for (size_t i = 0; i < 4 * n; ++i)
-            out[i] = NAN;
-        return GRIP_OK;
-    }
-    const size_t cells = (size_t)g.dims[0] * (size_t)g.dims[1] * (size_t)g.dims[2];
-    normals_buffers b = {};
-    size_t sort_bytes = 0;
-    grip_status st = buffers_alloc(ctx, &b, xyz, n, cells, &sort_bytes);
+    grip_surface_cuda *s = NULL;
+    grip_status st = grip_surface_cuda_create(ctx, xyz, n, &s);
     if (st == GRIP_OK)
-        st = normals_run(ctx, &b, n, g, cells, sort_bytes, k, vp, out);
-    buffers_free(&b);
+        st = grip_normals_cuda_surface(ctx, s, k, 0.0f, viewpoint);
+    if (st == GRIP_OK) // out is written only once everything has worked
+        st = grip_cuda_copy_to_host(ctx, out, s->normals, n * 4 * sizeof(float));
+    grip_surface_cuda_free(s);
     return st;
 }

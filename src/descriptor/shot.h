@@ -1,22 +1,24 @@
 /* shot.h -- the SHOT-352 descriptor (Tombari et al. 2010), exactly as PCL 1.13's SHOTEstimation computes it, on
- * the CPU, with the approximate G-SHOT support cap of Hu (2017) as an option. */
+ * the CPU, with the approximate G-SHOT support cap of Hu (2017) as an option. The GPU twin is shot_cuda.h.
+ *
+ * The cap (approximate G-SHOT): max_neighbors N > 0 keeps, of each keypoint's support, only the nearest N points
+ * (the radius list sorted by distance, ties to the lower index, cut after N) -- for the frame (shot_lrf.h) and
+ * for the descriptor alike, as Hu truncates both kernels' neighbour lists: one list serves both. Copies of the
+ * keypoint count among the N. N = 0 is PCL's exact SHOT. */
 #ifndef GRIP_DESCRIPTOR_SHOT_H
 #define GRIP_DESCRIPTOR_SHOT_H
 
+#include "descriptor/shot_math.h"
 #include "spatial/kdtree3d.h"
-
-/* 32 volumes (8 azimuth x 2 elevation x 2 radial) x (10 cosine bins + 1 stored for cos = 1). */
-#define GRIP_SHOT_VOLUMES 32
-#define GRIP_SHOT_COSINE_BINS 10
-#define GRIP_SHOT_DIM (GRIP_SHOT_VOLUMES * (GRIP_SHOT_COSINE_BINS + 1))
 
 /* SHOT descriptor of each keypoint over its support: the surface points within `radius` of it.
  *
  * surface_xyz: n x 3, the points `tree` was built over; surface_normals: n x 4 (nx ny nz curvature) of the same
  * points. keypoint_xyz: k x 3. frames: k x 9 from grip_shot_lrf (rows x, y, z axis). max_neighbors: 0 uses the
- * whole support (PCL); N > 0 keeps only the nearest N support points (approximate G-SHOT, not PCL).
- * descriptors_out: k x GRIP_SHOT_DIM, allocated by the caller. Each histogram is quadrilinearly interpolated
- * (cosine of the normal with the frame's z, radius, elevation, azimuth) and L2-normalised.
+ * whole support (PCL); N > 0 keeps only the nearest N support points (approximate G-SHOT, not PCL; give the
+ * frames the same cap). descriptors_out: k x GRIP_SHOT_DIM, allocated by the caller. Each histogram is
+ * quadrilinearly interpolated (cosine of the normal with the frame's z, radius, elevation, azimuth) and
+ * L2-normalised.
  * A row is all NaN, as in PCL, for a keypoint with a non-finite coordinate or frame, or fewer than 5 support
  * points (the keypoint itself included). Support points with a NaN normal, or at the keypoint, cast no vote; a
  * keypoint where none votes gets NaN too (PCL's 0/0 normalisation). Errors: GRIP_EINVAL, GRIP_ENOMEM. */

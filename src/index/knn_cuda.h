@@ -33,6 +33,13 @@ typedef struct grip_knn_cuda_ref grip_knn_cuda_ref;
  * GRIP_ENODEV without a usable device, GRIP_EUNSUPPORTED on a CPU-only build. */
 grip_status grip_knn_cuda_ref_upload(grip_ctx *ctx, const float *ref, size_t n, size_t dim,
                                      grip_knn_cuda_ref **out);
+/* The same from rows already in device memory of the context's device (ref: device pointer, n x dim): copied on
+ * the device into the handle's own rows (the caller keeps and frees its own), never through the host. */
+grip_status grip_knn_cuda_ref_copy_device(grip_ctx *ctx, const float *ref, size_t n, size_t dim,
+                                          grip_knn_cuda_ref **out);
+/* The handle's rows: device memory (n x dim, row-major, on the context's device), valid until
+ * grip_knn_cuda_ref_free; for reading them, e.g. as an index's reference array. */
+const float *grip_knn_cuda_ref_rows(const grip_knn_cuda_ref *ref);
 /* Frees the device rows and the handle; NULL is allowed. */
 void grip_knn_cuda_ref_free(grip_knn_cuda_ref *ref);
 

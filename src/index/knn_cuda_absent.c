@@ -16,6 +16,18 @@ grip_status grip_knn_cuda_ref_upload(grip_ctx *ctx, const float *ref, size_t n, 
     return knn_cuda_unsupported(ctx);
 }
 
+grip_status grip_knn_cuda_ref_copy_device(grip_ctx *ctx, const float *ref, size_t n, size_t dim,
+                                          grip_knn_cuda_ref **out)
+{
+    return grip_knn_cuda_ref_upload(ctx, ref, n, dim, out);
+}
+
+const float *grip_knn_cuda_ref_rows(const grip_knn_cuda_ref *ref)
+{
+    (void)ref;
+    return NULL;
+}
+
 void grip_knn_cuda_ref_free(grip_knn_cuda_ref *ref) { (void)ref; }
 
 grip_status grip_knn_cuda_search(grip_ctx *ctx, const grip_knn_cuda_ref *ref, const float *queries, size_t m,

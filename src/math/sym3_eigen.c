@@ -1,91 +1,16 @@
-/* sym3_eigen.c -- symmetric 3x3 eigen-solvers: cyclic Jacobi rotations in double precision, and a
- * transcription of PCL's float closed-form solver.
- * Jacobi is slower than a closed-form cubic but accurate to the last bits for every input, including repeated
- * and tiny eigenvalues, which is what the local frames need. PCL's solver is kept for normals, whose parity
- * with PCL depends on reproducing its float rounding where the two smallest eigenvalues nearly coincide. */
+/* sym3_eigen.c -- symmetric 3x3 eigen-solvers: cyclic Jacobi rotations in double precision (sym3_jacobi.h,
+ * shared with CUDA kernels), and a transcription of PCL's float closed-form solver.
+ * PCL's solver is kept for normals, whose parity with PCL depends on reproducing its float rounding where the
+ * two smallest eigenvalues nearly coincide. */
 #include "math/sym3_eigen.h"
+#include "math/sym3_jacobi.h"
 
 #include <float.h>
 #include <math.h>
 
-/* Jacobi converges quadratically: 5 to 6 sweeps reach machine precision; the cap only guards NaN input. */
-#define JACOBI_MAX_SWEEPS 64
-
-static double off_diagonal_sum(const double m[3][3])
-{
-    return fabs(m[0][1]) + fabs(m[0][2]) + fabs(m[1][2]);
-}
-
-/* One rotation in the (p, q) plane that zeroes m[p][q] (Golub & Van Loan, the stable small-angle form).
- * r is the index of the third row/column. v accumulates the rotations (columns are eigenvectors). */
-static void jacobi_rotate(double m[3][3], double v[3][3], int p, int q, int r)
-{
-    double apq = m[p][q];
-    double theta = (m[q][q] - m[p][p]) / (2.0 * apq);
-    double t = 1.0 / (fabs(theta) + sqrt(theta * theta + 1.0));
-    if (theta < 0.0)
-        t = -t;
-    double c = 1.0 / sqrt(t * t + 1.0);
-    double s = t * c;
-    double tau = s / (1.0 + c);
-
-    m[p][p] -= t * apq;
-    m[q][q] += t * apq;
-    m[p][q] = m[q][p] = 0.0;
-    double arp = m[r][p], arq = m[r][q];
-    m[r][p] = m[p][r] = arp - s * (arq + tau * arp);
-    m[r][q] = m[q][r] = arq + s * (arp - tau * arq);
-    for (int k = 0; k < 3; ++k) {
-        double vkp = v[k][p], vkq = v[k][q];
-        v[k][p] = vkp - s * (vkq + tau * vkp);
-        v[k][q] = vkq + s * (vkp - tau * vkq);
-    }
-}
-
-/* An off-diagonal entry too small to change either diagonal entry it couples is set to zero (after a few
- * sweeps), so that the iteration ends with an exactly diagonal matrix. */
-static int negligible(double apq, double app, double aqq)
-{
-    double g = 100.0 * fabs(apq);
-    return fabs(app) + g == fabs(app) && fabs(aqq) + g == fabs(aqq);
-}
-
-static void jacobi_diagonalize(double m[3][3], double v[3][3])
-{
-    static const int planes[3][3] = {{0, 1, 2}, {0, 2, 1}, {1, 2, 0}};
-    for (int sweep = 0; sweep < JACOBI_MAX_SWEEPS && off_diagonal_sum(m) > 0.0; ++sweep) {
-        for (int i = 0; i < 3; ++i) {
-            int p = planes[i][0], q = planes[i][1], r = planes[i][2];
-            if (m[p][q] == 0.0)
-                continue;
-            if (sweep > 3 && negligible(m[p][q], m[p][p], m[q][q])) {
-                m[p][q] = m[q][p] = 0.0;
-                continue;
-            }
-            jacobi_rotate(m, v, p, q, r);
-        }
-    }
-}
-
 void grip_sym3_eigen(const double a[9], double values[3], double vecs[9])
 {
-    /* symmetrise from the upper triangle, so a slightly asymmetric input still gives orthonormal vectors */
-    double m[3][3] = {{a[0], a[1], a[2]}, {a[1], a[4], a[5]}, {a[2], a[5], a[8]}};
-    double v[3][3] = {{1.0, 0.0, 0.0}, {0.0, 1.0, 0.0}, {0.0, 0.0, 1.0}};
-    jacobi_diagonalize(m, v);
-
-    int order[3] = {0, 1, 2};
-    for (int i = 1; i < 3; ++i) /* insertion sort of 3 by eigenvalue, ascending */
-        for (int j = i; j > 0 && m[order[j]][order[j]] < m[order[j - 1]][order[j - 1]]; --j) {
-            int t = order[j];
-            order[j] = order[j - 1];
-            order[j - 1] = t;
-        }
-    for (int c = 0; c < 3; ++c) {
-        values[c] = m[order[c]][order[c]];
-        for (int r = 0; r < 3; ++r)
-            vecs[r * 3 + c] = v[r][order[c]];
-    }
+    grip_sym3_jacobi(a, values, vecs);
 }
 
 /* ---- PCL 1.13's float solver (pcl/common/impl/eigen.hpp), operation for operation ---------------------- */

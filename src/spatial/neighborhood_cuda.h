@@ -17,7 +17,13 @@
  * them. grip_neighborhoods_cuda_radius/knn fill a caller's grip_neighborhoods_cuda whose device arrays they
  * allocate (grip_cuda_alloc); grip_neighborhoods_cuda_free frees those arrays and zeroes the struct.
  * All calls are synchronous with respect to the host (results are ready on return) and run on the context's
- * device. A CPU-only build links neighborhood_cuda_absent.c, whose functions fail with GRIP_EUNSUPPORTED. */
+ * device. A CPU-only build links neighborhood_cuda_absent.c, whose functions fail with GRIP_EUNSUPPORTED.
+ *
+ * Implementation (cuda/surface.cu, cuda/neighborhood.cu, the grid in cuda/grid3d.cuh): create builds a uniform
+ * grid of a few points per occupied cell (measured on the device; the k-nearest searches walk it ring by ring).
+ * A radius search scans that grid while the radius spans at most 8 of its cells, else it builds a grid of cells
+ * a quarter of the radius for the call; one warp per query; lists of at most 4096 are sorted in shared memory,
+ * longer ones by a segmented sort in device memory. */
 #ifndef GRIP_SPATIAL_NEIGHBORHOOD_CUDA_H
 #define GRIP_SPATIAL_NEIGHBORHOOD_CUDA_H
 
@@ -52,7 +58,8 @@ grip_surface_cuda_view grip_surface_cuda_get_view(const grip_surface_cuda *s);
 grip_status grip_surface_cuda_set_normals(grip_ctx *ctx, grip_surface_cuda *s, const float *normals, size_t stride);
 /* Marks the surface's normals as filled by a kernel that wrote view.normals. */
 void grip_surface_cuda_mark_normals(grip_surface_cuda *s);
-/* Gathers the points idx[0..count) (device array of point indices) into xyz_out (device, count x 3). */
+/* Gathers the points idx[0..count) (device array of point indices) into xyz_out (device, count x 3).
+ * GRIP_EINVAL when an index is >= n (the rows of the valid ones are written, the others left as they were). */
 grip_status grip_surface_cuda_gather(grip_ctx *ctx, const grip_surface_cuda *s, const uint32_t *idx, size_t count,
                                      float *xyz_out);
 

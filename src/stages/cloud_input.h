@@ -30,12 +30,14 @@ grip_status grip_cloud_input_keypoints(grip_ctx *ctx, const grip_cloud_input *in
 /* Indices of every finite point (malloc'd; the caller frees). */
 grip_status grip_cloud_input_finite_indices(grip_ctx *ctx, const grip_cloud_input *in, uint32_t **idx, size_t *count);
 
-/* A new, empty grip_features (host arrays, released by its own release pointer). */
+/* A new, empty grip_features; its release pointer frees every array it holds, host or device
+ * (grip_result_array_free). */
 grip_status grip_features_new(grip_ctx *ctx, uint32_t descriptor_dim, grip_features **out);
 /* Sets keypoints (copied from idx) and keypoint_xyz. */
 grip_status grip_features_set_keypoints(grip_ctx *ctx, grip_features *f, const grip_cloud_input *in,
                                         const uint32_t *idx, size_t count);
-/* Moves every array of f to out_memory (see grip_result_array_place). */
+/* Moves every array of f to out_memory (see grip_result_array_place): device arrays stay when out_memory is CUDA
+ * and are downloaded when it is the host; host arrays are uploaded when it is CUDA. */
 grip_status grip_features_place(grip_ctx *ctx, grip_features *f, uint32_t out_memory);
 
 #endif

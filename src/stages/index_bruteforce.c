@@ -1,5 +1,5 @@
 /* index_bruteforce.c -- the `bruteforce` index stage: exact k-NN over n x D reference rows (descriptors of every
- * model, tagged by model id). CPU twin: src/index/knn_exact.c. */
+ * model, tagged by model id), given in host or device memory. CPU twin: src/index/knn_exact.c. */
 #include "stages/stage.h"
 #include "stages/index_common.h"
 #include "index/knn_cuda.h"
@@ -13,27 +13,54 @@ static const grip_param_info bruteforce_params[] = {
     GRIP_PARAM_DEVICE,
 };
 
-/* The index object: a host copy of the reference rows, searched exactly; on a CUDA stage also a device copy,
- * searched by cuda/knn_bruteforce.cu with bit-identical results (k up to GRIP_KNN_CUDA_MAX_K; the CPU twin
- * answers larger k). */
+/* The index object. On a CPU stage: a host copy of the reference rows, searched exactly. On a CUDA stage: a device
+ * copy (made on the device when the rows come in device memory, never through the host), searched by
+ * cuda/knn_bruteforce.cu with bit-identical results for k up to GRIP_KNN_CUDA_MAX_K; the CPU twin answers larger
+ * k from a host copy downloaded on the first such search. */
 typedef struct bruteforce_index {
     grip_index pub;
     grip_ctx *ctx;
-    float *rows;
+    float *rows;                    /* host copy; NULL on a CUDA stage until a search needs it */
     grip_knn_cuda_ref *device_rows; /* NULL on a CPU stage */
 } bruteforce_index;
+
+/* The host copy of the rows, downloaded from the device copy when there is none yet. */
+static grip_status host_rows(bruteforce_index *ix)
+{
+    if (ix->rows)
+        return GRIP_OK;
+    grip_array host;
+    int owned = 0;
+    grip_status s = grip_array_to_host(ix->ctx, &ix->pub.reference, &host, &owned, "index: reference");
+    if (!s)
+        ix->rows = host.data; /* device rows: always a private copy (owned) */
+    return s;
+}
+
+/* The GPU search: device queries and outputs are used in place, host ones staged through device buffers. */
+static grip_status search_on_device(bruteforce_index *ix, const grip_array *queries, uint32_t k, float max_sqdist,
+                                    grip_array *ids, grip_array *sqdist)
+{
+    grip_index_search_dev io;
+    grip_status s = grip_index_search_device_begin(ix->ctx, &ix->pub, queries, k, ids, sqdist, &io);
+    if (s)
+        return s;
+    s = grip_knn_cuda_search_device(ix->ctx, ix->device_rows, io.queries, io.m, k, max_sqdist, io.ids, io.sqdist);
+    return grip_index_search_device_end(ix->ctx, &io, s, ids, sqdist);
+}
 
 static grip_status bruteforce_search(grip_index *self, const grip_array *queries, uint32_t k, float max_sqdist,
                                      grip_array *ids, grip_array *sqdist)
 {
     bruteforce_index *ix = (bruteforce_index *)self;
+    if (ix->device_rows && k <= GRIP_KNN_CUDA_MAX_K)
+        return search_on_device(ix, queries, k, max_sqdist, ids, sqdist);
     grip_index_search_io io;
     grip_status s = grip_index_search_begin(ix->ctx, self, queries, k, ids, sqdist, &io);
     if (s)
         return s;
-    if (ix->device_rows && k <= GRIP_KNN_CUDA_MAX_K)
-        s = grip_knn_cuda_search(ix->ctx, ix->device_rows, io.queries, io.m, k, max_sqdist, io.ids, io.sqdist);
-    else
+    s = host_rows(ix);
+    if (!s)
         s = grip_knn_exact(ix->ctx, ix->rows, (size_t)self->rows, io.queries, io.m, self->dim, k, max_sqdist, io.ids,
                            io.sqdist);
     return grip_index_search_end(ix->ctx, &io, s, ids, sqdist);
@@ -50,6 +77,21 @@ static void bruteforce_release(grip_index *self)
     free(ix);
 }
 
+/* The device copy of the reference rows (host or device memory), and the index's reference array over it. */
+static grip_status device_rows_make(bruteforce_index *ix, const grip_array *reference)
+{
+    size_t n = (size_t)ix->pub.rows, dim = ix->pub.dim;
+    grip_status s = reference->memory == GRIP_MEM_CUDA
+                        ? grip_knn_cuda_ref_copy_device(ix->ctx, reference->data, n, dim, &ix->device_rows)
+                        : grip_knn_cuda_ref_upload(ix->ctx, reference->data, n, dim, &ix->device_rows);
+    if (s)
+        return s;
+    ix->pub.reference = grip_array_host_view(GRIP_F32, n, dim, (void *)grip_knn_cuda_ref_rows(ix->device_rows));
+    ix->pub.reference.memory = GRIP_MEM_CUDA;
+    ix->pub.reference.device = ix->ctx->device;
+    return GRIP_OK;
+}
+
 static grip_status bruteforce_build(grip_stage *st, const grip_array *reference, const grip_array *model_ids,
                                     grip_index **out)
 {
@@ -60,9 +102,11 @@ static grip_status bruteforce_build(grip_stage *st, const grip_array *reference,
     if (!ix)
         return grip_fail(st->ctx, GRIP_ENOMEM, "index: out of memory");
     ix->ctx = st->ctx;
-    s = grip_index_init(st->ctx, &ix->pub, reference, model_ids, &ix->rows);
+    s = grip_index_init(st->ctx, &ix->pub, reference, model_ids, st->use_cuda ? NULL : &ix->rows);
     if (!s && st->use_cuda)
-        s = grip_knn_cuda_ref_upload(st->ctx, ix->rows, (size_t)ix->pub.rows, ix->pub.dim, &ix->device_rows);
+        s = device_rows_make(ix, reference);
+    else if (!s)
+        ix->pub.reference = grip_array_host_view(GRIP_F32, ix->pub.rows, ix->pub.dim, ix->rows);
     if (s) {
         bruteforce_release(&ix->pub);
         return s;
@@ -70,7 +114,6 @@ static grip_status bruteforce_build(grip_stage *st, const grip_array *reference,
     ix->pub.search = bruteforce_search;
     ix->pub.release = bruteforce_release;
     ix->pub.exact = 1;
-    ix->pub.reference = grip_array_host_view(GRIP_F32, ix->pub.rows, ix->pub.dim, ix->rows);
     *out = &ix->pub;
     return GRIP_OK;
 }

@@ -41,7 +41,8 @@ static grip_status copy_model_ids(grip_ctx *ctx, grip_index *pub, const grip_arr
 grip_status grip_index_init(grip_ctx *ctx, grip_index *pub, const grip_array *reference, const grip_array *model_ids,
                             float **rows_copy)
 {
-    *rows_copy = NULL;
+    if (rows_copy)
+        *rows_copy = NULL;
     pub->struct_size = sizeof *pub;
     pub->model_ids = grip_array_host_view(GRIP_U32, 0, 0, NULL);
     grip_status s = grip_array_check(ctx, reference, GRIP_F32, 0, "index: reference");
@@ -56,7 +57,7 @@ grip_status grip_index_init(grip_ctx *ctx, grip_index *pub, const grip_array *re
     pub->rows = reference->rows;
     pub->dim = (uint32_t)reference->cols;
     s = copy_model_ids(ctx, pub, model_ids, (size_t)pub->rows);
-    if (s)
+    if (s || !rows_copy)
         return s;
     grip_array host;
     int owned = 0;
@@ -85,10 +86,9 @@ static grip_status check_output(grip_ctx *ctx, const grip_array *a, uint32_t dty
     return s;
 }
 
-grip_status grip_index_search_begin(grip_ctx *ctx, const grip_index *ix, const grip_array *queries, uint32_t k,
-                                    grip_array *ids, grip_array *sqdist, grip_index_search_io *io)
+grip_status grip_index_search_check(grip_ctx *ctx, const grip_index *ix, const grip_array *queries, uint32_t k,
+                                    const grip_array *ids, const grip_array *sqdist)
 {
-    memset(io, 0, sizeof *io);
     grip_ctx_clear_error(ctx);
     if (k == 0)
         return grip_fail(ctx, GRIP_EINVAL, "index.search: k is 0");
@@ -98,14 +98,24 @@ grip_status grip_index_search_begin(grip_ctx *ctx, const grip_index *ix, const g
     if (queries->rows && queries->cols != ix->dim)
         return grip_fail(ctx, GRIP_EINVAL, "index.search: queries have %llu dimensions, the index %u",
                          (unsigned long long)queries->cols, ix->dim);
-    io->m = (size_t)queries->rows;
-    s = check_output(ctx, ids, GRIP_U32, io->m, k, "index.search: ids");
+    size_t m = (size_t)queries->rows;
+    s = check_output(ctx, ids, GRIP_U32, m, k, "index.search: ids");
     if (!s)
-        s = check_output(ctx, sqdist, GRIP_F32, io->m, k, "index.search: sqdist");
+        s = check_output(ctx, sqdist, GRIP_F32, m, k, "index.search: sqdist");
     if (!s && ids->memory != sqdist->memory)
         s = grip_fail(ctx, GRIP_EINVAL, "index.search: ids and sqdist must live in the same memory space");
-    if (!s)
-        s = grip_array_to_host(ctx, queries, &io->queries_host, &io->own_queries, "index.search: queries");
+    return s;
+}
+
+grip_status grip_index_search_begin(grip_ctx *ctx, const grip_index *ix, const grip_array *queries, uint32_t k,
+                                    grip_array *ids, grip_array *sqdist, grip_index_search_io *io)
+{
+    memset(io, 0, sizeof *io);
+    grip_status s = grip_index_search_check(ctx, ix, queries, k, ids, sqdist);
+    if (s)
+        return s;
+    io->m = (size_t)queries->rows;
+    s = grip_array_to_host(ctx, queries, &io->queries_host, &io->own_queries, "index.search: queries");
     if (s)
         return s;
     io->queries = io->queries_host.data;
@@ -136,5 +146,51 @@ grip_status grip_index_search_end(grip_ctx *ctx, grip_index_search_io *io, grip_
     }
     if (io->own_queries)
         grip_array_free_host(&io->queries_host);
+    return status;
+}
+
+grip_status grip_index_search_device_begin(grip_ctx *ctx, const grip_index *ix, const grip_array *queries,
+                                           uint32_t k, grip_array *ids, grip_array *sqdist,
+                                           grip_index_search_dev *io)
+{
+    memset(io, 0, sizeof *io);
+    grip_status s = grip_index_search_check(ctx, ix, queries, k, ids, sqdist);
+    if (s)
+        return s;
+    io->m = (size_t)queries->rows;
+    size_t out_bytes = io->m * k * sizeof(float);
+    int device = -1;
+    if (queries->memory == GRIP_MEM_CUDA)
+        io->queries = queries->data;
+    else
+        s = grip_cuda_upload(ctx, queries->data, io->m * ix->dim * sizeof(float), &io->queries_staged, &device);
+    if (io->queries_staged)
+        io->queries = io->queries_staged;
+    if (!s && ids->memory == GRIP_MEM_CUDA) {
+        io->ids = ids->data;
+        io->sqdist = sqdist->data;
+    } else if (!s) {
+        s = grip_cuda_alloc(ctx, out_bytes, &io->ids_staged);
+        if (!s)
+            s = grip_cuda_alloc(ctx, out_bytes, &io->sqdist_staged);
+        io->ids = io->ids_staged;
+        io->sqdist = io->sqdist_staged;
+    }
+    return s ? grip_index_search_device_end(ctx, io, s, ids, sqdist) : GRIP_OK; /* on failure nothing stays */
+}
+
+grip_status grip_index_search_device_end(grip_ctx *ctx, grip_index_search_dev *io, grip_status status,
+                                         grip_array *ids, grip_array *sqdist)
+{
+    if (io->ids_staged && io->sqdist_staged && status == GRIP_OK) {
+        size_t bytes = (size_t)(ids->rows * ids->cols) * sizeof(float);
+        status = grip_cuda_copy_to_host(ctx, ids->data, io->ids_staged, bytes);
+        if (status == GRIP_OK)
+            status = grip_cuda_copy_to_host(ctx, sqdist->data, io->sqdist_staged, bytes);
+    }
+    grip_cuda_free(io->queries_staged);
+    grip_cuda_free(io->ids_staged);
+    grip_cuda_free(io->sqdist_staged);
+    memset(io, 0, sizeof *io);
     return status;
 }

@@ -6,8 +6,9 @@
 #include "core/array.h"
 
 /* Fills the public part of an index from the reference rows (F32 n x D, host or device) and the model ids
- * (U32 n x 1, or NULL for all 0; contiguous per model, non-decreasing). *rows_copy gets a malloc'd host copy of
- * the rows, which the index owns; pub->model_ids gets a host array the index frees with grip_array_free_host. */
+ * (U32 n x 1, or NULL for all 0; contiguous per model, non-decreasing). pub->model_ids gets a host array the index
+ * frees with grip_array_free_host. When rows_copy is not NULL, *rows_copy gets a malloc'd host copy of the rows,
+ * which the index owns (an index that keeps its rows on a device passes NULL: no host copy is made). */
 grip_status grip_index_init(grip_ctx *ctx, grip_index *pub, const grip_array *reference, const grip_array *model_ids,
                             float **rows_copy);
 
@@ -22,12 +23,39 @@ typedef struct grip_index_search_io {
     int own_queries, own_outputs;
 } grip_index_search_io;
 
-/* On failure nothing is left to free (do not call grip_index_search_end then). */
+/* Checks a search call's arguments against the index: k > 0, queries F32 m x D, ids (U32) and sqdist (F32) m x k
+ * in one memory space. Clears the context's last error first. */
+grip_status grip_index_search_check(grip_ctx *ctx, const grip_index *ix, const grip_array *queries, uint32_t k,
+                                    const grip_array *ids, const grip_array *sqdist);
+
+/* Checks the arguments (grip_index_search_check), then makes the host views. On failure nothing is left to free
+ * (do not call grip_index_search_end then). */
 grip_status grip_index_search_begin(grip_ctx *ctx, const grip_index *ix, const grip_array *queries, uint32_t k,
                                     grip_array *ids, grip_array *sqdist, grip_index_search_io *io);
 /* Finishes a search: copies outputs to the device when needed and frees the buffers. Returns `status` unless the
  * copy itself fails. */
 grip_status grip_index_search_end(grip_ctx *ctx, grip_index_search_io *io, grip_status status, grip_array *ids,
                                   grip_array *sqdist);
+
+/* Device views of a search call's queries and outputs, for an index searched on the GPU: the caller's own arrays
+ * when they live on the device, else device buffers (host queries uploaded; outputs copied back to the caller's
+ * host arrays by grip_index_search_device_end). */
+typedef struct grip_index_search_dev {
+    const float *queries;
+    size_t m;
+    uint32_t *ids;
+    float *sqdist;
+    void *queries_staged, *ids_staged, *sqdist_staged; /* device buffers this search made, NULL when none */
+} grip_index_search_dev;
+
+/* Checks the arguments (grip_index_search_check), then makes the device views on the context's device. On
+ * failure nothing is left to free (do not call grip_index_search_device_end then). */
+grip_status grip_index_search_device_begin(grip_ctx *ctx, const grip_index *ix, const grip_array *queries,
+                                           uint32_t k, grip_array *ids, grip_array *sqdist,
+                                           grip_index_search_dev *io);
+/* Finishes a device search: copies staged outputs back to the caller's host arrays and frees the buffers.
+ * Returns `status` unless the copy itself fails. */
+grip_status grip_index_search_device_end(grip_ctx *ctx, grip_index_search_dev *io, grip_status status,
+                                         grip_array *ids, grip_array *sqdist);
 
 #endif

@@ -2,6 +2,7 @@
 #include "stages/stage.h"
 #include "core/cuda_bridge.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -77,14 +78,69 @@ grip_status grip_stage_check_run(grip_stage *stage, void *out, uint32_t out_memo
     return GRIP_OK;
 }
 
+/* rows x cols elements of dtype in bytes; GRIP_ENOMEM when that overflows a size_t */
+static grip_status array_bytes(grip_ctx *ctx, uint32_t dtype, uint64_t rows, uint64_t cols, size_t *bytes)
+{
+    size_t es = grip_dtype_size(dtype);
+    if (es == 0)
+        return grip_fail(ctx, GRIP_EINVAL, "array of unknown dtype %u", dtype);
+    if (rows && cols && (rows > SIZE_MAX / cols || rows * cols > SIZE_MAX / es))
+        return grip_fail(ctx, GRIP_ENOMEM, "array of %llu x %llu elements is too large", (unsigned long long)rows,
+                         (unsigned long long)cols);
+    *bytes = (size_t)(rows * cols) * es;
+    return GRIP_OK;
+}
+
+grip_status grip_result_array_alloc(grip_ctx *ctx, grip_array *a, uint32_t memory, uint32_t dtype, uint64_t rows,
+                                    uint64_t cols)
+{
+    if (memory == GRIP_MEM_HOST)
+        return grip_array_alloc_host(ctx, a, dtype, rows, cols);
+    *a = grip_array_host_view(dtype, rows, cols, NULL);
+    size_t bytes = 0;
+    void *dev = NULL;
+    grip_status s = array_bytes(ctx, dtype, rows, cols, &bytes);
+    if (!s)
+        s = grip_cuda_alloc(ctx, bytes, &dev);
+    if (s)
+        return s;
+    a->data = dev;
+    a->memory = GRIP_MEM_CUDA;
+    a->device = ctx->device;
+    return GRIP_OK;
+}
+
+/* A device array brought to the host; the device copy is freed. */
+static grip_status result_array_download(grip_ctx *ctx, grip_array *a, size_t bytes)
+{
+    void *host = malloc(bytes ? bytes : 1);
+    if (!host)
+        return grip_fail(ctx, GRIP_ENOMEM, "out of host memory for a result of %zu bytes", bytes);
+    grip_status s = grip_cuda_copy_to_host(ctx, host, a->data, bytes);
+    if (s) {
+        free(host);
+        return s;
+    }
+    grip_cuda_free(a->data);
+    a->data = host;
+    a->memory = GRIP_MEM_HOST;
+    a->device = -1;
+    return GRIP_OK;
+}
+
 grip_status grip_result_array_place(grip_ctx *ctx, grip_array *a, uint32_t out_memory)
 {
-    if (out_memory == GRIP_MEM_HOST || a->memory == out_memory)
+    if (a->memory == out_memory)
         return GRIP_OK;
-    size_t bytes = (size_t)(a->rows * a->cols) * grip_dtype_size(a->dtype);
+    size_t bytes = 0;
+    grip_status s = array_bytes(ctx, a->dtype, a->rows, a->cols, &bytes);
+    if (s)
+        return s;
+    if (out_memory == GRIP_MEM_HOST)
+        return result_array_download(ctx, a, bytes);
     void *dev = NULL;
     int device = -1;
-    grip_status s = grip_cuda_upload(ctx, a->data, bytes, &dev, &device);
+    s = grip_cuda_upload(ctx, a->data, bytes, &dev, &device);
     if (s != GRIP_OK)
         return s;
     free(a->data);

@@ -35,9 +35,16 @@ const char *grip_stage_kind_name(uint32_t kind);
  * can deliver. Sets *out to NULL. */
 grip_status grip_stage_check_run(grip_stage *stage, void *out, uint32_t out_memory);
 
-/* Moves a host array into the requested memory space: a no-op for GRIP_MEM_HOST; for GRIP_MEM_CUDA the data is
- * copied to the context's device and the host copy freed. Result arrays are released with grip_result_array_free. */
+/* A result array of rows x cols elements in `memory`: zeroed host memory (grip_array_alloc_host), or uninitialised
+ * memory of the context's device (grip_cuda_alloc; GRIP_EUNSUPPORTED on a CPU-only build). Released with
+ * grip_result_array_free, also after a failure (data is then NULL). */
+grip_status grip_result_array_alloc(grip_ctx *ctx, grip_array *a, uint32_t memory, uint32_t dtype, uint64_t rows,
+                                    uint64_t cols);
+/* Moves a result array (host, or device memory from grip_cuda_alloc/grip_cuda_upload) into the requested memory
+ * space: a no-op when it already lives there; otherwise the data is copied (uploaded to the context's device, or
+ * downloaded to the host) and the old copy freed. On failure the array is left as it was. */
 grip_status grip_result_array_place(grip_ctx *ctx, grip_array *a, uint32_t out_memory);
+/* Frees a result array's data wherever it lives and zeroes its shape; NULL is allowed. */
 void grip_result_array_free(grip_array *a);
 
 #endif

@@ -1,14 +1,21 @@
-/* bench_normals_cuda.c -- times grip_normals_cuda (host cloud in, host normals out: upload, grid, search, PCA,
- * download) on the tutorial scene with the tutorial's k = 10: CUDA events around each call, 2 warm-ups, the median
- * of 20 runs; also the CPU twin grip_normals_compute once (wall clock, all OpenMP threads) and the largest
- * difference between the two. PCL 1.13's NormalEstimationOMP took 139 ms on 16 cores for the same cloud.
+/* bench_normals_cuda.c -- times the descriptor front's GPU steps on the tutorial scene: making the device-resident
+ * surface (upload and grid), its normals with the tutorial's k = 10 (grip_normals_cuda_surface: the kernel alone,
+ * the cloud already on the device), the host-in/host-out grip_normals_cuda (upload, grid, normals, download), and
+ * uniform sampling at the tutorial's scene leaf 0.03 on the surface. CUDA events around each call, 2 warm-ups, the
+ * median of 20 runs, one line per measurement:
+ *     bench <name> n=<points> median_ms=<ms> runs=20
+ * then the CPU twin's normals once (wall clock, all OpenMP threads) and the largest difference between the two.
+ * PCL 1.13's NormalEstimationOMP took 139 ms on 16 cores for the same cloud.
  * Usage: bench_normals_cuda [cloud.pcd] (default: $GRIP_DATA_DIR/pcl/milk_cartoon_all_small_clorox.pcd).
  * Not a test: prints a line and exits 1 on a failure. */
 #define _POSIX_C_SOURCE 200809L
 #include "cloud_io.h"
 #include "core/ctx.h"
+#include "core/cuda_bridge.h"
 #include "descriptor/normals.h"
 #include "descriptor/normals_cuda.h"
+#include "descriptor/uniform_sampling_cuda.h"
+#include "spatial/neighborhood_cuda.h"
 
 #include <cuda_runtime_api.h>
 #include <math.h>
@@ -18,6 +25,43 @@
 
 #define REPS 20
 #define K 10
+#define SCENE_LEAF 0.03f
+
+typedef struct bench_case {
+    grip_ctx *ctx;
+    const host_cloud *cloud;
+    grip_surface_cuda *surface; /* made once, for the steps that start from it */
+    float *out;                 /* host n x 4 */
+} bench_case;
+
+typedef grip_status (*bench_step)(bench_case *b);
+
+static grip_status step_surface(bench_case *b)
+{
+    grip_surface_cuda *s = NULL;
+    grip_status st = grip_surface_cuda_create(b->ctx, b->cloud->xyz, b->cloud->n, &s);
+    grip_surface_cuda_free(s);
+    return st;
+}
+
+static grip_status step_surface_normals(bench_case *b)
+{
+    return grip_normals_cuda_surface(b->ctx, b->surface, K, 0.0f, b->cloud->viewpoint);
+}
+
+static grip_status step_host_normals(bench_case *b)
+{
+    return grip_normals_cuda(b->ctx, b->cloud->xyz, b->cloud->n, K, b->cloud->viewpoint, b->out);
+}
+
+static grip_status step_uniform_sampling(bench_case *b)
+{
+    uint32_t *idx = NULL;
+    size_t count = 0;
+    grip_status st = grip_uniform_sampling_cuda(b->ctx, b->surface, SCENE_LEAF, &idx, &count);
+    grip_cuda_free(idx);
+    return st;
+}
 
 static int compare_floats(const void *a, const void *b)
 {
@@ -25,21 +69,22 @@ static int compare_floats(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Median milliseconds of REPS timed calls after 2 warm-ups, or a negative value when a call fails. */
-static float time_gpu(grip_ctx *ctx, const host_cloud *c, float *out)
+/* Prints the median milliseconds of REPS timed calls after 2 warm-ups; returns 0, or 1 when a call fails. */
+static int time_step(bench_case *b, const char *name, bench_step step)
 {
     cudaEvent_t start, stop;
     cudaEventCreate(&start);
     cudaEventCreate(&stop);
     float ms[REPS];
-    for (int r = -2; r < REPS; ++r) {
+    int rc = 0;
+    for (int r = -2; r < REPS && rc == 0; ++r) {
         cudaEventRecord(start, 0);
-        grip_status st = grip_normals_cuda(ctx, c->xyz, c->n, K, c->viewpoint, out);
+        grip_status st = step(b);
         cudaEventRecord(stop, 0);
         cudaEventSynchronize(stop);
         if (st != GRIP_OK) {
-            fprintf(stderr, "grip_normals_cuda failed: %s\n", ctx->last_error);
-            return -1.0f;
+            fprintf(stderr, "%s failed: %s\n", name, b->ctx->last_error);
+            rc = 1;
         }
         float t = 0.0f;
         cudaEventElapsedTime(&t, start, stop);
@@ -48,8 +93,11 @@ static float time_gpu(grip_ctx *ctx, const host_cloud *c, float *out)
     }
     cudaEventDestroy(start);
     cudaEventDestroy(stop);
-    qsort(ms, REPS, sizeof ms[0], compare_floats);
-    return ms[REPS / 2];
+    if (rc == 0) {
+        qsort(ms, REPS, sizeof ms[0], compare_floats);
+        printf("bench %s n=%zu median_ms=%.4f runs=%d\n", name, b->cloud->n, (double)ms[REPS / 2], REPS);
+    }
+    return rc;
 }
 
 static double now_ms(void)
@@ -57,6 +105,31 @@ static double now_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+/* The CPU twin once, and its largest difference from the GPU's normals in gpu (n x 4). */
+static int compare_cpu(bench_case *b, const float *gpu)
+{
+    const host_cloud *c = b->cloud;
+    float *cpu = malloc(c->n * 4 * sizeof *cpu);
+    if (!cpu)
+        return 1;
+    double t0 = now_ms();
+    grip_status st = grip_normals_compute(b->ctx, c->xyz, c->n, NULL, K, 0.0f, c->viewpoint, cpu);
+    double cpu_ms = now_ms() - t0;
+    size_t nan_pattern = 0;
+    float worst = 0.0f;
+    for (size_t i = 0; st == GRIP_OK && i < 4 * c->n; ++i) {
+        if (isnan(cpu[i]) != isnan(gpu[i]))
+            ++nan_pattern;
+        else if (!isnan(cpu[i]) && fabsf(cpu[i] - gpu[i]) > worst)
+            worst = fabsf(cpu[i] - gpu[i]);
+    }
+    if (st == GRIP_OK)
+        printf("normals k=%d, CPU twin %.1f ms; GPU vs CPU: max |diff| %.3g, NaN-pattern differences %zu "
+               "(PCL NormalEstimationOMP, 16 cores: 139 ms)\n", K, cpu_ms, (double)worst, nan_pattern);
+    free(cpu);
+    return st != GRIP_OK;
 }
 
 int main(int argc, char **argv)
@@ -71,32 +144,22 @@ int main(int argc, char **argv)
         fprintf(stderr, "%s\n", err);
         return 1;
     }
-    grip_ctx *ctx = NULL;
-    float *gpu = malloc(c.n * 4 * sizeof *gpu), *cpu = malloc(c.n * 4 * sizeof *cpu);
+    printf("cloud %s: %zu points\n", path, c.n);
+    bench_case b = {NULL, &c, NULL, malloc(c.n * 4 * sizeof(float))};
     int rc = 1;
-    if (gpu && cpu && grip_ctx_new(NULL, &ctx) == GRIP_OK) {
-        float gpu_ms = time_gpu(ctx, &c, gpu);
-        double t0 = now_ms();
-        grip_status st = grip_normals_compute(ctx, c.xyz, c.n, NULL, K, 0.0f, c.viewpoint, cpu);
-        double cpu_ms = now_ms() - t0;
-        size_t differing = 0;
-        float worst = 0.0f;
-        for (size_t i = 0; st == GRIP_OK && i < 4 * c.n; ++i) {
-            if (isnan(cpu[i]) != isnan(gpu[i]))
-                ++differing;
-            else if (!isnan(cpu[i]) && fabsf(cpu[i] - gpu[i]) > worst)
-                worst = fabsf(cpu[i] - gpu[i]);
-        }
-        if (gpu_ms >= 0.0f && st == GRIP_OK) {
-            printf("normals k=%d on %s (%zu points): GPU %.3f ms (median of %d), CPU twin %.1f ms, max |diff| %.3g, "
-                   "NaN-pattern differences %zu (PCL NormalEstimationOMP, 16 cores: 139 ms)\n", K, path, c.n,
-                   (double)gpu_ms, REPS, cpu_ms, (double)worst, differing);
-            rc = 0;
-        }
+    if (b.out && grip_ctx_new(NULL, &b.ctx) == GRIP_OK &&
+        grip_surface_cuda_create(b.ctx, c.xyz, c.n, &b.surface) == GRIP_OK) {
+        rc = time_step(&b, "surface_create", step_surface);
+        rc = rc || time_step(&b, "normals_surface_k10", step_surface_normals);
+        rc = rc || time_step(&b, "normals_host_in_out_k10", step_host_normals);
+        rc = rc || time_step(&b, "uniform_sampling_leaf0.03", step_uniform_sampling);
+        rc = rc || compare_cpu(&b, b.out);
+    } else if (b.ctx) {
+        fprintf(stderr, "setting up: %s\n", b.ctx->last_error);
     }
-    grip_ctx_free(ctx);
-    free(gpu);
-    free(cpu);
+    grip_surface_cuda_free(b.surface);
+    grip_ctx_free(b.ctx);
+    free(b.out);
     host_cloud_free(&c);
     return rc;
 }

@@ -1,14 +1,22 @@
-/* test_normals_cuda.c (gpu) -- grip_normals_cuda against its CPU twin grip_normals_compute (k nearest): the same
- * NaN rows, and every value within 1e-4 on every other row, on random clouds with NaN points and exact duplicates
- * (k = 3, 10, 32, two viewpoints), tiny and empty clouds, and the tutorial scene (k = 10, as PCL's tutorial).
- * A row may differ only where the CPU's k+1 nearest hold equal distances (the GPU breaks ties by index, PCL/FLANN
- * by its traversal): such rows are counted and printed, and every differing row must be one (the tutorial scene's
- * depth steps make a fifth of its rows tie rows; a few percent of those differ). Skips (77) without
- * a usable device; the scene case passes without checking anything when the data is absent (it says so). */
+/* test_normals_cuda.c (gpu) -- the GPU normals against their CPU twin grip_normals_compute: the same NaN rows,
+ * and every value within 1e-4 on every other row.
+ *  - k nearest, host in/out (grip_normals_cuda): random clouds with NaN points and exact duplicates (k = 3, 10, 32,
+ *    two viewpoints), tiny and empty clouds, and the tutorial scene (k = 10, as PCL's tutorial). A row may differ
+ *    only where the CPU's k+1 nearest hold equal distances (the GPU breaks ties by index, PCL/FLANN by its
+ *    traversal): such rows are counted and printed, and every differing row must be one (the tutorial scene's
+ *    depth steps make a fifth of its rows tie rows; a few percent of those differ).
+ *  - the surface entry (grip_normals_cuda_surface): bit for bit what the host entry gives, the surface marked as
+ *    having normals; radius normals (no ties to excuse: the radius set is the same, summed in the CPU's order) on
+ *    random clouds, PCL's 397-point bunny (radius 0.03, as PCL's FPFH test) and the tutorial scene (radius 0.01,
+ *    five chunks of queries).
+ * Skips (77) without a usable device; the data cases pass without checking anything when the data is absent (they
+ * say so). */
 #include "test_support.h"
+#include "core/cuda_bridge.h"
 #include "descriptor/normals.h"
 #include "descriptor/normals_cuda.h"
 #include "spatial/kdtree3d.h"
+#include "spatial/neighborhood_cuda.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -201,6 +209,142 @@ START_TEST(bad_arguments)
 }
 END_TEST
 
+/* The normals of a fresh surface over xyz, downloaded into out (n x 4); the surface must say it has them. */
+static grip_status surface_normals(grip_ctx *ctx, const float *xyz, size_t n, uint32_t k, float radius,
+                                   const float *vp, float *out)
+{
+    grip_surface_cuda *s = NULL;
+    ck_assert_msg(grip_surface_cuda_create(ctx, xyz, n, &s) == GRIP_OK, "%s", ctx->last_error);
+    ck_assert_int_eq(grip_surface_cuda_get_view(s).has_normals, 0);
+    grip_status st = grip_normals_cuda_surface(ctx, s, k, radius, vp);
+    grip_surface_cuda_view v = grip_surface_cuda_get_view(s);
+    if (st == GRIP_OK) {
+        ck_assert_int_eq(v.has_normals, 1);
+        ck_assert_int_eq(grip_cuda_copy_to_host(ctx, out, v.normals, n * 4 * sizeof *out), GRIP_OK);
+    } else {
+        ck_assert_int_eq(v.has_normals, 0);
+    }
+    grip_surface_cuda_free(s);
+    return st;
+}
+
+/* Radius normals on the surface against the CPU twin: same NaN rows, all values within TOLERANCE. Returns the
+ * number of NaN rows. */
+static size_t compare_radius_with_cpu(const char *name, const float *xyz, size_t n, float radius, const float *vp)
+{
+    grip_ctx *ctx = grip_test_ctx();
+    float *cpu = malloc(4 * n * sizeof *cpu), *gpu = malloc(4 * n * sizeof *gpu);
+    ck_assert(cpu && gpu);
+    ck_assert_int_eq(grip_normals_compute(ctx, xyz, n, NULL, 0, radius, vp, cpu), GRIP_OK);
+    ck_assert_msg(surface_normals(ctx, xyz, n, 0, radius, vp, gpu) == GRIP_OK, "%s: %s", name, ctx->last_error);
+    size_t nan_rows = 0, differing = 0;
+    float worst = 0.0f;
+    for (size_t i = 0; i < n; ++i) {
+        float d = row_diff(cpu + 4 * i, gpu + 4 * i);
+        nan_rows += isnan(cpu[4 * i]);
+        if (d > TOLERANCE && differing++ < 5)
+            fprintf(stderr, "%s r=%g: row %zu differs: cpu (%.9g %.9g %.9g %.9g) gpu (%.9g %.9g %.9g %.9g)\n", name,
+                    (double)radius, i, (double)cpu[4 * i], (double)cpu[4 * i + 1], (double)cpu[4 * i + 2],
+                    (double)cpu[4 * i + 3], (double)gpu[4 * i], (double)gpu[4 * i + 1], (double)gpu[4 * i + 2],
+                    (double)gpu[4 * i + 3]);
+        else if (d <= TOLERANCE && d > worst)
+            worst = d;
+    }
+    printf("%s n=%zu radius=%g: max |diff| %.3g, NaN rows %zu, differing rows %zu\n", name, n, (double)radius,
+           (double)worst, nan_rows, differing);
+    ck_assert_uint_eq(differing, 0);
+    free(cpu);
+    free(gpu);
+    grip_ctx_free(ctx);
+    return nan_rows;
+}
+
+START_TEST(surface_entry_equals_the_host_entry)
+{
+    uint64_t s = 303;
+    const size_t n = 20000;
+    float *xyz = random_cloud(&s, n);
+    float *host = malloc(4 * n * sizeof *host), *surf = malloc(4 * n * sizeof *surf);
+    ck_assert(host && surf);
+    grip_ctx *ctx = grip_test_ctx();
+    static const float vp[3] = {1.0f, 2.0f, -3.0f};
+    static const uint32_t ks[] = {3, 10, 32};
+    for (size_t i = 0; i < 3; ++i) {
+        ck_assert_int_eq(grip_normals_cuda(ctx, xyz, n, ks[i], vp, host), GRIP_OK);
+        ck_assert_int_eq(surface_normals(ctx, xyz, n, ks[i], 0.0f, vp, surf), GRIP_OK);
+        ck_assert_int_eq(memcmp(host, surf, 4 * n * sizeof *host), 0);
+    }
+    /* k wins over a radius given beside it */
+    ck_assert_int_eq(surface_normals(ctx, xyz, n, 10, 0.5f, vp, surf), GRIP_OK);
+    ck_assert_int_eq(grip_normals_cuda(ctx, xyz, n, 10, vp, host), GRIP_OK);
+    ck_assert_int_eq(memcmp(host, surf, 4 * n * sizeof *host), 0);
+    /* a surface without finite points: NaN rows */
+    for (size_t i = 0; i < 3 * 100; ++i)
+        xyz[i] = NAN;
+    ck_assert_int_eq(surface_normals(ctx, xyz, 100, 10, 0.0f, NULL, surf), GRIP_OK);
+    for (size_t i = 0; i < 4 * 100; ++i)
+        ck_assert(isnan(surf[i]));
+    grip_ctx_free(ctx);
+    free(host);
+    free(surf);
+    free(xyz);
+}
+END_TEST
+
+START_TEST(radius_normals_on_random_clouds)
+{
+    uint64_t s = 304;
+    const size_t n = 20000;
+    float *xyz = random_cloud(&s, n);
+    static const float vp_far[3] = {5.0f, -3.0f, 2.0f};
+    compare_radius_with_cpu("uniform", xyz, n, 0.1f, NULL);
+    /* a radius small enough that many points have fewer than 3 neighbours */
+    ck_assert_uint_gt(compare_radius_with_cpu("uniform, small radius", xyz, n, 0.03f, vp_far), n / 37 + 100);
+    free(xyz);
+    xyz = grip_test_clustered_rows(&s, 12000, 3, 7);
+    compare_radius_with_cpu("clustered", xyz, 12000, 0.01f, vp_far);
+    free(xyz);
+}
+END_TEST
+
+START_TEST(radius_normals_on_real_data)
+{
+    static const struct {
+        const char *rel;
+        float radius;
+    } clouds[] = {{"pcl/bun0.pcd", 0.03f}, {"pcl/milk_cartoon_all_small_clorox.pcd", 0.01f}};
+    for (size_t c = 0; c < 2; ++c) {
+        char path[4096];
+        if (!grip_test_data_path(path, sizeof path, clouds[c].rel)) {
+            printf("%s: data absent, not checked\n", clouds[c].rel);
+            continue;
+        }
+        host_cloud cloud = grip_test_read_cloud(clouds[c].rel);
+        size_t nan_rows = compare_radius_with_cpu(clouds[c].rel, cloud.xyz, cloud.n, clouds[c].radius,
+                                                  cloud.viewpoint);
+        ck_assert_uint_ge(nan_rows, cloud.n - host_cloud_count_finite(&cloud));
+        host_cloud_free(&cloud);
+    }
+}
+END_TEST
+
+START_TEST(surface_bad_arguments)
+{
+    grip_ctx *ctx = grip_test_ctx();
+    float xyz[9] = {0, 0, 0, 1, 0, 0, 0, 1, 0}, out[12];
+    ck_assert_int_eq(grip_normals_cuda_surface(ctx, NULL, 3, 0.0f, NULL), GRIP_EINVAL);
+    ck_assert_int_eq(surface_normals(ctx, xyz, 3, 33, 0.0f, NULL, out), GRIP_EUNSUPPORTED);
+    ck_assert_ptr_nonnull(strstr(ctx->last_error, "k = 33"));
+    ck_assert_int_eq(surface_normals(ctx, xyz, 3, 0, 0.0f, NULL, out), GRIP_EINVAL);
+    ck_assert_int_eq(surface_normals(ctx, xyz, 3, 0, -1.0f, NULL, out), GRIP_EINVAL);
+    ck_assert_int_eq(surface_normals(ctx, xyz, 3, 0, NAN, NULL, out), GRIP_EINVAL);
+    ck_assert_int_eq(surface_normals(ctx, xyz, 3, 0, INFINITY, NULL, out), GRIP_EINVAL);
+    ck_assert_int_eq(surface_normals(ctx, xyz, 3, 0, 2.0f, NULL, out), GRIP_OK);
+    ck_assert(isfinite(out[0]) && fabsf(out[2]) == 1.0f); /* three points in z = 0: the normal is +-z */
+    grip_ctx_free(ctx);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("normals_cuda");
@@ -210,6 +354,10 @@ int main(void)
     tcase_add_test(tc, tiny_and_degenerate_clouds);
     tcase_add_test(tc, tutorial_scene);
     tcase_add_test(tc, bad_arguments);
+    tcase_add_test(tc, surface_entry_equals_the_host_entry);
+    tcase_add_test(tc, radius_normals_on_random_clouds);
+    tcase_add_test(tc, radius_normals_on_real_data);
+    tcase_add_test(tc, surface_bad_arguments);
     suite_add_tcase(s, tc);
     return grip_test_run_gpu(s);
 }

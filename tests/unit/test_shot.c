@@ -1,7 +1,8 @@
 /* test_shot.c -- the SHOT frame and descriptor reproduce PCL 1.13's own unit-test values on the 397-point bunny
  * (test_shot_lrf_estimation.cpp: frames at radius 0.01; test_shot_estimation.cpp: SHOT352 bins of point 103 with
  * normals and SHOT at radius 0.04), and keep PCL's rules on small cases: NaN rows for keypoints without a frame
- * or with fewer than 5 support points, unit L2 norm, invariance under a rigid motion, the support cap. */
+ * or with fewer than 5 support points, unit L2 norm, invariance under a rigid motion, the support cap (of the
+ * descriptor and of the frame). */
 #include "test_support.h"
 #include "descriptor/normals.h"
 #include "descriptor/shot.h"
@@ -63,7 +64,7 @@ START_TEST(lrf_matches_pcl_unit_test)
     grip_kdtree3d *tree = build_tree(ctx, xyz, n);
     float *frames = malloc(n * 9 * sizeof *frames);
     ck_assert_ptr_nonnull(frames);
-    ck_assert_int_eq(grip_shot_lrf(ctx, xyz, n, tree, xyz, n, 0.01f, frames), GRIP_OK);
+    ck_assert_int_eq(grip_shot_lrf(ctx, xyz, n, tree, xyz, n, 0.01f, 0, frames), GRIP_OK);
 
     ck_assert(row_is_nan(frames + 9 * 24, 9));
     for (size_t e = 0; e < sizeof expected / sizeof expected[0]; ++e)
@@ -114,7 +115,7 @@ START_TEST(shot352_matches_pcl_unit_test)
     ck_assert(normals && frames && desc);
     const float viewpoint[3] = {0.0f, 0.0f, 0.0f};
     ck_assert_int_eq(grip_normals_compute(ctx, xyz, n, tree, 0, radius, viewpoint, normals), GRIP_OK);
-    ck_assert_int_eq(grip_shot_lrf(ctx, xyz, n, tree, xyz, n, radius, frames), GRIP_OK);
+    ck_assert_int_eq(grip_shot_lrf(ctx, xyz, n, tree, xyz, n, radius, 0, frames), GRIP_OK);
     ck_assert_int_eq(grip_shot_describe(ctx, xyz, normals, n, tree, xyz, n, frames, radius, 0, desc), GRIP_OK);
 
     const float *d103 = desc + (size_t)GRIP_SHOT_DIM * 103;
@@ -183,7 +184,7 @@ START_TEST(plane_patch_rules)
     const size_t k = 4;
     const float radius = 0.035f;
     float frames[4 * 9], desc[4 * GRIP_SHOT_DIM], capped[4 * GRIP_SHOT_DIM];
-    ck_assert_int_eq(grip_shot_lrf(ctx, xyz, n, tree, keys, k, radius, frames), GRIP_OK);
+    ck_assert_int_eq(grip_shot_lrf(ctx, xyz, n, tree, keys, k, radius, 0, frames), GRIP_OK);
     ck_assert(row_is_nan(frames + 9, 9));
     ck_assert(row_is_nan(frames + 18, 9));
     const float *nz = normals;
@@ -211,6 +212,14 @@ START_TEST(plane_patch_rules)
     ck_assert_int_eq(grip_shot_describe(ctx, xyz, normals, n, tree, keys, k, frames, radius, 20, capped), GRIP_OK);
     ck_assert(!isnan(capped[0]));
     ck_assert_int_ne(memcmp(desc, capped, GRIP_SHOT_DIM * sizeof(float)), 0);
+    /* the frame takes the same cap: above the support nothing changes, 5 (the keypoint and 4 others) is too few */
+    float capped_frames[4 * 9];
+    ck_assert_int_eq(grip_shot_lrf(ctx, xyz, n, tree, keys, k, radius, 1000, capped_frames), GRIP_OK);
+    ck_assert_int_eq(memcmp(frames, capped_frames, sizeof frames), 0);
+    ck_assert_int_eq(grip_shot_lrf(ctx, xyz, n, tree, keys, k, radius, 5, capped_frames), GRIP_OK);
+    ck_assert(row_is_nan(capped_frames, 9));
+    ck_assert_int_eq(grip_shot_lrf(ctx, xyz, n, tree, keys, k, radius, 6, capped_frames), GRIP_OK);
+    ck_assert(!isnan(capped_frames[0]));
 
     /* every normal NaN: no point votes, PCL's normalisation gives 0/0 */
     for (size_t i = 0; i < n; ++i)
@@ -251,7 +260,7 @@ START_TEST(rigid_motion_invariance)
         grip_kdtree3d *tree = build_tree(ctx, xyz[m], n);
         const float viewpoint[3] = {(float)shift[0] * m, (float)shift[1] * m, (float)shift[2] * m};
         ck_assert_int_eq(grip_normals_compute(ctx, xyz[m], n, tree, 0, radius, viewpoint, normals[m]), GRIP_OK);
-        ck_assert_int_eq(grip_shot_lrf(ctx, xyz[m], n, tree, xyz[m], n, radius, frames[m]), GRIP_OK);
+        ck_assert_int_eq(grip_shot_lrf(ctx, xyz[m], n, tree, xyz[m], n, radius, 0, frames[m]), GRIP_OK);
         ck_assert_int_eq(grip_shot_describe(ctx, xyz[m], normals[m], n, tree, xyz[m], n, frames[m], radius, 0,
                                             desc[m]),
                          GRIP_OK);
@@ -290,13 +299,13 @@ START_TEST(bad_arguments_are_refused)
     float xyz[(GRID * GRID + 1) * 3], normals[(GRID * GRID + 1) * 4], frames[9], desc[GRIP_SHOT_DIM];
     size_t n = make_patch(xyz, normals);
     grip_kdtree3d *tree = build_tree(ctx, xyz, n);
-    ck_assert_int_eq(grip_shot_lrf(ctx, xyz, n, tree, xyz, 1, 0.0f, frames), GRIP_EINVAL);
+    ck_assert_int_eq(grip_shot_lrf(ctx, xyz, n, tree, xyz, 1, 0.0f, 0, frames), GRIP_EINVAL);
     ck_assert_ptr_nonnull(strstr(ctx->last_error, "shot_lrf: radius"));
-    ck_assert_int_eq(grip_shot_lrf(ctx, xyz, n, tree, xyz, 1, NAN, frames), GRIP_EINVAL);
-    ck_assert_int_eq(grip_shot_lrf(ctx, xyz, n, tree, NULL, 1, 0.02f, frames), GRIP_EINVAL);
-    ck_assert_int_eq(grip_shot_lrf(ctx, xyz, n - 1, tree, xyz, 1, 0.02f, frames), GRIP_EINVAL);
+    ck_assert_int_eq(grip_shot_lrf(ctx, xyz, n, tree, xyz, 1, NAN, 0, frames), GRIP_EINVAL);
+    ck_assert_int_eq(grip_shot_lrf(ctx, xyz, n, tree, NULL, 1, 0.02f, 0, frames), GRIP_EINVAL);
+    ck_assert_int_eq(grip_shot_lrf(ctx, xyz, n - 1, tree, xyz, 1, 0.02f, 0, frames), GRIP_EINVAL);
     ck_assert_ptr_nonnull(strstr(ctx->last_error, "surface has only"));
-    ck_assert_int_eq(grip_shot_lrf(ctx, xyz, n, tree, xyz, 1, 0.02f, frames), GRIP_OK);
+    ck_assert_int_eq(grip_shot_lrf(ctx, xyz, n, tree, xyz, 1, 0.02f, 0, frames), GRIP_OK);
     ck_assert_int_eq(grip_shot_describe(ctx, xyz, NULL, n, tree, xyz, 1, frames, 0.02f, 0, desc), GRIP_EINVAL);
     ck_assert_ptr_nonnull(strstr(ctx->last_error, "shot: "));
     ck_assert_int_eq(grip_shot_describe(ctx, xyz, normals, n, tree, xyz, 1, frames, -1.0f, 0, desc), GRIP_EINVAL);

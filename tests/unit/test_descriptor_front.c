@@ -1,0 +1,289 @@
+/* test_descriptor_front.c -- the descriptor front's host side (stages/descriptor_front.h), what every descriptor
+ * stage starts from: the shared parameters spliced into a table, the keypoints (uniform sampling per role, every
+ * finite point, the host's, checked), the normals (computed by the CPU twin from k nearest or a radius and flipped
+ * toward the cloud's viewpoint, or the host's own, 3 or 4 columns), the kd-tree, and the features handed over by
+ * describe() in host memory; bad roles, clouds, keypoints and normals parameters fail with the documented codes
+ * and leave nothing allocated (run under valgrind once). Also: result arrays allocated on and placed in host
+ * memory, and a CPU-only build's refusal of device memory. */
+#include "test_support.h"
+#include "descriptor/normals.h"
+#include "descriptor/uniform_sampling.h"
+#include "stages/descriptor_front.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const grip_param_info front_params[] = {
+    GRIP_DESCRIPTOR_FRONT_PARAMS,
+    {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "radius", "0.1", 0, 100, NULL, "a stage's own key"},
+};
+
+static const grip_stage_impl front_impl = {
+    .struct_size = sizeof(grip_stage_impl),
+    .kind = GRIP_STAGE_DESCRIPTOR,
+    .name = "front_test",
+    .summary = "the descriptor front alone",
+    .backends = GRIP_BACKEND_CPU,
+    .n_params = sizeof front_params / sizeof front_params[0],
+    .params = front_params,
+};
+
+#define N_POINTS 3000
+
+/* A wavy sheet of N_POINTS points with a NaN row every 17, seen from (0, 0, 5). */
+typedef struct sheet {
+    float xyz[3 * N_POINTS];
+    grip_cloud cloud;
+} sheet;
+
+static void sheet_make(sheet *s)
+{
+    uint64_t seed = 801;
+    for (size_t i = 0; i < N_POINTS; ++i) {
+        float x = grip_test_uniform(&seed, -1.0f, 1.0f), y = grip_test_uniform(&seed, -1.0f, 1.0f);
+        s->xyz[3 * i] = x;
+        s->xyz[3 * i + 1] = y;
+        s->xyz[3 * i + 2] = 0.1f * sinf(3.0f * x) * cosf(2.0f * y);
+        if (i % 17 == 5)
+            s->xyz[3 * i + 1] = NAN;
+    }
+    memset(&s->cloud, 0, sizeof s->cloud);
+    s->cloud.struct_size = sizeof s->cloud;
+    s->cloud.width = N_POINTS;
+    s->cloud.height = 1;
+    s->cloud.xyz = grip_array_host_view(GRIP_F32, N_POINTS, 3, s->xyz);
+    s->cloud.viewpoint[2] = 5.0f;
+}
+
+static grip_stage *stage_new(grip_ctx *ctx, const grip_kv *kv, uint32_t n_kv)
+{
+    grip_stage *st = NULL;
+    ck_assert_msg(grip_stage_create(&front_impl, ctx, kv, n_kv, &st) == GRIP_OK, "%s", ctx->last_error);
+    return st;
+}
+
+START_TEST(shared_parameters_splice_into_a_table)
+{
+    static const char *keys[] = {"device", "normals_k", "normals_radius", "keypoints", "model_leaf", "scene_leaf",
+                                 "radius"};
+    ck_assert_uint_eq(front_impl.n_params, 7);
+    for (size_t i = 0; i < 7; ++i)
+        ck_assert_str_eq(front_params[i].key, keys[i]);
+    grip_ctx *ctx = grip_test_ctx();
+    grip_kv bad[] = {{"keypoints", "some"}};
+    grip_stage *st = NULL;
+    ck_assert_int_eq(grip_stage_create(&front_impl, ctx, bad, 1, &st), GRIP_ECONFIG);
+    ck_assert_ptr_nonnull(strstr(ctx->last_error, "keypoints"));
+    grip_ctx_free(ctx);
+}
+END_TEST
+
+/* The host side for kv: keypoints as expect_idx, normals as expect_normals (bit for bit). */
+static void check_front(const grip_kv *kv, uint32_t n_kv, const grip_cloud *cloud, uint32_t role,
+                        const grip_array *given, const uint32_t *expect_idx, size_t expect_k,
+                        const float *expect_normals)
+{
+    grip_ctx *ctx = grip_test_ctx();
+    grip_stage *st = stage_new(ctx, kv, n_kv);
+    grip_descriptor_front f;
+    ck_assert_msg(grip_descriptor_front_open(st, cloud, role, given, 352, &f) == GRIP_OK, "%s", ctx->last_error);
+    ck_assert_int_eq(f.on_device, 0);
+    ck_assert_ptr_nonnull(f.tree);
+    ck_assert_ptr_null(f.surface);
+    ck_assert_ptr_null(f.keypoints_dev);
+    ck_assert_uint_eq(f.features->descriptor_dim, 352);
+    ck_assert_uint_eq(f.n_keypoints, expect_k);
+    ck_assert_int_eq(memcmp(f.keypoints, expect_idx, expect_k * sizeof *expect_idx), 0);
+    for (size_t i = 0; i < expect_k; ++i)
+        ck_assert_int_eq(memcmp(f.keypoint_xyz + 3 * i, f.in.xyz + 3 * (size_t)expect_idx[i], 3 * sizeof(float)), 0);
+    ck_assert_int_eq(memcmp(f.normals, expect_normals, N_POINTS * 4 * sizeof(float)), 0);
+    ck_assert_ptr_eq(f.normals, f.features->normals.data);
+    ck_assert_ptr_eq(f.keypoints, f.features->keypoints.data);
+    grip_descriptor_front_close(&f);
+    grip_stage_destroy(st);
+    grip_ctx_free(ctx);
+}
+
+START_TEST(keypoints_and_normals)
+{
+    static sheet s;
+    sheet_make(&s);
+    grip_ctx *ctx = grip_test_ctx();
+    static float knn10[N_POINTS * 4], knn6[N_POINTS * 4], radius[N_POINTS * 4];
+    ck_assert_int_eq(grip_normals_compute(ctx, s.xyz, N_POINTS, NULL, 10, 0.0f, s.cloud.viewpoint, knn10), GRIP_OK);
+    ck_assert_int_eq(grip_normals_compute(ctx, s.xyz, N_POINTS, NULL, 6, 0.0f, s.cloud.viewpoint, knn6), GRIP_OK);
+    ck_assert_int_eq(grip_normals_compute(ctx, s.xyz, N_POINTS, NULL, 0, 0.15f, s.cloud.viewpoint, radius), GRIP_OK);
+    for (size_t i = 0; i < N_POINTS; ++i) /* flipped toward (0, 0, 5) */
+        ck_assert(isnan(knn10[4 * i]) || knn10[4 * i + 2] > 0.0f);
+    uint32_t *scene = NULL, *model = NULL, all[N_POINTS];
+    size_t n_scene = 0, n_model = 0, n_all = 0;
+    ck_assert_int_eq(grip_uniform_sampling(ctx, s.xyz, N_POINTS, 0.5f, &scene, &n_scene), GRIP_OK);
+    ck_assert_int_eq(grip_uniform_sampling(ctx, s.xyz, N_POINTS, 0.2f, &model, &n_model), GRIP_OK);
+    for (size_t i = 0; i < N_POINTS; ++i)
+        if (!isnan(s.xyz[3 * i + 1]))
+            all[n_all++] = (uint32_t)i;
+    ck_assert_uint_lt(n_scene, n_model);
+    grip_kv kv[] = {{"scene_leaf", "0.5"}, {"model_leaf", "0.2"}, {"normals_k", "10"}};
+    check_front(kv, 3, &s.cloud, GRIP_ROLE_SCENE, NULL, scene, n_scene, knn10);
+    check_front(kv, 3, &s.cloud, GRIP_ROLE_MODEL, NULL, model, n_model, knn10);
+    grip_kv kv_all[] = {{"keypoints", "all"}, {"normals_k", "6"}};
+    check_front(kv_all, 2, &s.cloud, GRIP_ROLE_SCENE, NULL, all, n_all, knn6);
+    grip_kv kv_radius[] = {{"scene_leaf", "0.5"}, {"normals_k", "0"}, {"normals_radius", "0.15"}};
+    check_front(kv_radius, 3, &s.cloud, GRIP_ROLE_SCENE, NULL, scene, n_scene, radius);
+    /* host-given keypoints win over the stage's selection, in the host's order */
+    uint32_t given_idx[3] = {all[7], all[2], all[100]};
+    grip_array given = grip_array_host_view(GRIP_U32, 3, 1, given_idx);
+    check_front(kv, 3, &s.cloud, GRIP_ROLE_SCENE, &given, given_idx, 3, knn10);
+    /* the host's normals win: 4 columns as given; 3 columns with a NaN curvature */
+    static float given3[N_POINTS * 3], expect3[N_POINTS * 4];
+    for (size_t i = 0; i < N_POINTS; ++i) {
+        memcpy(given3 + 3 * i, knn6 + 4 * i, 3 * sizeof(float));
+        memcpy(expect3 + 4 * i, knn6 + 4 * i, 3 * sizeof(float));
+        expect3[4 * i + 3] = NAN;
+    }
+    s.cloud.normals = grip_array_host_view(GRIP_F32, N_POINTS, 4, knn6);
+    check_front(kv, 3, &s.cloud, GRIP_ROLE_SCENE, NULL, scene, n_scene, knn6);
+    s.cloud.normals = grip_array_host_view(GRIP_F32, N_POINTS, 3, given3);
+    check_front(kv, 3, &s.cloud, GRIP_ROLE_SCENE, NULL, scene, n_scene, expect3);
+    /* ... even with normals_k 0 and no radius, which would not compute any */
+    grip_kv kv_none[] = {{"scene_leaf", "0.5"}, {"normals_k", "0"}};
+    check_front(kv_none, 2, &s.cloud, GRIP_ROLE_SCENE, NULL, scene, n_scene, expect3);
+    free(scene);
+    free(model);
+    grip_ctx_free(ctx);
+}
+END_TEST
+
+/* Descriptors: the keypoint's x coordinate in every column; frames left absent. */
+static grip_status x_body(grip_stage *st, grip_descriptor_front *front)
+{
+    grip_features *f = front->features;
+    grip_status s = grip_result_array_alloc(st->ctx, &f->descriptors, GRIP_MEM_HOST, GRIP_F32, front->n_keypoints, 2);
+    for (size_t i = 0; !s && i < front->n_keypoints; ++i) {
+        float *row = (float *)f->descriptors.data + 2 * i;
+        row[0] = row[1] = front->keypoint_xyz[3 * i];
+    }
+    return s;
+}
+
+static grip_status failing_body(grip_stage *st, grip_descriptor_front *front)
+{
+    grip_status s = grip_array_alloc_host(st->ctx, &front->features->descriptors, GRIP_F32, front->n_keypoints, 2);
+    return s ? s : grip_fail(st->ctx, GRIP_EINTERNAL, "descriptor.test: the body gave up");
+}
+
+START_TEST(describe_hands_over_the_features)
+{
+    static sheet s;
+    sheet_make(&s);
+    grip_ctx *ctx = grip_test_ctx();
+    grip_kv kv[] = {{"scene_leaf", "0.5"}};
+    grip_stage *st = stage_new(ctx, kv, 1);
+    grip_features *f = NULL;
+    ck_assert_int_eq(grip_descriptor_front_describe(st, &s.cloud, GRIP_ROLE_SCENE, NULL, GRIP_MEM_HOST, 2, x_body, &f),
+                     GRIP_OK);
+    ck_assert_ptr_nonnull(f);
+    ck_assert_uint_eq(f->descriptor_dim, 2);
+    ck_assert_uint_gt(f->keypoints.rows, 0);
+    ck_assert_uint_eq(f->descriptors.rows, f->keypoints.rows);
+    ck_assert_uint_eq(f->frames.rows, 0);
+    ck_assert_uint_eq(f->normals.rows, N_POINTS);
+    const float *xyz = f->keypoint_xyz.data, *d = f->descriptors.data;
+    for (size_t i = 0; i < f->keypoints.rows; ++i)
+        ck_assert(d[2 * i] == xyz[3 * i] && d[2 * i + 1] == xyz[3 * i]);
+    f->release(f);
+    /* a failing body: its error, no features, nothing leaked */
+    f = (grip_features *)&s; /* overwritten with NULL */
+    ck_assert_int_eq(grip_descriptor_front_describe(st, &s.cloud, GRIP_ROLE_SCENE, NULL, GRIP_MEM_HOST, 2,
+                                                    failing_body, &f), GRIP_EINTERNAL);
+    ck_assert_ptr_null(f);
+    ck_assert_ptr_nonnull(strstr(ctx->last_error, "gave up"));
+    /* a CPU-only build has no device memory to put them in */
+    if (grip_ctx_device_count(ctx) == 0) {
+        ck_assert_int_eq(grip_descriptor_front_describe(st, &s.cloud, GRIP_ROLE_SCENE, NULL, GRIP_MEM_CUDA, 2, x_body,
+                                                        &f), GRIP_ENODEV);
+        ck_assert_ptr_null(f);
+    }
+    grip_stage_destroy(st);
+    grip_ctx_free(ctx);
+}
+END_TEST
+
+/* open fails with `want` and a text holding `needle`; close after it is safe. */
+static void expect_open_failure(grip_stage *st, const grip_cloud *cloud, uint32_t role, const grip_array *given,
+                                grip_status want, const char *needle)
+{
+    grip_descriptor_front f;
+    ck_assert_int_eq(grip_descriptor_front_open(st, cloud, role, given, 8, &f), want);
+    ck_assert_msg(strstr(st->ctx->last_error, needle) != NULL, "'%s' lacks '%s'", st->ctx->last_error, needle);
+    grip_descriptor_front_close(&f);
+    ck_assert_ptr_null(f.features);
+}
+
+START_TEST(bad_input_fails_cleanly)
+{
+    static sheet s;
+    sheet_make(&s);
+    grip_ctx *ctx = grip_test_ctx();
+    grip_kv no_normals[] = {{"normals_k", "0"}, {"normals_radius", "0"}};
+    grip_stage *st = stage_new(ctx, no_normals, 2);
+    expect_open_failure(st, &s.cloud, GRIP_ROLE_SCENE, NULL, GRIP_ECONFIG, "normals_radius");
+    expect_open_failure(st, &s.cloud, 7, NULL, GRIP_EINVAL, "role 7");
+    expect_open_failure(st, NULL, GRIP_ROLE_SCENE, NULL, GRIP_EINVAL, "cloud is NULL");
+    grip_stage_destroy(st);
+    st = stage_new(ctx, NULL, 0);
+    uint32_t out_of_range[2] = {1, N_POINTS}, nan_point[1] = {5};
+    grip_array given = grip_array_host_view(GRIP_U32, 2, 1, out_of_range);
+    expect_open_failure(st, &s.cloud, GRIP_ROLE_SCENE, &given, GRIP_EINVAL, "the cloud has 3000 points");
+    given = grip_array_host_view(GRIP_U32, 1, 1, nan_point);
+    expect_open_failure(st, &s.cloud, GRIP_ROLE_SCENE, &given, GRIP_EINVAL, "NaN");
+    given = grip_array_host_view(GRIP_F32, 1, 1, nan_point);
+    expect_open_failure(st, &s.cloud, GRIP_ROLE_SCENE, &given, GRIP_EINVAL, "dtype");
+    s.cloud.normals = grip_array_host_view(GRIP_F32, 10, 3, s.xyz);
+    expect_open_failure(st, &s.cloud, GRIP_ROLE_SCENE, NULL, GRIP_EINVAL, "normals must be");
+    grip_features *f = NULL;
+    ck_assert_int_eq(grip_descriptor_front_describe(NULL, &s.cloud, GRIP_ROLE_SCENE, NULL, GRIP_MEM_HOST, 2, x_body,
+                                                    &f), GRIP_EINVAL);
+    ck_assert_int_eq(grip_descriptor_front_describe(st, &s.cloud, GRIP_ROLE_SCENE, NULL, 9, 2, x_body, &f),
+                     GRIP_EINVAL);
+    grip_stage_destroy(st);
+    grip_ctx_free(ctx);
+}
+END_TEST
+
+START_TEST(result_arrays_on_the_host)
+{
+    grip_ctx *ctx = grip_test_ctx();
+    grip_array a;
+    ck_assert_int_eq(grip_result_array_alloc(ctx, &a, GRIP_MEM_HOST, GRIP_F32, 5, 3), GRIP_OK);
+    ck_assert_int_eq(a.memory, GRIP_MEM_HOST);
+    ck_assert(a.rows == 5 && a.cols == 3 && ((float *)a.data)[14] == 0.0f);
+    void *before = a.data;
+    ck_assert_int_eq(grip_result_array_place(ctx, &a, GRIP_MEM_HOST), GRIP_OK);
+    ck_assert_ptr_eq(a.data, before);
+    grip_result_array_free(&a);
+    ck_assert_ptr_null(a.data);
+    ck_assert_int_eq(grip_result_array_alloc(ctx, &a, GRIP_MEM_HOST, GRIP_DTYPE_NONE, 1, 1), GRIP_EINVAL);
+    grip_result_array_free(&a);
+    if (grip_ctx_device_count(ctx) == 0) {
+        ck_assert_int_eq(grip_result_array_alloc(ctx, &a, GRIP_MEM_CUDA, GRIP_F32, 5, 3), GRIP_EUNSUPPORTED);
+        ck_assert_ptr_null(a.data);
+        grip_result_array_free(&a);
+    }
+    grip_ctx_free(ctx);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("descriptor_front");
+    TCase *tc = tcase_create("host");
+    tcase_add_test(tc, shared_parameters_splice_into_a_table);
+    tcase_add_test(tc, keypoints_and_normals);
+    tcase_add_test(tc, describe_hands_over_the_features);
+    tcase_add_test(tc, bad_input_fails_cleanly);
+    tcase_add_test(tc, result_arrays_on_the_host);
+    suite_add_tcase(s, tc);
+    return grip_test_run(s);
+}
