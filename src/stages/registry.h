@@ -6,6 +6,9 @@
 #include "plugin.h"
 
 extern const grip_stage_impl grip_descriptor_shot;
+extern const grip_stage_impl grip_descriptor_fpfh;
+extern const grip_stage_impl grip_descriptor_pfh;
+extern const grip_stage_impl grip_descriptor_spin_image;
 extern const grip_stage_impl grip_index_bruteforce;
 extern const grip_stage_impl grip_match_knn;
 extern const grip_stage_impl grip_group_hough3d;
