@@ -5,6 +5,7 @@
  *             --scene FILE [--json]
  *   grip-host [--plugin PATH] demo [--config FILE] [--set ...] [--seed N] [--objects N] [--json]
  *   grip-host synth --out DIR [--seed N] [--objects N]
+ *   grip-host [--plugin PATH] bench descriptors|recall [options] (its own options: grip-host bench --help)
  */
 #include "commands.h"
 
@@ -25,6 +26,11 @@ static void usage(FILE *f)
             "                                generate a scene with known poses, recognise it, compare with the truth\n"
             "  synth --out DIR [--seed N] [--objects N]\n"
             "                                write a generated scene, its models and their true poses\n"
+            "  bench descriptors [--points N] [--keypoints K] [--radius R] [--repeat N] [--set ...] [--json]\n"
+            "                                time every descriptor stage on a generated surface\n"
+            "  bench recall [--model M --scene S --gt T.xf] [--leaf L] [--radius R] [--sweep] [--set ...] [--json]\n"
+            "                                how often a scene keypoint's nearest model descriptor is its true match\n"
+            "                                (grip-host bench --help says more)\n"
             "The plugin defaults to $GRIP_PLUGIN, else the libgrip.so beside grip-host (or in ../lib).\n");
 }
 
@@ -102,7 +108,7 @@ int main(int argc, char **argv)
     o.sets = calloc((size_t)argc + 1, sizeof *o.sets);
     o.models = calloc((size_t)argc + 1, sizeof *o.models);
     const char *command = NULL;
-    int rc = 2;
+    int rc = 2, bench_at = 0;
     if (!o.sets || !o.models) {
         fprintf(stderr, "grip-host: out of memory\n");
         goto done;
@@ -118,6 +124,10 @@ int main(int argc, char **argv)
                 goto done;
         } else if (!command) {
             command = argv[i];
+            if (strcmp(command, "bench") == 0) { /* the rest is bench's own command line */
+                bench_at = i + 1;
+                break;
+            }
         } else {
             fprintf(stderr, "grip-host: unexpected argument '%s'\n", argv[i]);
             goto done;
@@ -128,6 +138,7 @@ int main(int argc, char **argv)
     else if (strcmp(command, "run") == 0) rc = cmd_run(&o);
     else if (strcmp(command, "demo") == 0) rc = cmd_demo(&o);
     else if (strcmp(command, "synth") == 0) rc = cmd_synth(&o);
+    else if (strcmp(command, "bench") == 0) rc = cmd_bench(&o, argc - bench_at, argv + bench_at);
     else {
         fprintf(stderr, "grip-host: unknown command '%s'\n", command);
         usage(stderr);

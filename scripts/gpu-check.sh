@@ -21,7 +21,8 @@ tail -3 "$OUT/build.log"
 ctest --test-dir $B -L gpu --output-on-failure > "$OUT/ctest-gpu.log" 2>&1; echo "gpu tests: rc=$?"; tail -4 "$OUT/ctest-gpu.log"
 ctest --test-dir $B -LE gpu -j8 --output-on-failure > "$OUT/ctest-cpu.log" 2>&1; echo "cpu tests: rc=$?"; tail -4 "$OUT/ctest-cpu.log"
 # the out-of-memory tests provoke cudaMalloc failures on purpose: API errors are not reported as findings
-for t in $B/tests/test_device $B/tests/test_knn_cuda $B/tests/test_normals_cuda; do
+for src in tests/gpu/test_*.c; do
+  t=$B/tests/$(basename "$src" .c)
   for tool in memcheck racecheck; do
     compute-sanitizer --tool $tool --report-api-errors no --error-exitcode 3 "$t" \
       > "$OUT/sanitizer-$tool-$(basename $t).log" 2>&1
@@ -43,7 +44,9 @@ if [ -f $M ]; then
   fi
 fi
 $B/grip-host demo > "$OUT/demo.txt" 2>&1; echo "demo: rc=$?"; tail -8 "$OUT/demo.txt"
-# kernel benchmarks (CUDA events after warm-up, medians)
-GRIP_DATA_DIR=.data $B/tests/bench_normals_cuda > "$OUT/bench-normals.txt" 2>&1; echo "bench normals: rc=$?"
-tail -4 "$OUT/bench-normals.txt"
-$B/tests/bench_knn_cuda > "$OUT/bench-knn.txt" 2>&1; echo "bench knn: rc=$?"; tail -8 "$OUT/bench-knn.txt"
+# kernel benchmarks (CUDA events after warm-up, medians), then the descriptor benchmark command
+for src in tests/gpu/bench_*.c; do
+  b=$(basename "$src" .c)
+  GRIP_DATA_DIR=.data timeout 300 $B/tests/$b > "$OUT/$b.txt" 2>&1; echo "$b: rc=$?"; tail -6 "$OUT/$b.txt"
+done
+[ -x scripts/bench-descriptors.sh ] && { bash scripts/bench-descriptors.sh $B .data "$OUT" > "$OUT/bench-descriptors.log" 2>&1; echo "bench-descriptors: rc=$?"; }
