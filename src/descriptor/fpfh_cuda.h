@@ -4,8 +4,8 @@
  * radius lists of that union and its SPFH rows (a warp per point, votes counted in shared memory and turned into
  * PCL's float sums); then each keypoint's weighted sum (a warp per keypoint, a lane per bin, the neighbours in list
  * order, each sub-histogram's total in double in the CPU's order). Lists that do not fit are made a chunk of
- * keypoints (and of union points) at a time (pfh_chunks.h). Same lists and same arithmetic as the CPU twin: the
- * rows equal the CPU's to the bit, but where acosf/atan2f decide a swap or a bin within an ulp (pair_features.h).
+ * keypoints (and of union points) at a time (pfh_chunks.h). Same lists and same arithmetic as the CPU twin (glibc's
+ * atan2f/acosf included, src/math/libm_float.h): the rows equal the CPU's to the bit.
  * Rows: NaN for a keypoint with a non-finite coordinate or no neighbour, zeros when every neighbour is at distance
  * 0. Every call is synchronous. A CPU-only build links fpfh_cuda_absent.c, which fails with GRIP_EUNSUPPORTED. */
 #ifndef GRIP_DESCRIPTOR_FPFH_CUDA_H

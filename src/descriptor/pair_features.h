@@ -8,20 +8,21 @@
  *    (a0 b0 + a2 b2) + (a1 b1 + a3 b3) in float, where a3 b3 is +0 in every dot PCL takes here (that +0 decides the
  *    sign of a zero result, which atan2 sees); cross products are a1 b2 - a2 b1, ... in float; norms are sqrtf of
  *    the dot; divisions are float;
- *  - the swap test is acosf(|angle1|) > acosf(|angle2|) and f1 = atan2f(...), in float;
+ *  - the swap test is acosf(|angle1|) > acosf(|angle2|) and f1 = atan2f(...), in float, with glibc's acosf and
+ *    atan2f (math/libm_float.h ports them, so that both sides compute them bit for bit as PCL's libm does);
  *  - a bin is floor(bins * ((f + pi) * d_pi)) or floor(bins * ((f + 1) * 0.5)) in double, with d_pi the float
  *    1 / (2 pi), converted to int as x86-64 does (NaN gives INT_MIN) and clamped to [0, bins - 1]: a NaN feature
  *    (a NaN normal) lands in bin 0;
  *  - a histogram grows by `h += incr` in float, one vote at a time, with the same incr for every vote.
  * In device code every float and double operation nvcc could contract into a multiply-add is written with a
- * round-to-nearest intrinsic. Only acosf and atan2f are the device's own (within 2 ulp of glibc's): a pair whose
- * |angle1| and |angle2| are a few ulp apart, or whose f1 is within an ulp of a bin edge, may be binned differently
- * on the GPU (never seen in the tests). */
+ * round-to-nearest intrinsic, so the device takes every decision and lands every vote as the CPU does. */
 #ifndef GRIP_DESCRIPTOR_PAIR_FEATURES_H
 #define GRIP_DESCRIPTOR_PAIR_FEATURES_H
 
 #include <math.h>
 #include <stdint.h>
+
+#include "math/libm_float.h"
 
 #ifndef GRIP_HD
 #ifdef __CUDACC__
@@ -93,7 +94,7 @@ GRIP_HD static inline void grip_pair_features(const float p1[3], const float n1[
     float angle2 = GRIP_PF_FDIV(grip_pf_dot(n2, dp), distance);
     const float *u = n1, *target = n2;
     float phi = angle1;
-    if (acosf(fabsf(angle1)) > acosf(fabsf(angle2))) { /* the target is the better source */
+    if (grip_acosf(fabsf(angle1)) > grip_acosf(fabsf(angle2))) { /* the target is the better source */
         u = n2;
         target = n1;
         dp[0] = -dp[0];
@@ -110,7 +111,7 @@ GRIP_HD static inline void grip_pair_features(const float p1[3], const float n1[
     v[1] = GRIP_PF_FDIV(v[1], v_norm);
     v[2] = GRIP_PF_FDIV(v[2], v_norm);
     grip_pf_cross(u, v, w);
-    f[0] = atan2f(grip_pf_dot(w, target), grip_pf_dot(u, target));
+    f[0] = grip_atan2f(grip_pf_dot(w, target), grip_pf_dot(u, target));
     f[1] = grip_pf_dot(v, target);
     f[2] = phi;
     f[3] = distance;

@@ -1,8 +1,8 @@
 /* pfh_cuda.h -- the GPU twin of grip_pfh_describe (pfh.h): PFH-125 with PCL 1.13's CPU semantics, the same
  * histogram as the CPU twin for the same neighbour lists. One block per keypoint, its pairs strided over the
  * threads, votes counted in a shared-memory histogram and turned into PCL's float sums (grip_repeat_add): the
- * counts do not depend on the order of the votes, so the rows equal the CPU's to the bit, but where acosf/atan2f
- * decide a swap or a bin within an ulp (pair_features.h). Rows: NaN for a keypoint with a non-finite coordinate or
+ * counts do not depend on the order of the votes and the angles are glibc's (src/math/libm_float.h), so the rows
+ * equal the CPU's to the bit. Rows: NaN for a keypoint with a non-finite coordinate or
  * an empty list, zeros for a single neighbour. Every call is synchronous. A CPU-only build links
  * pfh_cuda_absent.c, whose functions fail with GRIP_EUNSUPPORTED. */
 #ifndef GRIP_DESCRIPTOR_PFH_CUDA_H
