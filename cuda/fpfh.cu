@@ -122,18 +122,18 @@ __global__ void __launch_bounds__(kThreads) fpfh_kernel(lists l, const float *__
             continue;
         const float w = grip_fpfh_weight(d2);
         const float *s = spfh + (size_t)__ldg(rows + __ldg(l.idx + e)) * GRIP_FPFH_DIM;
-        const float value = GRIP_PF_FMUL(__ldg(s + lane), w);
-        low = GRIP_PF_FADD(low, value);
+        const float value = GRIP_FMUL(__ldg(s + lane), w);
+        low = GRIP_FADD(low, value);
         v[lane] = value;
         if (lane == 0) {
-            const float value_top = GRIP_PF_FMUL(__ldg(s + 32), w);
-            top = GRIP_PF_FADD(top, value_top);
+            const float value_top = GRIP_FMUL(__ldg(s + 32), w);
+            top = GRIP_FADD(top, value_top);
             v[32] = value_top;
         }
         __syncwarp();
         if (lane < 3)
             for (int b = 0; b < GRIP_FPFH_BINS; ++b)
-                total = GRIP_PF_DADD(total, (double)v[lane * GRIP_FPFH_BINS + b]);
+                total = GRIP_DADD(total, (double)v[lane * GRIP_FPFH_BINS + b]);
         __syncwarp();
     }
     const double scale = grip_fpfh_scale_of(total);

@@ -25,6 +25,7 @@
 extern "C" {
 #include "core/ctx.h"
 }
+#include "math/rounded.h"
 
 #define GRIP_GRID3D_MAX_CELLS ((size_t)1 << 25) // 128 MiB of cell_start at most
 #define GRIP_GRID3D_MAX_SIDE 4096
@@ -103,7 +104,7 @@ __device__ __forceinline__ bool grip_finite3(float x, float y, float z)
 // (v - lo) * inv_cell on axis a, in cells (not clamped).
 __device__ __forceinline__ float grip_grid3d_pos(const grip_grid3d_geom &g, float v, int a)
 {
-    return __fmul_rn(__fsub_rn(v, g.lo[a]), g.inv_cell);
+    return GRIP_FMUL(GRIP_FSUB(v, g.lo[a]), g.inv_cell);
 }
 
 // floor(t) clamped to [0, dims[a]); t may be infinite.
@@ -123,11 +124,11 @@ __device__ __forceinline__ uint32_t grip_grid3d_key(const grip_grid3d_geom &g, i
     return ((uint32_t)cz * (uint32_t)g.dims[1] + (uint32_t)cy) * (uint32_t)g.dims[0] + (uint32_t)cx;
 }
 
-// kd_point_sqdist of the CPU twin: dx*dx + dy*dy + dz*dz in float, dx = p - q, no fused multiply-add.
+// kd_point_sqdist of the CPU twin: dx*dx + dy*dy + dz*dz in float, dx = p - q, each operation rounded on its own.
 __device__ __forceinline__ float grip_sqdist(float4 p, float qx, float qy, float qz)
 {
-    const float dx = __fsub_rn(p.x, qx), dy = __fsub_rn(p.y, qy), dz = __fsub_rn(p.z, qz);
-    return __fadd_rn(__fadd_rn(__fmul_rn(dx, dx), __fmul_rn(dy, dy)), __fmul_rn(dz, dz));
+    const float dx = GRIP_FSUB(p.x, qx), dy = GRIP_FSUB(p.y, qy), dz = GRIP_FSUB(p.z, qz);
+    return GRIP_FADD(GRIP_FADD(GRIP_FMUL(dx, dx), GRIP_FMUL(dy, dy)), GRIP_FMUL(dz, dz));
 }
 
 // The k best (distance, index) pairs offered so far, sorted by distance, ties to the lower index; one per thread.

@@ -6,12 +6,13 @@
 // covariance in list order.
 // Radius: the surface's radius neighbourhoods (grip_neighborhoods_cuda_radius, sorted by distance, ties to the lower
 // index, as the CPU's search) in chunks of queries, then one thread per point sums its list in order.
-// Arithmetic: every float operation the CPU twin does is done here with __fadd_rn/__fsub_rn/__fmul_rn/__fdiv_rn
+// Arithmetic: every float operation the CPU twin does is done here with GRIP_FADD/FSUB/FMUL/FDIV (math/rounded.h)
 // in the CPU's order, so that nvcc cannot contract it into FMAs: the sums and the solver's steps round as on
 // the CPU (only atan2f/cosf/sinf are the device's own, within 2 ulp).
 #include "cuda/check.cuh"
 #include "cuda/grid3d.cuh"
 #include "cuda/surface.cuh"
+#include "math/rounded.h"
 
 extern "C" {
 #include "descriptor/normals_cuda.h"
@@ -27,19 +28,15 @@ using knn_list = grip_knn_list<GRIP_NORMALS_CUDA_MAX_K>;
 constexpr uint32_t kRadiusChunk = 1u << 16; // radius queries per neighbourhood search (halved while the lists do not fit)
 
 // ---- PCL 1.13's float eigen33 (src/math/sym3_eigen.c grip_sym3_smallest_pcl), operation for operation --------
-__device__ __forceinline__ float fm(float a, float b) { return __fmul_rn(a, b); }
-__device__ __forceinline__ float fa(float a, float b) { return __fadd_rn(a, b); }
-__device__ __forceinline__ float fs(float a, float b) { return __fsub_rn(a, b); }
-
 __device__ void pcl_roots_quadratic(float b, float c, float roots[3])
 {
     roots[0] = 0.0f;
-    float d = (float)__dsub_rn((double)fm(b, b), __dmul_rn(4.0, (double)c)); // float b*b, then double
+    float d = (float)GRIP_DSUB((double)GRIP_FMUL(b, b), GRIP_DMUL(4.0, (double)c)); // float b*b, then double
     if (d < 0.0f)
         d = 0.0f;
     const float sd = sqrtf(d);
-    roots[2] = fm(0.5f, fa(b, sd));
-    roots[1] = fm(0.5f, fs(b, sd));
+    roots[2] = GRIP_FMUL(0.5f, GRIP_FADD(b, sd));
+    roots[1] = GRIP_FMUL(0.5f, GRIP_FSUB(b, sd));
 }
 
 __device__ __forceinline__ void swapf(float &a, float &b)
@@ -52,31 +49,38 @@ __device__ __forceinline__ void swapf(float &a, float &b)
 __device__ void pcl_roots(const float m[9], float roots[3])
 {
     const float m00 = m[0], m01 = m[1], m02 = m[2], m11 = m[4], m12 = m[5], m22 = m[8];
-    const float c0 = fs(fs(fs(fa(fm(fm(m00, m11), m22), fm(fm(fm(2.0f, m01), m02), m12)), fm(fm(m00, m12), m12)),
-                          fm(fm(m11, m02), m02)),
-                       fm(fm(m22, m01), m01));
-    const float c1 =
-        fs(fa(fs(fa(fs(fm(m00, m11), fm(m01, m01)), fm(m00, m22)), fm(m02, m02)), fm(m11, m22)), fm(m12, m12));
-    const float c2 = fa(fa(m00, m11), m22);
+    // c0 = m00 m11 m22 + 2 m01 m02 m12 - m00 m12^2 - m11 m02^2 - m22 m01^2 and
+    // c1 = m00 m11 - m01^2 + m00 m22 - m02^2 + m11 m22 - m12^2, left to right as PCL
+    float c0 = GRIP_FADD(GRIP_FMUL(GRIP_FMUL(m00, m11), m22), GRIP_FMUL(GRIP_FMUL(GRIP_FMUL(2.0f, m01), m02), m12));
+    c0 = GRIP_FSUB(c0, GRIP_FMUL(GRIP_FMUL(m00, m12), m12));
+    c0 = GRIP_FSUB(c0, GRIP_FMUL(GRIP_FMUL(m11, m02), m02));
+    c0 = GRIP_FSUB(c0, GRIP_FMUL(GRIP_FMUL(m22, m01), m01));
+    float c1 = GRIP_FSUB(GRIP_FMUL(m00, m11), GRIP_FMUL(m01, m01));
+    c1 = GRIP_FADD(c1, GRIP_FMUL(m00, m22));
+    c1 = GRIP_FSUB(c1, GRIP_FMUL(m02, m02));
+    c1 = GRIP_FADD(c1, GRIP_FMUL(m11, m22));
+    c1 = GRIP_FSUB(c1, GRIP_FMUL(m12, m12));
+    const float c2 = GRIP_FADD(GRIP_FADD(m00, m11), m22);
     if (fabsf(c0) < FLT_EPSILON) {
         pcl_roots_quadratic(c2, c1, roots);
         return;
     }
     const float inv3 = (float)(1.0 / 3.0), sqrt3 = sqrtf(3.0f);
-    const float c2_over_3 = fm(c2, inv3);
-    float a_over_3 = fm(fs(c1, fm(c2, c2_over_3)), inv3);
+    const float c2_over_3 = GRIP_FMUL(c2, inv3);
+    float a_over_3 = GRIP_FMUL(GRIP_FSUB(c1, GRIP_FMUL(c2, c2_over_3)), inv3);
     if (a_over_3 > 0.0f)
         a_over_3 = 0.0f;
-    const float half_b = fm(0.5f, fa(c0, fm(c2_over_3, fs(fm(fm(2.0f, c2_over_3), c2_over_3), c1))));
-    float q = fa(fm(half_b, half_b), fm(fm(a_over_3, a_over_3), a_over_3));
+    const float half_b = GRIP_FMUL(
+        0.5f, GRIP_FADD(c0, GRIP_FMUL(c2_over_3, GRIP_FSUB(GRIP_FMUL(GRIP_FMUL(2.0f, c2_over_3), c2_over_3), c1))));
+    float q = GRIP_FADD(GRIP_FMUL(half_b, half_b), GRIP_FMUL(GRIP_FMUL(a_over_3, a_over_3), a_over_3));
     if (q > 0.0f)
         q = 0.0f;
     const float rho = sqrtf(-a_over_3);
-    const float theta = fm(atan2f(sqrtf(-q), half_b), inv3);
+    const float theta = GRIP_FMUL(atan2f(sqrtf(-q), half_b), inv3);
     const float cos_theta = cosf(theta), sin_theta = sinf(theta);
-    roots[0] = fa(c2_over_3, fm(fm(2.0f, rho), cos_theta));
-    roots[1] = fs(c2_over_3, fm(rho, fa(cos_theta, fm(sqrt3, sin_theta))));
-    roots[2] = fs(c2_over_3, fm(rho, fs(cos_theta, fm(sqrt3, sin_theta))));
+    roots[0] = GRIP_FADD(c2_over_3, GRIP_FMUL(GRIP_FMUL(2.0f, rho), cos_theta));
+    roots[1] = GRIP_FSUB(c2_over_3, GRIP_FMUL(rho, GRIP_FADD(cos_theta, GRIP_FMUL(sqrt3, sin_theta))));
+    roots[2] = GRIP_FSUB(c2_over_3, GRIP_FMUL(rho, GRIP_FSUB(cos_theta, GRIP_FMUL(sqrt3, sin_theta))));
     if (roots[0] >= roots[1])
         swapf(roots[0], roots[1]);
     if (roots[1] >= roots[2]) {
@@ -90,9 +94,9 @@ __device__ void pcl_roots(const float m[9], float roots[3])
 
 __device__ __forceinline__ void cross3f(const float *a, const float *b, float out[3])
 {
-    out[0] = fs(fm(a[1], b[2]), fm(a[2], b[1]));
-    out[1] = fs(fm(a[2], b[0]), fm(a[0], b[2]));
-    out[2] = fs(fm(a[0], b[1]), fm(a[1], b[0]));
+    out[0] = GRIP_FSUB(GRIP_FMUL(a[1], b[2]), GRIP_FMUL(a[2], b[1]));
+    out[1] = GRIP_FSUB(GRIP_FMUL(a[2], b[0]), GRIP_FMUL(a[0], b[2]));
+    out[2] = GRIP_FSUB(GRIP_FMUL(a[0], b[1]), GRIP_FMUL(a[1], b[0]));
 }
 
 __device__ void pcl_largest_cross(const float m[9], float vec[3])
@@ -105,14 +109,15 @@ __device__ void pcl_largest_cross(const float m[9], float vec[3])
     float best_len = 0.0f;
     for (int r = 0; r < 3; ++r) {
         const float len =
-            sqrtf(fa(fm(cross[r][0], cross[r][0]), fa(fm(cross[r][1], cross[r][1]), fm(cross[r][2], cross[r][2]))));
+            sqrtf(GRIP_FADD(GRIP_FMUL(cross[r][0], cross[r][0]),
+                            GRIP_FADD(GRIP_FMUL(cross[r][1], cross[r][1]), GRIP_FMUL(cross[r][2], cross[r][2]))));
         if (r == 0 || len > best_len) {
             best = r;
             best_len = len;
         }
     }
     for (int i = 0; i < 3; ++i)
-        vec[i] = __fdiv_rn(cross[best][i], best_len);
+        vec[i] = GRIP_FDIV(cross[best][i], best_len);
 }
 
 __device__ float sym3_smallest_pcl(const float a[9], float vec[3])
@@ -124,14 +129,14 @@ __device__ float sym3_smallest_pcl(const float a[9], float vec[3])
     if (scale <= FLT_MIN)
         scale = 1.0f;
     for (int i = 0; i < 9; ++i)
-        m[i] = __fdiv_rn(m[i], scale);
+        m[i] = GRIP_FDIV(m[i], scale);
     float roots[3];
     pcl_roots(m, roots);
-    m[0] = fs(m[0], roots[0]);
-    m[4] = fs(m[4], roots[0]);
-    m[8] = fs(m[8], roots[0]);
+    m[0] = GRIP_FSUB(m[0], roots[0]);
+    m[4] = GRIP_FSUB(m[4], roots[0]);
+    m[8] = GRIP_FSUB(m[8], roots[0]);
     pcl_largest_cross(m, vec);
-    return fm(roots[0], scale);
+    return GRIP_FMUL(roots[0], scale);
 }
 
 // ---- normals.c's per-point steps --------------------------------------------------------------------------
@@ -144,26 +149,26 @@ __device__ __forceinline__ void covariance_as_pcl(const Neighbours &nb, float co
     float k0[3], accu[9] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
     nb.get(0, k0);
     nb.for_each([&](const float p[3]) {
-        const float x = fs(p[0], k0[0]), y = fs(p[1], k0[1]), z = fs(p[2], k0[2]);
-        accu[0] = fa(accu[0], fm(x, x));
-        accu[1] = fa(accu[1], fm(x, y));
-        accu[2] = fa(accu[2], fm(x, z));
-        accu[3] = fa(accu[3], fm(y, y));
-        accu[4] = fa(accu[4], fm(y, z));
-        accu[5] = fa(accu[5], fm(z, z));
-        accu[6] = fa(accu[6], x);
-        accu[7] = fa(accu[7], y);
-        accu[8] = fa(accu[8], z);
+        const float x = GRIP_FSUB(p[0], k0[0]), y = GRIP_FSUB(p[1], k0[1]), z = GRIP_FSUB(p[2], k0[2]);
+        accu[0] = GRIP_FADD(accu[0], GRIP_FMUL(x, x));
+        accu[1] = GRIP_FADD(accu[1], GRIP_FMUL(x, y));
+        accu[2] = GRIP_FADD(accu[2], GRIP_FMUL(x, z));
+        accu[3] = GRIP_FADD(accu[3], GRIP_FMUL(y, y));
+        accu[4] = GRIP_FADD(accu[4], GRIP_FMUL(y, z));
+        accu[5] = GRIP_FADD(accu[5], GRIP_FMUL(z, z));
+        accu[6] = GRIP_FADD(accu[6], x);
+        accu[7] = GRIP_FADD(accu[7], y);
+        accu[8] = GRIP_FADD(accu[8], z);
     });
     const float count = (float)nb.count();
     for (int a = 0; a < 9; ++a)
-        accu[a] = __fdiv_rn(accu[a], count);
-    cov[0] = fs(accu[0], fm(accu[6], accu[6]));
-    cov[1] = fs(accu[1], fm(accu[6], accu[7]));
-    cov[2] = fs(accu[2], fm(accu[6], accu[8]));
-    cov[4] = fs(accu[3], fm(accu[7], accu[7]));
-    cov[5] = fs(accu[4], fm(accu[7], accu[8]));
-    cov[8] = fs(accu[5], fm(accu[8], accu[8]));
+        accu[a] = GRIP_FDIV(accu[a], count);
+    cov[0] = GRIP_FSUB(accu[0], GRIP_FMUL(accu[6], accu[6]));
+    cov[1] = GRIP_FSUB(accu[1], GRIP_FMUL(accu[6], accu[7]));
+    cov[2] = GRIP_FSUB(accu[2], GRIP_FMUL(accu[6], accu[8]));
+    cov[4] = GRIP_FSUB(accu[3], GRIP_FMUL(accu[7], accu[7]));
+    cov[5] = GRIP_FSUB(accu[4], GRIP_FMUL(accu[7], accu[8]));
+    cov[8] = GRIP_FSUB(accu[5], GRIP_FMUL(accu[8], accu[8]));
     cov[3] = cov[1];
     cov[6] = cov[2];
     cov[7] = cov[5];
@@ -179,10 +184,11 @@ __device__ __forceinline__ float4 normal_of(const Neighbours &nb, float qx, floa
     float cov[9], nrm[3];
     covariance_as_pcl(nb, cov);
     const float l0 = sym3_smallest_pcl(cov, nrm);
-    const float trace = fa(fa(cov[0], cov[4]), cov[8]);
-    const float curvature = trace != 0.0f ? fabsf(__fdiv_rn(l0, trace)) : 0.0f;
+    const float trace = GRIP_FADD(GRIP_FADD(cov[0], cov[4]), cov[8]);
+    const float curvature = trace != 0.0f ? fabsf(GRIP_FDIV(l0, trace)) : 0.0f;
     const float cos_theta =
-        fa(fa(fm(fs(vp.x, qx), nrm[0]), fm(fs(vp.y, qy), nrm[1])), fm(fs(vp.z, qz), nrm[2]));
+        GRIP_FADD(GRIP_FADD(GRIP_FMUL(GRIP_FSUB(vp.x, qx), nrm[0]), GRIP_FMUL(GRIP_FSUB(vp.y, qy), nrm[1])),
+                  GRIP_FMUL(GRIP_FSUB(vp.z, qz), nrm[2]));
     if (cos_theta < 0.0f)
         return make_float4(-nrm[0], -nrm[1], -nrm[2], curvature);
     return make_float4(nrm[0], nrm[1], nrm[2], curvature);

@@ -145,39 +145,6 @@ int cmd_bench(const host_options *o, int argc, char **argv)
 
 /* ---- the plugin and the user's settings -------------------------------------------------------------------- */
 
-int bench_plugin_open(const bench_options *b, bench_plugin *bp)
-{
-    memset(bp, 0, sizeof *bp);
-    grip_diag diag = {0};
-    int bad = 0;
-    for (int i = 0; i < b->n_sets; i++)
-        bad |= grip_config_set(&bp->user, b->sets[i], &diag) != 0;
-    grip_diag_print(&diag, stderr);
-    grip_diag_free(&diag);
-    host_options ho;
-    memset(&ho, 0, sizeof ho);
-    ho.plugin = b->plugin;
-    ho.argv0 = b->argv0;
-    if (bad || host_plugin_path(&ho, bp->path, sizeof bp->path) != 0) {
-        grip_config_free(&bp->user);
-        return bad ? 2 : 1;
-    }
-    char own[4096], err[1024];
-    const char *path = grip_config_stage_plugin(&bp->user, GRIP_STAGE_DESCRIPTOR, own, sizeof own) ? own : bp->path;
-    if (grip_loader_open(path, &bp->descriptors, err, sizeof err) != 0) {
-        fprintf(stderr, "grip-host: bench: %s\n", err);
-        grip_config_free(&bp->user);
-        return 1;
-    }
-    return 0;
-}
-
-void bench_plugin_close(bench_plugin *bp)
-{
-    grip_config_free(&bp->user);
-    grip_loader_close(&bp->descriptors);
-}
-
 static int host_key(const char *key)
 {
     return strcmp(key, "impl") == 0 || strcmp(key, "plugin") == 0;
@@ -208,7 +175,9 @@ static int check_user_keys(const grip_config *user, const grip_stage_impl *const
     return bad ? 2 : 0;
 }
 
-int bench_descriptor_impls(const bench_plugin *bp, const grip_stage_impl ***impls, uint32_t *n)
+/* The descriptor implementations to run: every one the plugin lists, or the one `descriptor.impl` names.
+ * *impls is malloc'd (free()). 0, or the exit status after saying why. */
+static int list_descriptor_impls(const bench_plugin *bp, const grip_stage_impl ***impls, uint32_t *n)
 {
     const grip_plugin *t = &bp->descriptors.table;
     const grip_config_entry *only = grip_config_find(&bp->user, "descriptor", "impl");
@@ -234,6 +203,44 @@ int bench_descriptor_impls(const bench_plugin *bp, const grip_stage_impl ***impl
         *impls = NULL;
     }
     return rc;
+}
+
+int bench_plugin_open(const bench_options *b, bench_plugin *bp)
+{
+    memset(bp, 0, sizeof *bp);
+    grip_diag diag = {0};
+    int bad = 0;
+    for (int i = 0; i < b->n_sets; i++)
+        bad |= grip_config_set(&bp->user, b->sets[i], &diag) != 0;
+    grip_diag_print(&diag, stderr);
+    grip_diag_free(&diag);
+    host_options ho;
+    memset(&ho, 0, sizeof ho);
+    ho.plugin = b->plugin;
+    ho.argv0 = b->argv0;
+    if (bad || host_plugin_path(&ho, bp->path, sizeof bp->path) != 0) {
+        grip_config_free(&bp->user);
+        return bad ? 2 : 1;
+    }
+    char own[4096], err[1024];
+    const char *path = grip_config_stage_plugin(&bp->user, GRIP_STAGE_DESCRIPTOR, own, sizeof own) ? own : bp->path;
+    if (grip_loader_open(path, &bp->descriptors, err, sizeof err) != 0) {
+        fprintf(stderr, "grip-host: bench: %s\n", err);
+        grip_config_free(&bp->user);
+        return 1;
+    }
+    int rc = list_descriptor_impls(bp, &bp->impls, &bp->n_impls);
+    if (rc != 0)
+        bench_plugin_close(bp);
+    return rc;
+}
+
+void bench_plugin_close(bench_plugin *bp)
+{
+    free(bp->impls);
+    bp->impls = NULL;
+    grip_config_free(&bp->user);
+    grip_loader_close(&bp->descriptors);
 }
 
 /* ---- one setting ------------------------------------------------------------------------------------------- */
@@ -422,6 +429,16 @@ void bench_json_string(FILE *f, const char *s)
             fputc(c, f);
     }
     fputc('"', f);
+}
+
+int bench_json_unfinished(FILE *f, const char *skipped, const char *failed)
+{
+    if (!skipped && !failed[0])
+        return 0;
+    fprintf(f, ",\"%s\":", skipped ? "skipped" : "failed");
+    bench_json_string(f, skipped ? skipped : failed);
+    fputc('}', f);
+    return 1;
 }
 
 grip_cloud bench_cloud(const float *xyz, const float *normals, size_t n, const char *name)

@@ -43,23 +43,23 @@ int bench_recall(const bench_options *b);
 
 /* ---- stages, one setting at a time (cmd_bench.c) ------------------------------------------------------------ */
 
-/* The user's --set entries, checked for syntax, and the plugin that offers the descriptor stages. */
+/* The user's --set entries, checked for syntax, the plugin that offers the descriptor stages, and the descriptor
+ * implementations to run. */
 typedef struct bench_plugin {
     grip_config user;             /* the --set entries, in order */
     char path[4096];              /* the default plugin */
     grip_loaded_plugin descriptors; /* the plugin the descriptor stages come from (descriptor.plugin or the
                                        default); held open for the whole bench so that its stage list stays
                                        valid and the library is not unloaded between settings */
+    const grip_stage_impl **impls; /* every descriptor stage the plugin lists, or the one descriptor.impl names */
+    uint32_t n_impls;
 } bench_plugin;
 
-/* Parses the --set entries and loads the descriptor plugin. 0, or the exit status after saying why. */
+/* Parses the --set entries, loads the descriptor plugin and lists the implementations to run, checking that every
+ * descriptor key of --set belongs to at least one of them. 0, or the exit status after saying why (nothing is
+ * then held). Close with bench_plugin_close(). */
 int bench_plugin_open(const bench_options *b, bench_plugin *bp);
 void bench_plugin_close(bench_plugin *bp);
-
-/* The descriptor implementations to run: every one the plugin lists, or the one `descriptor.impl` names.
- * Checks that every descriptor key of --set belongs to at least one of them. *impls is malloc'd (free()).
- * 0, or the exit status after saying why. */
-int bench_descriptor_impls(const bench_plugin *bp, const grip_stage_impl ***impls, uint32_t *n);
 
 /* One setting opened: the pipeline (its descriptor, index and match stages are the ones a bench uses). */
 typedef struct bench_run {
@@ -94,6 +94,10 @@ double bench_median(double *v, size_t n);
 
 /* A JSON string (quotes, backslashes and control characters escaped). */
 void bench_json_string(FILE *f, const char *s);
+
+/* For a result that was skipped (skipped: why) or failed (failed: the error, "" when it did not): writes
+ * ,"skipped":"<why>"} or ,"failed":"<error>"}, closing the result's JSON object, and returns 1; else 0. */
+int bench_json_unfinished(FILE *f, const char *skipped, const char *failed);
 
 /* A grip_cloud over host arrays (normals may be NULL), unorganized. */
 grip_cloud bench_cloud(const float *xyz, const float *normals, size_t n, const char *name);

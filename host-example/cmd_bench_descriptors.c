@@ -192,12 +192,8 @@ static void print_json(const bench_data *d, int repeat, const descriptor_result 
         const descriptor_result *r = &res[i];
         printf("%s{\"impl\":", i ? "," : "");
         bench_json_string(stdout, r->impl);
-        if (r->skipped || r->failed[0]) {
-            printf(",\"%s\":", r->skipped ? "skipped" : "failed");
-            bench_json_string(stdout, r->skipped ? r->skipped : r->failed);
-            printf("}");
+        if (bench_json_unfinished(stdout, r->skipped, r->failed))
             continue;
-        }
         printf(",\"device\":\"%s\",\"dim\":%u,\"valid\":%llu,\"median_ms\":%.6f,\"min_ms\":%.6f,"
                "\"descriptors_per_s\":%.6g,\"given_normals\":{\"median_ms\":%.6f,\"min_ms\":%.6f,"
                "\"descriptors_per_s\":%.6g},\"normals_ms\":%.6f}",
@@ -212,16 +208,14 @@ int bench_descriptors(const bench_options *b)
 {
     bench_plugin bp;
     bench_data d;
-    const grip_stage_impl **impls = NULL;
-    uint32_t n = 0;
     int rc = bench_plugin_open(b, &bp);
     if (rc != 0)
         return rc;
-    if ((rc = bench_descriptor_impls(&bp, &impls, &n)) != 0 || (rc = make_data(b, &d)) != 0) {
-        free(impls);
+    if ((rc = make_data(b, &d)) != 0) {
         bench_plugin_close(&bp);
         return rc;
     }
+    const uint32_t n = bp.n_impls;
     int repeat = b->repeat ? b->repeat : DEFAULT_REPEAT;
     descriptor_result *res = calloc(n, sizeof *res);
     if (!res) {
@@ -232,7 +226,7 @@ int bench_descriptors(const bench_options *b)
         fflush(stdout);
     }
     for (uint32_t i = 0; res && i < n && rc != 2; i++) {
-        int one = bench_impl(&bp, b, &d, impls[i], &res[i]);
+        int one = bench_impl(&bp, b, &d, bp.impls[i], &res[i]);
         rc = one > rc ? one : rc;
         if (one != 2 && !b->json) {
             print_line(&d, &res[i]);
@@ -242,7 +236,6 @@ int bench_descriptors(const bench_options *b)
     if (res && rc != 2 && b->json)
         print_json(&d, repeat, res, n);
     free(res);
-    free(impls);
     bench_data_free(&d);
     bench_plugin_close(&bp);
     return rc;

@@ -501,12 +501,8 @@ static void print_json(const recall_data *d, const recall_result *res, uint32_t 
         bench_json_string(stdout, r->label);
         printf(",\"impl\":");
         bench_json_string(stdout, r->impl);
-        if (r->skipped || r->failed[0]) {
-            printf(",\"%s\":", r->skipped ? "skipped" : "failed");
-            bench_json_string(stdout, r->skipped ? r->skipped : r->failed);
-            printf("}");
+        if (bench_json_unfinished(stdout, r->skipped, r->failed))
             continue;
-        }
         printf(",\"device\":\"%s\",\"max_neighbors\":%lld,\"valid_scene\":%llu,\"valid_model\":%llu,"
                "\"recall_at_1\":%.6f,\"within_2mr\":%.6f,\"scene_ms\":%.4f,\"model_ms\":%.4f,\"index_ms\":%.4f,"
                "\"match_ms\":%.4f}",
@@ -520,19 +516,16 @@ int bench_recall(const bench_options *b)
 {
     bench_plugin bp;
     recall_data d;
-    const grip_stage_impl **impls = NULL;
-    uint32_t n_impls = 0;
     int rc = bench_plugin_open(b, &bp);
     if (rc != 0)
         return rc;
-    if ((rc = bench_descriptor_impls(&bp, &impls, &n_impls)) != 0 || (rc = prepare_data(b, &d)) != 0) {
-        free(impls);
+    if ((rc = prepare_data(b, &d)) != 0) {
         bench_plugin_close(&bp);
         return rc;
     }
-    recall_setting *settings = calloc((size_t)n_impls * MAX_SETTINGS_PER_IMPL, sizeof *settings);
-    recall_result *res = calloc((size_t)n_impls * MAX_SETTINGS_PER_IMPL, sizeof *res);
-    uint32_t n = settings && res ? make_settings(b, &d, impls, n_impls, settings) : 0;
+    recall_setting *settings = calloc((size_t)bp.n_impls * MAX_SETTINGS_PER_IMPL, sizeof *settings);
+    recall_result *res = calloc((size_t)bp.n_impls * MAX_SETTINGS_PER_IMPL, sizeof *res);
+    uint32_t n = settings && res ? make_settings(b, &d, bp.impls, bp.n_impls, settings) : 0;
     if (!settings || !res) {
         fprintf(stderr, "grip-host: bench: out of memory\n");
         rc = 1;
@@ -552,7 +545,6 @@ int bench_recall(const bench_options *b)
         print_json(&d, res, n);
     free(settings);
     free(res);
-    free(impls);
     recall_data_free(&d);
     bench_plugin_close(&bp);
     return rc;

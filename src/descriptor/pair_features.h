@@ -23,14 +23,7 @@
 #include <stdint.h>
 
 #include "math/libm_float.h"
-
-#ifndef GRIP_HD
-#ifdef __CUDACC__
-#define GRIP_HD __host__ __device__
-#else
-#define GRIP_HD
-#endif
-#endif
+#include "math/rounded.h"
 
 #define GRIP_FPFH_BINS 11                     /* per angular feature */
 #define GRIP_FPFH_DIM (3 * GRIP_FPFH_BINS)    /* f1 | f2 | f3 sub-histograms */
@@ -40,42 +33,21 @@
 /* pi to double precision, as M_PI (C11 has none) */
 #define GRIP_PAIR_PI 3.14159265358979323846
 
-/* Rounded float and double operations that nvcc must not contract. */
-#ifdef __CUDA_ARCH__
-#define GRIP_PF_FMUL(a, b) __fmul_rn((a), (b))
-#define GRIP_PF_FADD(a, b) __fadd_rn((a), (b))
-#define GRIP_PF_FSUB(a, b) __fsub_rn((a), (b))
-#define GRIP_PF_FDIV(a, b) __fdiv_rn((a), (b))
-#define GRIP_PF_FSQRT(a) __fsqrt_rn(a)
-#define GRIP_PF_DMUL(a, b) __dmul_rn((a), (b))
-#define GRIP_PF_DADD(a, b) __dadd_rn((a), (b))
-#define GRIP_PF_DDIV(a, b) __ddiv_rn((a), (b))
-#else
-#define GRIP_PF_FMUL(a, b) ((a) * (b))
-#define GRIP_PF_FADD(a, b) ((a) + (b))
-#define GRIP_PF_FSUB(a, b) ((a) - (b))
-#define GRIP_PF_FDIV(a, b) ((a) / (b))
-#define GRIP_PF_FSQRT(a) sqrtf(a)
-#define GRIP_PF_DMUL(a, b) ((a) * (b))
-#define GRIP_PF_DADD(a, b) ((a) + (b))
-#define GRIP_PF_DDIV(a, b) ((a) / (b))
-#endif
-
 /* Eigen's Vector4f dot product with a zero fourth lane: (a0 b0 + a2 b2) + (a1 b1 + 0). The "+ 0" is kept: it turns
  * a -0 product into +0 as PCL's reduction does. */
 GRIP_HD static inline float grip_pf_dot(const float a[3], const float b[3])
 {
-    float even = GRIP_PF_FADD(GRIP_PF_FMUL(a[0], b[0]), GRIP_PF_FMUL(a[2], b[2]));
-    float odd = GRIP_PF_FADD(GRIP_PF_FMUL(a[1], b[1]), 0.0f);
-    return GRIP_PF_FADD(even, odd);
+    float even = GRIP_FADD(GRIP_FMUL(a[0], b[0]), GRIP_FMUL(a[2], b[2]));
+    float odd = GRIP_FADD(GRIP_FMUL(a[1], b[1]), 0.0f);
+    return GRIP_FADD(even, odd);
 }
 
 /* Eigen's cross3: (a1 b2 - a2 b1, a2 b0 - a0 b2, a0 b1 - a1 b0), each product rounded. */
 GRIP_HD static inline void grip_pf_cross(const float a[3], const float b[3], float out[3])
 {
-    out[0] = GRIP_PF_FSUB(GRIP_PF_FMUL(a[1], b[2]), GRIP_PF_FMUL(a[2], b[1]));
-    out[1] = GRIP_PF_FSUB(GRIP_PF_FMUL(a[2], b[0]), GRIP_PF_FMUL(a[0], b[2]));
-    out[2] = GRIP_PF_FSUB(GRIP_PF_FMUL(a[0], b[1]), GRIP_PF_FMUL(a[1], b[0]));
+    out[0] = GRIP_FSUB(GRIP_FMUL(a[1], b[2]), GRIP_FMUL(a[2], b[1]));
+    out[1] = GRIP_FSUB(GRIP_FMUL(a[2], b[0]), GRIP_FMUL(a[0], b[2]));
+    out[2] = GRIP_FSUB(GRIP_FMUL(a[0], b[1]), GRIP_FMUL(a[1], b[0]));
 }
 
 /* PCL's pcl::computePairFeatures of the pair (p1, n1) -> (p2, n2): f[0] = theta = atan2(w . nt, u . nt) in
@@ -85,13 +57,13 @@ GRIP_HD static inline void grip_pf_cross(const float a[3], const float b[3], flo
 GRIP_HD static inline void grip_pair_features(const float p1[3], const float n1[3], const float p2[3],
                                               const float n2[3], float f[4])
 {
-    float dp[3] = {GRIP_PF_FSUB(p2[0], p1[0]), GRIP_PF_FSUB(p2[1], p1[1]), GRIP_PF_FSUB(p2[2], p1[2])};
-    float distance = GRIP_PF_FSQRT(grip_pf_dot(dp, dp));
+    float dp[3] = {GRIP_FSUB(p2[0], p1[0]), GRIP_FSUB(p2[1], p1[1]), GRIP_FSUB(p2[2], p1[2])};
+    float distance = GRIP_FSQRT(grip_pf_dot(dp, dp));
     f[0] = f[1] = f[2] = f[3] = 0.0f;
     if (distance == 0.0f)
         return;
-    float angle1 = GRIP_PF_FDIV(grip_pf_dot(n1, dp), distance);
-    float angle2 = GRIP_PF_FDIV(grip_pf_dot(n2, dp), distance);
+    float angle1 = GRIP_FDIV(grip_pf_dot(n1, dp), distance);
+    float angle2 = GRIP_FDIV(grip_pf_dot(n2, dp), distance);
     const float *u = n1, *target = n2;
     float phi = angle1;
     if (grip_acosf(fabsf(angle1)) > grip_acosf(fabsf(angle2))) { /* the target is the better source */
@@ -104,12 +76,12 @@ GRIP_HD static inline void grip_pair_features(const float p1[3], const float n1[
     }
     float v[3], w[3];
     grip_pf_cross(dp, u, v);
-    float v_norm = GRIP_PF_FSQRT(grip_pf_dot(v, v));
+    float v_norm = GRIP_FSQRT(grip_pf_dot(v, v));
     if (v_norm == 0.0f)
         return;
-    v[0] = GRIP_PF_FDIV(v[0], v_norm);
-    v[1] = GRIP_PF_FDIV(v[1], v_norm);
-    v[2] = GRIP_PF_FDIV(v[2], v_norm);
+    v[0] = GRIP_FDIV(v[0], v_norm);
+    v[1] = GRIP_FDIV(v[1], v_norm);
+    v[2] = GRIP_FDIV(v[2], v_norm);
     grip_pf_cross(u, v, w);
     f[0] = grip_atan2f(grip_pf_dot(w, target), grip_pf_dot(u, target));
     f[1] = grip_pf_dot(v, target);
@@ -131,15 +103,15 @@ GRIP_HD static inline int grip_pair_bin_clamp(double scaled, int bins)
 GRIP_HD static inline int grip_pair_bin_angle(float theta, int bins)
 {
     const float d_pi = 1.0f / (2.0f * (float)GRIP_PAIR_PI);
-    double shifted = GRIP_PF_DMUL(GRIP_PF_DADD((double)theta, GRIP_PAIR_PI), (double)d_pi);
-    return grip_pair_bin_clamp(floor(GRIP_PF_DMUL((double)bins, shifted)), bins);
+    double shifted = GRIP_DMUL(GRIP_DADD((double)theta, GRIP_PAIR_PI), (double)d_pi);
+    return grip_pair_bin_clamp(floor(GRIP_DMUL((double)bins, shifted)), bins);
 }
 
 /* Bin of a cosine in [-1, 1]: floor(bins * ((c + 1) * 0.5)). */
 GRIP_HD static inline int grip_pair_bin_cosine(float c, int bins)
 {
-    double shifted = GRIP_PF_DMUL(GRIP_PF_DADD((double)c, 1.0), 0.5);
-    return grip_pair_bin_clamp(floor(GRIP_PF_DMUL((double)bins, shifted)), bins);
+    double shifted = GRIP_DMUL(GRIP_DADD((double)c, 1.0), 0.5);
+    return grip_pair_bin_clamp(floor(GRIP_DMUL((double)bins, shifted)), bins);
 }
 
 /* The three SPFH bins (one per sub-histogram, already offset into the 33) of the pair (p, np) -> (q, nq), as
@@ -170,11 +142,11 @@ GRIP_HD static inline int grip_pfh_pair_bin(const float p1[3], const float n1[3]
  * no pair, and then no vote is cast). */
 GRIP_HD static inline float grip_spfh_increment(uint64_t support)
 {
-    return GRIP_PF_FDIV(100.0f, (float)(support - 1));
+    return GRIP_FDIV(100.0f, (float)(support - 1));
 }
 GRIP_HD static inline float grip_pfh_increment(uint64_t support)
 {
-    return GRIP_PF_FDIV(100.0f, (float)(support * (support - 1) / 2));
+    return GRIP_FDIV(100.0f, (float)(support * (support - 1) / 2));
 }
 
 /* The float PCL's `h += incr` leaves after `count` additions to 0 (incr > 0), without making them one by one.
@@ -190,14 +162,14 @@ GRIP_HD static inline float grip_repeat_add(float incr, uint64_t count)
     if (!(incr < 3.402823466e+38f)) /* inf or NaN: the sum is incr after the first vote */
         return incr;
     while (count > 0) {
-        float next = GRIP_PF_FADD(sum, incr);
+        float next = GRIP_FADD(sum, incr);
         --count;
         if (next == sum) /* incr no longer moves the sum */
             return sum;
         int e_sum, e_next;
         (void)frexpf(sum, &e_sum);
         (void)frexpf(next, &e_next);
-        float step = GRIP_PF_FSUB(next, sum); /* exact within a binade (Sterbenz) */
+        float step = GRIP_FSUB(next, sum); /* exact within a binade (Sterbenz) */
         int steady = sum != 0.0f && e_sum == e_next && step == last_step;
         last_step = (sum != 0.0f && e_sum == e_next) ? step : -1.0f;
         sum = next;
@@ -222,15 +194,15 @@ GRIP_HD static inline float grip_repeat_add(float incr, uint64_t count)
  * (left as is when the total is 0) and rounded to float. */
 GRIP_HD static inline float grip_fpfh_weight(float sqdist)
 {
-    return GRIP_PF_FDIV(1.0f, sqdist);
+    return GRIP_FDIV(1.0f, sqdist);
 }
 GRIP_HD static inline double grip_fpfh_scale_of(double total)
 {
-    return total != 0.0 ? GRIP_PF_DDIV(100.0, total) : total;
+    return total != 0.0 ? GRIP_DDIV(100.0, total) : total;
 }
 GRIP_HD static inline float grip_fpfh_scaled(float h, double scale)
 {
-    return (float)GRIP_PF_DMUL((double)h, scale);
+    return (float)GRIP_DMUL((double)h, scale);
 }
 
 #endif

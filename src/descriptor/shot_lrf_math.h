@@ -6,20 +6,13 @@
  * support order, Eigen's ordering of the dot products. The covariance entries and the weight are 7 separate
  * sums, each a chain of additions in support order: a caller that adds the terms of grip_shot_lrf_terms in that
  * order gets the CPU's sums to the bit, whatever runs where. In device code every product is rounded on its own
- * (GRIP_SHOT_LRF_DMUL/FMUL), so that nvcc cannot fuse it into a multiply-add. */
+ * (GRIP_DMUL/FMUL, math/rounded.h), so that nvcc cannot fuse it into a multiply-add. */
 #ifndef GRIP_DESCRIPTOR_SHOT_LRF_MATH_H
 #define GRIP_DESCRIPTOR_SHOT_LRF_MATH_H
 
 #include <math.h>
+#include "math/rounded.h"
 #include "math/sym3_jacobi.h"
-
-#ifdef __CUDA_ARCH__
-#define GRIP_SHOT_LRF_FMUL(a, b) __fmul_rn((a), (b))
-#define GRIP_SHOT_LRF_DMUL(a, b) __dmul_rn((a), (b))
-#else
-#define GRIP_SHOT_LRF_FMUL(a, b) ((a) * (b))
-#define GRIP_SHOT_LRF_DMUL(a, b) ((a) * (b))
-#endif
 
 /* PCL gives no frame to a keypoint with fewer support points than this (copies of the keypoint left out). */
 #define GRIP_SHOT_LRF_MIN_SUPPORT 5
@@ -51,9 +44,9 @@ GRIP_HD static inline void grip_shot_lrf_terms(const float q[3], const float p[3
     double w = radius - sqrt((double)sqdist);
     int e = 0;
     for (int r = 0; r < 3; ++r) {
-        double wv = GRIP_SHOT_LRF_DMUL(w, v[r]);
+        double wv = GRIP_DMUL(w, v[r]);
         for (int c = 0; c <= r; ++c)
-            terms[e++] = GRIP_SHOT_LRF_DMUL(wv, v[c]);
+            terms[e++] = GRIP_DMUL(wv, v[c]);
     }
     terms[e] = w;
 }
@@ -81,7 +74,7 @@ GRIP_HD static inline int grip_shot_lrf_axes(const double sums[GRIP_SHOT_LRF_SUM
 /* Dot product in Eigen's order for a double row of 4 with w = 0: (a0 b0 + a1 b1) + a2 b2. */
 GRIP_HD static inline double grip_shot_lrf_dot(const double a[3], const double b[3])
 {
-    return (GRIP_SHOT_LRF_DMUL(a[0], b[0]) + GRIP_SHOT_LRF_DMUL(a[1], b[1])) + GRIP_SHOT_LRF_DMUL(a[2], b[2]);
+    return (GRIP_DMUL(a[0], b[0]) + GRIP_DMUL(a[1], b[1])) + GRIP_DMUL(a[2], b[2]);
 }
 
 /* The sign votes of an axis: `balance` is (offsets with dot >= 0) - (offsets with dot < 0) over the whole
@@ -108,9 +101,9 @@ GRIP_HD static inline void grip_shot_lrf_store(const double x[3], const double z
         rf[d] = (float)x[d];
         rf[6 + d] = (float)z[d];
     }
-    rf[3] = GRIP_SHOT_LRF_FMUL(rf[7], rf[2]) - GRIP_SHOT_LRF_FMUL(rf[8], rf[1]);
-    rf[4] = GRIP_SHOT_LRF_FMUL(rf[8], rf[0]) - GRIP_SHOT_LRF_FMUL(rf[6], rf[2]);
-    rf[5] = GRIP_SHOT_LRF_FMUL(rf[6], rf[1]) - GRIP_SHOT_LRF_FMUL(rf[7], rf[0]);
+    rf[3] = GRIP_FMUL(rf[7], rf[2]) - GRIP_FMUL(rf[8], rf[1]);
+    rf[4] = GRIP_FMUL(rf[8], rf[0]) - GRIP_FMUL(rf[6], rf[2]);
+    rf[5] = GRIP_FMUL(rf[6], rf[1]) - GRIP_FMUL(rf[7], rf[0]);
 }
 
 GRIP_HD static inline void grip_shot_lrf_store_nan(float rf[9])

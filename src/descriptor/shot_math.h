@@ -5,9 +5,9 @@
  *
  * PCL's precision, step by step: float dot products in the order Eigen's SSE reduction sums them, double for the
  * interpolation weights, votes added to a float histogram. In device code every product is rounded on its own
- * (GRIP_SHOT_FMUL/DMUL), so that nvcc cannot fuse it with a sum into a multiply-add that rounds once where the
- * host rounds twice. A vote is returned as the (bin, value) pairs it adds, and the caller adds them: the CPU in
- * list order, the GPU with shared-memory atomics. The 5 bins of one vote are distinct, so the order in which
+ * (GRIP_FMUL/DMUL, math/rounded.h), so that nvcc cannot fuse it with a sum into a multiply-add that rounds once
+ * where the host rounds twice. A vote is returned as the (bin, value) pairs it adds, and the caller adds them: the
+ * CPU in list order, the GPU with shared-memory atomics. The 5 bins of one vote are distinct, so the order in which
  * they are added changes nothing. */
 #ifndef GRIP_DESCRIPTOR_SHOT_MATH_H
 #define GRIP_DESCRIPTOR_SHOT_MATH_H
@@ -15,21 +15,7 @@
 #include <math.h>
 #include <stdint.h>
 
-#ifndef GRIP_HD
-#ifdef __CUDACC__
-#define GRIP_HD __host__ __device__
-#else
-#define GRIP_HD
-#endif
-#endif
-
-#ifdef __CUDA_ARCH__
-#define GRIP_SHOT_FMUL(a, b) __fmul_rn((a), (b))
-#define GRIP_SHOT_DMUL(a, b) __dmul_rn((a), (b))
-#else
-#define GRIP_SHOT_FMUL(a, b) ((a) * (b))
-#define GRIP_SHOT_DMUL(a, b) ((a) * (b))
-#endif
+#include "math/rounded.h"
 
 /* 32 volumes (8 azimuth x 2 elevation x 2 radial) x (10 cosine bins + 1 stored for cos = 1). */
 #define GRIP_SHOT_VOLUMES 32
@@ -55,7 +41,7 @@ typedef struct grip_shot_shells {
 GRIP_HD static inline grip_shot_shells grip_shot_shells_make(float radius)
 {
     double r = radius;
-    grip_shot_shells s = {r / 4, r / 2, GRIP_SHOT_DMUL(r, 3.0) / 4};
+    grip_shot_shells s = {r / 4, r / 2, GRIP_DMUL(r, 3.0) / 4};
     return s;
 }
 
@@ -78,7 +64,7 @@ GRIP_HD static inline int grip_shot_keypoint_valid(const float rf[9], uint64_t s
  * (a0 b0 + a2 b2) + a1 b1, in float. */
 GRIP_HD static inline float grip_shot_dot4f(const float a[3], const float b[3])
 {
-    return (GRIP_SHOT_FMUL(a[0], b[0]) + GRIP_SHOT_FMUL(a[2], b[2])) + GRIP_SHOT_FMUL(a[1], b[1]);
+    return (GRIP_FMUL(a[0], b[0]) + GRIP_FMUL(a[2], b[2])) + GRIP_FMUL(a[1], b[1]);
 }
 
 /* Position of a support point's normal on the cosine axis, in [0, 10]; NaN for a non-finite normal. */
@@ -91,7 +77,7 @@ GRIP_HD static inline double grip_shot_cosine_bin_distance(const float normal[3]
         cosine = 1.0;
     if (cosine < -1.0)
         cosine = -1.0;
-    return GRIP_SHOT_DMUL(1.0 + cosine, (double)GRIP_SHOT_COSINE_BINS) / 2;
+    return GRIP_DMUL(1.0 + cosine, (double)GRIP_SHOT_COSINE_BINS) / 2;
 }
 
 /* The volume (0..31) a point at (x, y, z) in the frame, at `distance`, falls in: 4 x azimuth sector
@@ -101,7 +87,7 @@ GRIP_HD static inline int grip_shot_volume_index(double x, double y, double z, d
     int bit4 = (y > 0) || (y == 0.0 && x < 0);
     int bit3 = ((x > 0) || (x == 0.0 && y > 0)) ? !bit4 : bit4;
     int volume = ((bit4 << 3) + (bit3 << 2)) << 1;
-    if ((GRIP_SHOT_DMUL(x, y) > 0) || (x == 0.0))
+    if ((GRIP_DMUL(x, y) > 0) || (x == 0.0))
         volume += (fabs(x) >= fabs(y)) ? 0 : 4;
     else
         volume += (fabs(x) > fabs(y)) ? 4 : 0;
@@ -181,7 +167,7 @@ GRIP_HD static inline double grip_shot_vote_azimuth(grip_shot_vote *v, int volum
         return 0.0;
     double azimuth = atan2(y, x);
     int sector = volume >> 2;
-    double shift = (azimuth - (-GRIP_SHOT_RAD_PI_7_8 + GRIP_SHOT_DMUL(GRIP_SHOT_RAD_45, (double)sector))) /
+    double shift = (azimuth - (-GRIP_SHOT_RAD_PI_7_8 + GRIP_DMUL(GRIP_SHOT_RAD_45, (double)sector))) /
                    GRIP_SHOT_RAD_45;
     shift = fmax(-0.5, fmin(shift, 0.5));
     if (shift > 0) {
@@ -233,7 +219,7 @@ GRIP_HD static inline int grip_shot_vote_compute(const grip_shot_shells *sh, con
  * taken in double and rounded to float, every bin divided by it in float (0/0 gives NaN, as in PCL). */
 GRIP_HD static inline double grip_shot_norm_term(float h)
 {
-    return (double)GRIP_SHOT_FMUL(h, h);
+    return (double)GRIP_FMUL(h, h);
 }
 
 GRIP_HD static inline float grip_shot_norm(double sum_of_terms)

@@ -12,13 +12,7 @@
 #include <math.h>
 #include <stdint.h>
 
-#ifndef GRIP_HD
-#ifdef __CUDACC__
-#define GRIP_HD __host__ __device__
-#else
-#define GRIP_HD
-#endif
-#endif
+#include "math/rounded.h"
 
 /* Widths up to this keep a block's images in shared memory (2 x 33 x 65 doubles). */
 #define GRIP_SPIN_IMAGE_MAX_WIDTH 32
@@ -32,19 +26,6 @@ GRIP_HD static inline uint32_t grip_spin_image_dim(uint32_t width)
 {
     return (width + 1) * (2 * width + 1);
 }
-
-/* Rounded float and double operations that nvcc must not contract. */
-#ifdef __CUDA_ARCH__
-#define GRIP_SI_FMUL(a, b) __fmul_rn((a), (b))
-#define GRIP_SI_FADD(a, b) __fadd_rn((a), (b))
-#define GRIP_SI_DMUL(a, b) __dmul_rn((a), (b))
-#define GRIP_SI_DSUB(a, b) __dsub_rn((a), (b))
-#else
-#define GRIP_SI_FMUL(a, b) ((a) * (b))
-#define GRIP_SI_FADD(a, b) ((a) + (b))
-#define GRIP_SI_DMUL(a, b) ((a) * (b))
-#define GRIP_SI_DSUB(a, b) ((a) - (b))
-#endif
 
 /* What one keypoint's votes share, derived once from the parameters (grip_spin_image_geometry_make). */
 typedef struct grip_spin_image_geometry {
@@ -87,7 +68,7 @@ typedef struct grip_spin_image_vote {
 /* Eigen's Vector3f dot product: x0 y0 + (x1 y1 + x2 y2), in float. */
 GRIP_HD static inline float grip_spin_image_dot3f(float x0, float x1, float x2, float y0, float y1, float y2)
 {
-    return GRIP_SI_FADD(GRIP_SI_FMUL(x0, y0), GRIP_SI_FADD(GRIP_SI_FMUL(x1, y1), GRIP_SI_FMUL(x2, y2)));
+    return GRIP_FADD(GRIP_FMUL(x0, y0), GRIP_FADD(GRIP_FMUL(x1, y1), GRIP_FMUL(x2, y2)));
 }
 
 /* std::max(-1.0, std::min(1.0, c)) as PCL writes it: a NaN comes out as 1. */
@@ -135,7 +116,7 @@ GRIP_HD static inline int grip_spin_image_vote_of(const grip_spin_image_geometry
         alpha = norm;
     } else {
         beta = norm * cos_axis;
-        alpha = norm * sqrt(GRIP_SI_DSUB(1.0, GRIP_SI_DMUL(cos_axis, cos_axis)));
+        alpha = norm * sqrt(GRIP_DSUB(1.0, GRIP_DMUL(cos_axis, cos_axis)));
         const double half = g->bin_size * w;
         if (fabs(beta) >= half || alpha >= half)
             return 0;
@@ -146,11 +127,11 @@ GRIP_HD static inline int grip_spin_image_vote_of(const grip_spin_image_geometry
         col = 0;
     if (row >= w) { /* on the outer border: PCL's hack keeps a < 1 */
         row = w - 1;
-        alpha = GRIP_SI_DSUB(GRIP_SI_DMUL(g->bin_size, (double)(row + 1)), DBL_EPSILON);
+        alpha = GRIP_DSUB(GRIP_DMUL(g->bin_size, (double)(row + 1)), DBL_EPSILON);
     }
     if (col >= 2 * w) {
         col = 2 * w - 1;
-        beta = GRIP_SI_DSUB(GRIP_SI_DMUL(g->beta_bin_size, (double)(col - w + 1)), DBL_EPSILON);
+        beta = GRIP_DSUB(GRIP_DMUL(g->beta_bin_size, (double)(col - w + 1)), DBL_EPSILON);
     }
     const double a = alpha / g->bin_size - (double)row;
     const double b = beta / g->beta_bin_size - (double)(col - w);

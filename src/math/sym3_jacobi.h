@@ -5,26 +5,14 @@
  *
  * Jacobi is slower than a closed-form cubic but accurate to the last bits for every input, including repeated
  * and tiny eigenvalues, which is what the local frames need. Every product is rounded on its own
- * (GRIP_SYM3_DMUL): in device code nvcc could otherwise fuse a product and a sum into one multiply-add, which
- * rounds once where the host rounds twice. The host compiles ISO C, which fuses nothing. */
+ * (GRIP_DMUL, math/rounded.h): in device code nvcc could otherwise fuse a product and a sum into one multiply-add,
+ * which rounds once where the host rounds twice. The host compiles ISO C, which fuses nothing. */
 #ifndef GRIP_MATH_SYM3_JACOBI_H
 #define GRIP_MATH_SYM3_JACOBI_H
 
 #include <math.h>
 
-#ifndef GRIP_HD
-#ifdef __CUDACC__
-#define GRIP_HD __host__ __device__
-#else
-#define GRIP_HD
-#endif
-#endif
-
-#ifdef __CUDA_ARCH__
-#define GRIP_SYM3_DMUL(a, b) __dmul_rn((a), (b))
-#else
-#define GRIP_SYM3_DMUL(a, b) ((a) * (b))
-#endif
+#include "math/rounded.h"
 
 /* Jacobi converges quadratically: 5 to 6 sweeps reach machine precision; the cap only guards NaN input. */
 #define GRIP_SYM3_JACOBI_MAX_SWEEPS 64
@@ -39,24 +27,24 @@ GRIP_HD static inline double grip_sym3_jacobi_off_diagonal(const double m[3][3])
 GRIP_HD static inline void grip_sym3_jacobi_rotate(double m[3][3], double v[3][3], int p, int q, int r)
 {
     double apq = m[p][q];
-    double theta = (m[q][q] - m[p][p]) / GRIP_SYM3_DMUL(2.0, apq);
-    double t = 1.0 / (fabs(theta) + sqrt(GRIP_SYM3_DMUL(theta, theta) + 1.0));
+    double theta = (m[q][q] - m[p][p]) / GRIP_DMUL(2.0, apq);
+    double t = 1.0 / (fabs(theta) + sqrt(GRIP_DMUL(theta, theta) + 1.0));
     if (theta < 0.0)
         t = -t;
-    double c = 1.0 / sqrt(GRIP_SYM3_DMUL(t, t) + 1.0);
-    double s = GRIP_SYM3_DMUL(t, c);
+    double c = 1.0 / sqrt(GRIP_DMUL(t, t) + 1.0);
+    double s = GRIP_DMUL(t, c);
     double tau = s / (1.0 + c);
 
-    m[p][p] -= GRIP_SYM3_DMUL(t, apq);
-    m[q][q] += GRIP_SYM3_DMUL(t, apq);
+    m[p][p] -= GRIP_DMUL(t, apq);
+    m[q][q] += GRIP_DMUL(t, apq);
     m[p][q] = m[q][p] = 0.0;
     double arp = m[r][p], arq = m[r][q];
-    m[r][p] = m[p][r] = arp - GRIP_SYM3_DMUL(s, arq + GRIP_SYM3_DMUL(tau, arp));
-    m[r][q] = m[q][r] = arq + GRIP_SYM3_DMUL(s, arp - GRIP_SYM3_DMUL(tau, arq));
+    m[r][p] = m[p][r] = arp - GRIP_DMUL(s, arq + GRIP_DMUL(tau, arp));
+    m[r][q] = m[q][r] = arq + GRIP_DMUL(s, arp - GRIP_DMUL(tau, arq));
     for (int k = 0; k < 3; ++k) {
         double vkp = v[k][p], vkq = v[k][q];
-        v[k][p] = vkp - GRIP_SYM3_DMUL(s, vkq + GRIP_SYM3_DMUL(tau, vkp));
-        v[k][q] = vkq + GRIP_SYM3_DMUL(s, vkp - GRIP_SYM3_DMUL(tau, vkq));
+        v[k][p] = vkp - GRIP_DMUL(s, vkq + GRIP_DMUL(tau, vkp));
+        v[k][q] = vkq + GRIP_DMUL(s, vkp - GRIP_DMUL(tau, vkq));
     }
 }
 
@@ -64,7 +52,7 @@ GRIP_HD static inline void grip_sym3_jacobi_rotate(double m[3][3], double v[3][3
  * sweeps), so that the iteration ends with an exactly diagonal matrix. */
 GRIP_HD static inline int grip_sym3_jacobi_negligible(double apq, double app, double aqq)
 {
-    double g = GRIP_SYM3_DMUL(100.0, fabs(apq));
+    double g = GRIP_DMUL(100.0, fabs(apq));
     return fabs(app) + g == fabs(app) && fabs(aqq) + g == fabs(aqq);
 }
 

@@ -1,6 +1,7 @@
 /* pfh_cuda_test_support.h -- what the FPFH and PFH GPU tests share: a GPU descriptor run against its CPU twin on the
  * same cloud, normals, keypoints and radius (same NaN rows, every other value within 1e-4), random clouds with NaN
- * points, duplicates and NaN normals, and the tutorial scene with PCL's normals and keypoints. Header-only. */
+ * points, duplicates and NaN normals, the tutorial scene with PCL's normals and keypoints, and the comparisons both
+ * tests make on the small clouds, the bunny and that scene. Header-only. */
 #ifndef GRIP_TEST_PFH_CUDA_SUPPORT_H
 #define GRIP_TEST_PFH_CUDA_SUPPORT_H
 
@@ -12,11 +13,15 @@
 
 #define PFH_CUDA_TOLERANCE 1e-4
 
-typedef grip_status (*pfh_cpu_describe_fn)(grip_ctx *ctx, const float *surface_xyz, const float *surface_normals,
-                                           size_t n, const grip_kdtree3d *tree, const float *keypoint_xyz, size_t k,
-                                           float radius, float *out);
 typedef grip_status (*pfh_gpu_describe_fn)(grip_ctx *ctx, const grip_surface_cuda *s, const float *keypoint_xyz,
                                            uint32_t k, float radius, float *out);
+
+/* A GPU descriptor of dim values a row and its CPU twin. */
+typedef struct pfh_cuda_twins {
+    size_t dim;
+    pfh_test_describe_fn cpu;
+    pfh_gpu_describe_fn gpu;
+} pfh_cuda_twins;
 
 typedef struct pfh_cuda_stats {
     size_t nan_rows, exact_rows; /* rows NaN on both sides; rows equal to the bit */
@@ -42,27 +47,28 @@ static inline void *pfh_cuda_upload(grip_ctx *ctx, const void *host, size_t byte
     return dev;
 }
 
-/* Runs both twins and compares them row by row (dim values each); prints and returns the statistics. */
-static inline pfh_cuda_stats pfh_cuda_compare(const char *name, size_t dim, pfh_cpu_describe_fn cpu_fn,
-                                              pfh_gpu_describe_fn gpu_fn, const float *xyz, const float *normals,
-                                              size_t n, const float *keys, size_t k, float radius)
+/* Runs both twins and compares them row by row; prints and returns the statistics. */
+static inline pfh_cuda_stats pfh_cuda_compare(const pfh_cuda_twins *t, const char *name, const float *xyz,
+                                              const float *normals, size_t n, const float *keys, size_t k,
+                                              float radius)
 {
+    const size_t dim = t->dim;
     grip_ctx *ctx = grip_test_ctx();
     float *cpu = malloc((k ? k : 1) * dim * sizeof *cpu), *gpu = malloc((k ? k : 1) * dim * sizeof *gpu);
     ck_assert(cpu && gpu);
-    grip_kdtree3d *tree = pfh_test_tree(ctx, xyz, n);
-    ck_assert_msg(cpu_fn(ctx, xyz, normals, n, tree, keys, k, radius, cpu) == GRIP_OK, "%s", ctx->last_error);
+    grip_kdtree3d *tree = grip_test_kdtree(ctx, xyz, n);
+    ck_assert_msg(t->cpu(ctx, xyz, normals, n, tree, keys, k, radius, cpu) == GRIP_OK, "%s", ctx->last_error);
     grip_surface_cuda *s = pfh_cuda_surface(ctx, xyz, normals, n);
     float *keys_dev = pfh_cuda_upload(ctx, keys, k * 3 * sizeof(float));
     float *out_dev = NULL;
     ck_assert_int_eq(grip_cuda_alloc(ctx, k * dim * sizeof(float), (void **)&out_dev), GRIP_OK);
-    ck_assert_msg(gpu_fn(ctx, s, keys_dev, (uint32_t)k, radius, out_dev) == GRIP_OK, "%s: %s", name, ctx->last_error);
+    ck_assert_msg(t->gpu(ctx, s, keys_dev, (uint32_t)k, radius, out_dev) == GRIP_OK, "%s: %s", name, ctx->last_error);
     if (k > 0)
         ck_assert_int_eq(grip_cuda_copy_to_host(ctx, gpu, out_dev, k * dim * sizeof(float)), GRIP_OK);
     pfh_cuda_stats st = {0, 0, 0.0};
     for (size_t i = 0; i < k; ++i) {
         const float *a = cpu + i * dim, *b = gpu + i * dim;
-        int nan_a = pfh_test_row_is_nan(a, dim), nan_b = pfh_test_row_is_nan(b, dim);
+        int nan_a = grip_test_row_is_nan(a, dim), nan_b = grip_test_row_is_nan(b, dim);
         ck_assert_msg(nan_a == nan_b, "%s: row %zu is NaN on the %s only", name, i, nan_a ? "CPU" : "GPU");
         if (nan_a) {
             ++st.nan_rows;
@@ -161,6 +167,56 @@ static inline int pfh_cuda_tutorial_scene(host_cloud *scene, float **normals, fl
     *keys = grip_test_gather_xyz(scene, idx, *k);
     free(idx);
     return 1;
+}
+
+/* The curved patch (patch_seed) with no NaN row, the duplicate triplet with every row equal to the bit, and a
+ * one-point cloud; every point a keypoint. */
+static inline void pfh_cuda_check_small_clouds(const pfh_cuda_twins *t, uint64_t patch_seed)
+{
+    float patch[3 * PFH_TEST_PATCH], patch_normals[4 * PFH_TEST_PATCH];
+    pfh_test_patch(patch_seed, patch, patch_normals);
+    pfh_cuda_stats st =
+        pfh_cuda_compare(t, "curved patch", patch, patch_normals, PFH_TEST_PATCH, patch, PFH_TEST_PATCH, 0.03f);
+    ck_assert_uint_eq(st.nan_rows, 0);
+    float tri[3 * PFH_TEST_TRIPLET], tri_normals[4 * PFH_TEST_TRIPLET];
+    pfh_test_triplet(tri, tri_normals);
+    st = pfh_cuda_compare(t, "duplicate triplet", tri, tri_normals, PFH_TEST_TRIPLET, tri, PFH_TEST_TRIPLET, 0.02f);
+    ck_assert_uint_eq(st.exact_rows, PFH_TEST_TRIPLET);
+    pfh_cuda_compare(t, "one point", tri, tri_normals, 1, tri, 1, 0.02f);
+}
+
+/* PCL's bunny with its normals, every point a keypoint at `radius`; then its first `all_keys` points with every
+ * point a neighbour. Passes (and says so) when the data is absent. */
+static inline void pfh_cuda_check_bunny(const pfh_cuda_twins *t, float radius, size_t all_keys)
+{
+    char path[4096];
+    if (!grip_test_data_path(path, sizeof path, PFH_TEST_BUNNY_NORMALS)) {
+        printf("bunny: data absent, not checked\n");
+        return;
+    }
+    size_t n = 0;
+    float *normals = NULL;
+    float *xyz = pfh_test_read_with_normals(PFH_TEST_BUNNY_NORMALS, &n, &normals);
+    pfh_cuda_compare(t, "bunny", xyz, normals, n, xyz, n, radius);
+    pfh_cuda_compare(t, "bunny, every point a neighbour", xyz, normals, n, xyz, all_keys, 10.0f);
+    free(normals);
+    free(xyz);
+}
+
+/* The tutorial scene with PCL's normals at every step-th of its keypoints: not every row NaN. Passes when the data
+ * is absent. */
+static inline void pfh_cuda_check_tutorial_scene(const pfh_cuda_twins *t, const char *name, size_t step, float radius)
+{
+    host_cloud scene;
+    float *normals = NULL, *keys = NULL;
+    size_t k = 0;
+    if (!pfh_cuda_tutorial_scene(&scene, &normals, &keys, &k, step))
+        return;
+    pfh_cuda_stats st = pfh_cuda_compare(t, name, scene.xyz, normals, scene.n, keys, k, radius);
+    ck_assert_uint_lt(st.nan_rows, k);
+    free(keys);
+    free(normals);
+    host_cloud_free(&scene);
 }
 
 #endif

@@ -9,12 +9,7 @@
 #include "descriptor/fpfh.h"
 #include "descriptor/fpfh_cuda.h"
 
-static pfh_cuda_stats compare(const char *name, const float *xyz, const float *normals, size_t n, const float *keys,
-                              size_t k, float radius)
-{
-    return pfh_cuda_compare(name, GRIP_FPFH_DIM, grip_fpfh_describe, grip_fpfh_cuda, xyz, normals, n, keys, k,
-                            radius);
-}
+static const pfh_cuda_twins fpfh = {GRIP_FPFH_DIM, grip_fpfh_describe, grip_fpfh_cuda};
 
 START_TEST(random_clouds)
 {
@@ -24,10 +19,10 @@ START_TEST(random_clouds)
     pfh_cuda_random_cloud(&seed, n, &xyz, &normals);
     size_t k = 0;
     float *keys = pfh_cuda_keypoints(&seed, xyz, n, 7, 200, &k);
-    pfh_cuda_stats st = compare("random, ~40 neighbours", xyz, normals, n, keys, k, 0.08f);
+    pfh_cuda_stats st = pfh_cuda_compare(&fpfh, "random, ~40 neighbours", xyz, normals, n, keys, k, 0.08f);
     ck_assert_uint_ge(st.nan_rows, n / 7 / 37 + 2); /* the NaN keypoints of the cloud, the far and the NaN one */
-    compare("random, ~5 neighbours", xyz, normals, n, keys, k, 0.04f);
-    compare("random, every point", xyz, normals, n, xyz, n, 0.06f);
+    pfh_cuda_compare(&fpfh, "random, ~5 neighbours", xyz, normals, n, keys, k, 0.04f);
+    pfh_cuda_compare(&fpfh, "random, every point", xyz, normals, n, xyz, n, 0.06f);
     free(keys);
     free(normals);
     free(xyz);
@@ -36,48 +31,23 @@ END_TEST
 
 START_TEST(small_clouds)
 {
-    float patch[3 * PFH_TEST_PATCH], patch_normals[4 * PFH_TEST_PATCH];
-    pfh_test_patch(17, patch, patch_normals);
-    pfh_cuda_stats st = compare("curved patch", patch, patch_normals, PFH_TEST_PATCH, patch, PFH_TEST_PATCH, 0.03f);
-    ck_assert_uint_eq(st.nan_rows, 0);
+    pfh_cuda_check_small_clouds(&fpfh, 17);
     float tri[3 * PFH_TEST_TRIPLET], tri_normals[4 * PFH_TEST_TRIPLET];
     pfh_test_triplet(tri, tri_normals);
-    st = compare("duplicate triplet", tri, tri_normals, PFH_TEST_TRIPLET, tri, PFH_TEST_TRIPLET, 0.02f);
-    ck_assert_uint_eq(st.exact_rows, PFH_TEST_TRIPLET);
-    compare("duplicate triplet, 5 mm", tri, tri_normals, PFH_TEST_TRIPLET, tri, PFH_TEST_TRIPLET, 0.005f);
-    compare("one point", tri, tri_normals, 1, tri, 1, 0.02f);
+    pfh_cuda_compare(&fpfh, "duplicate triplet, 5 mm", tri, tri_normals, PFH_TEST_TRIPLET, tri, PFH_TEST_TRIPLET,
+                     0.005f);
 }
 END_TEST
 
 START_TEST(pcl_bunny)
 {
-    char path[4096];
-    if (!grip_test_data_path(path, sizeof path, PFH_TEST_BUNNY_NORMALS)) {
-        printf("bunny: data absent, not checked\n");
-        return;
-    }
-    size_t n = 0;
-    float *normals = NULL;
-    float *xyz = pfh_test_read_with_normals(PFH_TEST_BUNNY_NORMALS, &n, &normals);
-    compare("bunny", xyz, normals, n, xyz, n, 0.05f);
-    compare("bunny, every point a neighbour", xyz, normals, n, xyz, 40, 10.0f);
-    free(normals);
-    free(xyz);
+    pfh_cuda_check_bunny(&fpfh, 0.05f, 40);
 }
 END_TEST
 
 START_TEST(tutorial_scene)
 {
-    host_cloud scene;
-    float *normals = NULL, *keys = NULL;
-    size_t k = 0;
-    if (!pfh_cuda_tutorial_scene(&scene, &normals, &keys, &k, 1))
-        return;
-    pfh_cuda_stats st = compare("tutorial scene", scene.xyz, normals, scene.n, keys, k, 0.02f);
-    ck_assert_uint_lt(st.nan_rows, k);
-    free(keys);
-    free(normals);
-    host_cloud_free(&scene);
+    pfh_cuda_check_tutorial_scene(&fpfh, "tutorial scene", 1, 0.02f);
 }
 END_TEST
 

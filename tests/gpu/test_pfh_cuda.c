@@ -11,12 +11,7 @@
 #include "descriptor/pfh_chunks.h"
 #include "descriptor/pfh_cuda.h"
 
-static pfh_cuda_stats compare(const char *name, const float *xyz, const float *normals, size_t n, const float *keys,
-                              size_t k, float radius)
-{
-    return pfh_cuda_compare(name, GRIP_PFH_DIM, grip_pfh_describe, grip_pfh_cuda_surface, xyz, normals, n, keys, k,
-                            radius);
-}
+static const pfh_cuda_twins pfh = {GRIP_PFH_DIM, grip_pfh_describe, grip_pfh_cuda_surface};
 
 START_TEST(random_clouds)
 {
@@ -26,9 +21,9 @@ START_TEST(random_clouds)
     pfh_cuda_random_cloud(&seed, n, &xyz, &normals);
     size_t k = 0;
     float *keys = pfh_cuda_keypoints(&seed, xyz, n, 5, 200, &k);
-    pfh_cuda_stats st = compare("random, ~40 neighbours", xyz, normals, n, keys, k, 0.08f);
+    pfh_cuda_stats st = pfh_cuda_compare(&pfh, "random, ~40 neighbours", xyz, normals, n, keys, k, 0.08f);
     ck_assert_uint_ge(st.nan_rows, n / 5 / 37 + 2);
-    compare("random, ~5 neighbours", xyz, normals, n, keys, k, 0.04f);
+    pfh_cuda_compare(&pfh, "random, ~5 neighbours", xyz, normals, n, keys, k, 0.04f);
     free(keys);
     free(normals);
     free(xyz);
@@ -37,47 +32,19 @@ END_TEST
 
 START_TEST(small_clouds)
 {
-    float patch[3 * PFH_TEST_PATCH], patch_normals[4 * PFH_TEST_PATCH];
-    pfh_test_patch(19, patch, patch_normals);
-    pfh_cuda_stats st = compare("curved patch", patch, patch_normals, PFH_TEST_PATCH, patch, PFH_TEST_PATCH, 0.03f);
-    ck_assert_uint_eq(st.nan_rows, 0);
-    float tri[3 * PFH_TEST_TRIPLET], tri_normals[4 * PFH_TEST_TRIPLET];
-    pfh_test_triplet(tri, tri_normals);
-    st = compare("duplicate triplet", tri, tri_normals, PFH_TEST_TRIPLET, tri, PFH_TEST_TRIPLET, 0.02f);
-    ck_assert_uint_eq(st.exact_rows, PFH_TEST_TRIPLET);
-    compare("one point", tri, tri_normals, 1, tri, 1, 0.02f);
+    pfh_cuda_check_small_clouds(&pfh, 19);
 }
 END_TEST
 
 START_TEST(pcl_bunny)
 {
-    char path[4096];
-    if (!grip_test_data_path(path, sizeof path, PFH_TEST_BUNNY_NORMALS)) {
-        printf("bunny: data absent, not checked\n");
-        return;
-    }
-    size_t n = 0;
-    float *normals = NULL;
-    float *xyz = pfh_test_read_with_normals(PFH_TEST_BUNNY_NORMALS, &n, &normals);
-    compare("bunny", xyz, normals, n, xyz, n, 0.03f);
-    compare("bunny, every point a neighbour", xyz, normals, n, xyz, 50, 10.0f);
-    free(normals);
-    free(xyz);
+    pfh_cuda_check_bunny(&pfh, 0.03f, 50);
 }
 END_TEST
 
 START_TEST(tutorial_scene)
 {
-    host_cloud scene;
-    float *normals = NULL, *keys = NULL;
-    size_t k = 0;
-    if (!pfh_cuda_tutorial_scene(&scene, &normals, &keys, &k, 10))
-        return;
-    pfh_cuda_stats st = compare("tutorial scene, every 10th keypoint", scene.xyz, normals, scene.n, keys, k, 0.015f);
-    ck_assert_uint_lt(st.nan_rows, k);
-    free(keys);
-    free(normals);
-    host_cloud_free(&scene);
+    pfh_cuda_check_tutorial_scene(&pfh, "tutorial scene, every 10th keypoint", 10, 0.015f);
 }
 END_TEST
 

@@ -3,6 +3,7 @@
 #include "test_support.h"
 
 #include <dirent.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,6 +127,31 @@ float *grip_test_gather_xyz(const host_cloud *cloud, const uint32_t *idx, size_t
         memcpy(xyz + i * 3, cloud->xyz + (size_t)idx[i] * 3, 3 * sizeof *xyz);
     }
     return xyz;
+}
+
+float *grip_test_read_xyz(const char *rel, size_t *n)
+{
+    host_cloud cloud = grip_test_read_cloud(rel);
+    float *xyz = cloud.xyz;
+    cloud.xyz = NULL;
+    *n = cloud.n;
+    host_cloud_free(&cloud);
+    return xyz;
+}
+
+grip_kdtree3d *grip_test_kdtree(grip_ctx *ctx, const float *xyz, size_t n)
+{
+    grip_kdtree3d *tree = NULL;
+    ck_assert_int_eq(grip_kdtree3d_build(ctx, xyz, n, &tree), GRIP_OK);
+    return tree;
+}
+
+int grip_test_row_is_nan(const float *row, size_t cols)
+{
+    for (size_t c = 0; c < cols; ++c)
+        if (!isnan(row[c]))
+            return 0;
+    return 1;
 }
 
 int grip_test_cloud_is_zeroed(const host_cloud *c)

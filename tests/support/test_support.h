@@ -11,6 +11,7 @@
 #include "cloud_io.h"
 #include "core/ctx.h"
 #include "group/cluster.h"
+#include "spatial/kdtree3d.h"
 
 /* Exit code that ctest reads as "skipped". */
 #define GRIP_TEST_SKIP 77
@@ -38,6 +39,16 @@ grip_corr *grip_test_read_correspondences(const char *rel, size_t *n);
 
 /* The coordinates of the cloud's points idx[0 .. k), each of which must be < cloud->n: k x 3, malloc'd (free()). */
 float *grip_test_gather_xyz(const host_cloud *cloud, const uint32_t *idx, size_t k);
+
+/* The x y z of the cloud <data dir>/<rel> (read as grip_test_read_cloud does) and their number: n x 3, malloc'd
+ * (free()). */
+float *grip_test_read_xyz(const char *rel, size_t *n);
+
+/* A kd-tree over the n points xyz (n x 3); fails the test when it cannot be built. Free with grip_kdtree3d_free. */
+grip_kdtree3d *grip_test_kdtree(grip_ctx *ctx, const float *xyz, size_t n);
+
+/* Every one of the cols values of row is NaN (a descriptor row that PCL marks invalid). */
+int grip_test_row_is_nan(const float *row, size_t cols);
 
 /* The cloud is all zeros, as the readers leave it after an error. */
 int grip_test_cloud_is_zeroed(const host_cloud *c);

@@ -1,5 +1,6 @@
-/* pfh_test_support.h -- what the FPFH and PFH tests (CPU and GPU) share: PCL's bunny with its own normals, a tree,
- * NaN rows, and the small clouds whose histograms are known by hand. Header-only (static inline). */
+/* pfh_test_support.h -- what the FPFH and PFH tests (CPU and GPU) share: PCL's bunny with its own normals, the small
+ * clouds whose histograms are known by hand, the runs of a CPU twin on them that both tests check, and the stage
+ * against its twin. Header-only (static inline). */
 #ifndef GRIP_TEST_PFH_SUPPORT_H
 #define GRIP_TEST_PFH_SUPPORT_H
 
@@ -8,6 +9,7 @@
 #include "spatial/kdtree3d.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,21 +33,6 @@ static inline float *pfh_test_read_with_normals(const char *rel, size_t *n, floa
     *n = c.n;
     host_cloud_free(&c);
     return xyz;
-}
-
-static inline grip_kdtree3d *pfh_test_tree(grip_ctx *ctx, const float *xyz, size_t n)
-{
-    grip_kdtree3d *tree = NULL;
-    ck_assert_int_eq(grip_kdtree3d_build(ctx, xyz, n, &tree), GRIP_OK);
-    return tree;
-}
-
-static inline int pfh_test_row_is_nan(const float *row, size_t cols)
-{
-    for (size_t c = 0; c < cols; ++c)
-        if (!isnan(row[c]))
-            return 0;
-    return 1;
 }
 
 /* Three points: p and its duplicate p' at the origin with normal +z, q 1 cm along x with normal +y. Every pair
@@ -85,6 +72,72 @@ typedef grip_status (*pfh_test_describe_fn)(grip_ctx *ctx, const float *surface_
                                             size_t n, const grip_kdtree3d *tree, const float *keypoint_xyz, size_t k,
                                             float radius, float *out);
 
+/* The twin on the triplet: at q, p, a far keypoint and a NaN one with radius 0.02 into out[0, 4 dim), whose last
+ * two rows must be NaN; then at q and p with radius 5 mm into out[4 dim, 6 dim). */
+static inline void pfh_test_triplet_describe(grip_ctx *ctx, pfh_test_describe_fn twin, size_t dim, float *out)
+{
+    float xyz[3 * PFH_TEST_TRIPLET], normals[4 * PFH_TEST_TRIPLET];
+    pfh_test_triplet(xyz, normals);
+    grip_kdtree3d *tree = grip_test_kdtree(ctx, xyz, PFH_TEST_TRIPLET);
+    const float keys[4 * 3] = {0.01f, 0, 0, 0, 0, 0, 5.0f, 5.0f, 5.0f, NAN, 0, 0};
+    ck_assert_int_eq(twin(ctx, xyz, normals, PFH_TEST_TRIPLET, tree, keys, 4, 0.02f, out), GRIP_OK);
+    ck_assert(grip_test_row_is_nan(out + 2 * dim, dim));
+    ck_assert(grip_test_row_is_nan(out + 3 * dim, dim));
+    ck_assert_int_eq(twin(ctx, xyz, normals, PFH_TEST_TRIPLET, tree, keys, 2, 0.005f, out + 4 * dim), GRIP_OK);
+    grip_kdtree3d_free(tree);
+}
+
+/* The twin on the curved patch (seed), every point a keypoint, into *ref (PFH_TEST_PATCH x dim, malloc'd); then
+ * again into *out (as large, malloc'd) with a NaN point appended to the surface (the first point's normal), which
+ * must change no bit, since a NaN point is in no neighbourhood. xyz and normals hold PFH_TEST_PATCH + 1 points and
+ * are left holding that surface; returns a tree over it (grip_kdtree3d_free). */
+static inline grip_kdtree3d *pfh_test_nan_point_changes_nothing(grip_ctx *ctx, pfh_test_describe_fn twin, size_t dim,
+                                                                uint64_t seed, float radius, float *xyz,
+                                                                float *normals, float **ref, float **out)
+{
+    const size_t n = PFH_TEST_PATCH;
+    *ref = malloc(n * dim * sizeof **ref);
+    *out = malloc(n * dim * sizeof **out);
+    ck_assert(*ref && *out);
+    pfh_test_patch(seed, xyz, normals);
+    grip_kdtree3d *tree = grip_test_kdtree(ctx, xyz, n);
+    ck_assert_int_eq(twin(ctx, xyz, normals, n, tree, xyz, n, radius, *ref), GRIP_OK);
+    grip_kdtree3d_free(tree);
+    const float nan_point[3] = {NAN, NAN, NAN};
+    memcpy(xyz + 3 * n, nan_point, sizeof nan_point);
+    memcpy(normals + 4 * n, normals, 4 * sizeof(float));
+    tree = grip_test_kdtree(ctx, xyz, n + 1);
+    ck_assert_int_eq(twin(ctx, xyz, normals, n + 1, tree, xyz, n, radius, *out), GRIP_OK);
+    ck_assert_int_eq(memcmp(*ref, *out, n * dim * sizeof **out), 0);
+    return tree;
+}
+
+/* The twin (whose errors start "<name>: ") refuses a radius of 0 (naming it), below 0, NaN or infinite, NULL
+ * normals or tree, and a tree over more points than the surface has; no keypoints at all is fine. */
+static inline void pfh_test_bad_arguments_refused(pfh_test_describe_fn twin, size_t dim, const char *name)
+{
+    grip_ctx *ctx = grip_test_ctx();
+    float xyz[3 * PFH_TEST_TRIPLET], normals[4 * PFH_TEST_TRIPLET], *desc = malloc(dim * sizeof *desc);
+    ck_assert_ptr_nonnull(desc);
+    pfh_test_triplet(xyz, normals);
+    grip_kdtree3d *tree = grip_test_kdtree(ctx, xyz, PFH_TEST_TRIPLET);
+    char radius_error[64];
+    snprintf(radius_error, sizeof radius_error, "%s: radius", name);
+    ck_assert_int_eq(twin(ctx, xyz, normals, 3, tree, xyz, 1, 0.0f, desc), GRIP_EINVAL);
+    ck_assert_ptr_nonnull(strstr(ctx->last_error, radius_error));
+    const float bad_radii[] = {-0.5f, NAN, INFINITY};
+    for (size_t i = 0; i < sizeof bad_radii / sizeof *bad_radii; ++i)
+        ck_assert_int_eq(twin(ctx, xyz, normals, 3, tree, xyz, 1, bad_radii[i], desc), GRIP_EINVAL);
+    ck_assert_int_eq(twin(ctx, xyz, NULL, 3, tree, xyz, 1, 0.02f, desc), GRIP_EINVAL);
+    ck_assert_int_eq(twin(ctx, xyz, normals, 3, NULL, xyz, 1, 0.02f, desc), GRIP_EINVAL);
+    ck_assert_int_eq(twin(ctx, xyz, normals, 2, tree, xyz, 1, 0.02f, desc), GRIP_EINVAL);
+    ck_assert_ptr_nonnull(strstr(ctx->last_error, "surface has only"));
+    ck_assert_int_eq(twin(ctx, xyz, normals, 3, tree, NULL, 0, 0.02f, NULL), GRIP_OK);
+    grip_kdtree3d_free(tree);
+    free(desc);
+    grip_ctx_free(ctx);
+}
+
 /* The stage `impl` (device cpu, the given radius) on PCL's bunny with its normals and every third point as a host
  * keypoint gives the twin's rows to the bit, no frames, and refuses a radius of 0 at create(). */
 static inline void pfh_test_stage_matches_twin(const grip_stage_impl *impl, uint32_t dim, pfh_test_describe_fn twin,
@@ -106,7 +159,7 @@ static inline void pfh_test_stage_matches_twin(const grip_stage_impl *impl, uint
             memcpy(kp_xyz + 3 * k++, xyz + 3 * i, 3 * sizeof(float));
         }
     }
-    grip_kdtree3d *tree = pfh_test_tree(ctx, xyz, n);
+    grip_kdtree3d *tree = grip_test_kdtree(ctx, xyz, n);
     ck_assert_int_eq(twin(ctx, xyz, normals, n, tree, kp_xyz, k, strtof(radius, NULL), want), GRIP_OK);
 
     const grip_kv kv[] = {{"device", "cpu"}, {"radius", radius}};

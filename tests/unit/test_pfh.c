@@ -42,7 +42,7 @@ START_TEST(pfh_matches_pcl_unit_test)
     float *normals = NULL;
     float *xyz = pfh_test_read_with_normals(PFH_TEST_BUNNY_NORMALS, &n, &normals);
     ck_assert_uint_eq(n, PFH_TEST_BUNNY_POINTS);
-    grip_kdtree3d *tree = pfh_test_tree(ctx, xyz, n);
+    grip_kdtree3d *tree = grip_test_kdtree(ctx, xyz, n);
     enum { KEYS = 4 };
     float keys[3 * KEYS], desc[KEYS * GRIP_PFH_DIM];
     for (int k = 0; k < KEYS; ++k)
@@ -79,26 +79,18 @@ END_TEST
 START_TEST(duplicates_and_small_neighbourhoods)
 {
     grip_ctx *ctx = grip_test_ctx();
-    float xyz[3 * PFH_TEST_TRIPLET], normals[4 * PFH_TEST_TRIPLET];
-    pfh_test_triplet(xyz, normals);
-    grip_kdtree3d *tree = pfh_test_tree(ctx, xyz, PFH_TEST_TRIPLET);
-    const float keys[4 * 3] = {0.01f, 0, 0, 0, 0, 0, 5.0f, 5.0f, 5.0f, NAN, 0, 0};
-    float desc[4 * GRIP_PFH_DIM];
-    ck_assert_int_eq(grip_pfh_describe(ctx, xyz, normals, PFH_TEST_TRIPLET, tree, keys, 4, 0.02f, desc), GRIP_OK);
+    float desc[6 * GRIP_PFH_DIM];
+    pfh_test_triplet_describe(ctx, grip_pfh_describe, GRIP_PFH_DIM, desc);
     const float third = 100.0f / 3.0f;
     for (int d = 0; d < GRIP_PFH_DIM; ++d) {
         float want = d == 52 ? third + third : d == 62 ? third : 0.0f;
         ck_assert_msg(desc[d] == want, "bin %d: %g, want %g", d, (double)desc[d], (double)want);
     }
-    ck_assert(pfh_test_row_is_nan(desc + 2 * GRIP_PFH_DIM, GRIP_PFH_DIM));
-    ck_assert(pfh_test_row_is_nan(desc + 3 * GRIP_PFH_DIM, GRIP_PFH_DIM));
-
-    ck_assert_int_eq(grip_pfh_describe(ctx, xyz, normals, PFH_TEST_TRIPLET, tree, keys, 2, 0.005f, desc), GRIP_OK);
+    const float *small = desc + 4 * GRIP_PFH_DIM; /* radius 5 mm */
     for (int d = 0; d < GRIP_PFH_DIM; ++d) {
-        ck_assert_float_eq(desc[d], 0.0f);
-        ck_assert_float_eq(desc[GRIP_PFH_DIM + d], d == 62 ? 100.0f : 0.0f);
+        ck_assert_float_eq(small[d], 0.0f);
+        ck_assert_float_eq(small[GRIP_PFH_DIM + d], d == 62 ? 100.0f : 0.0f);
     }
-    grip_kdtree3d_free(tree);
     grip_ctx_free(ctx);
 }
 END_TEST
@@ -108,28 +100,17 @@ END_TEST
 START_TEST(nan_normals_and_nan_points)
 {
     grip_ctx *ctx = grip_test_ctx();
-    float xyz[3 * (PFH_TEST_PATCH + 1)], normals[4 * (PFH_TEST_PATCH + 1)];
-    pfh_test_patch(5, xyz, normals);
+    float xyz[3 * (PFH_TEST_PATCH + 1)], normals[4 * (PFH_TEST_PATCH + 1)], *ref = NULL, *out = NULL;
     const size_t n = PFH_TEST_PATCH;
     const float radius = 0.025f;
-    float *ref = malloc(n * GRIP_PFH_DIM * sizeof *ref), *out = malloc(n * GRIP_PFH_DIM * sizeof *out);
-    ck_assert(ref && out);
-    grip_kdtree3d *tree = pfh_test_tree(ctx, xyz, n);
-    ck_assert_int_eq(grip_pfh_describe(ctx, xyz, normals, n, tree, xyz, n, radius, ref), GRIP_OK);
-    grip_kdtree3d_free(tree);
+    grip_kdtree3d *tree = pfh_test_nan_point_changes_nothing(ctx, grip_pfh_describe, GRIP_PFH_DIM, 5, radius, xyz,
+                                                             normals, &ref, &out);
     for (size_t i = 0; i < n; ++i) {
         double sum = 0.0;
         for (int d = 0; d < GRIP_PFH_DIM; ++d)
             sum += ref[i * GRIP_PFH_DIM + (size_t)d];
         ck_assert_double_eq_tol(sum, 100.0, 1e-3);
     }
-
-    const float nan_point[3] = {NAN, NAN, NAN};
-    memcpy(xyz + 3 * n, nan_point, sizeof nan_point);
-    memcpy(normals + 4 * n, normals, 4 * sizeof(float));
-    tree = pfh_test_tree(ctx, xyz, n + 1);
-    ck_assert_int_eq(grip_pfh_describe(ctx, xyz, normals, n + 1, tree, xyz, n, radius, out), GRIP_OK);
-    ck_assert_int_eq(memcmp(ref, out, n * GRIP_PFH_DIM * sizeof *out), 0);
 
     /* every pair of a keypoint with m neighbours in bin 0: m (m - 1) / 2 votes */
     for (size_t i = 0; i < n; ++i)
@@ -188,19 +169,7 @@ END_TEST
 
 START_TEST(bad_arguments_are_refused)
 {
-    grip_ctx *ctx = grip_test_ctx();
-    float xyz[3 * PFH_TEST_TRIPLET], normals[4 * PFH_TEST_TRIPLET], desc[GRIP_PFH_DIM];
-    pfh_test_triplet(xyz, normals);
-    grip_kdtree3d *tree = pfh_test_tree(ctx, xyz, PFH_TEST_TRIPLET);
-    ck_assert_int_eq(grip_pfh_describe(ctx, xyz, normals, 3, tree, xyz, 1, 0.0f, desc), GRIP_EINVAL);
-    ck_assert_ptr_nonnull(strstr(ctx->last_error, "pfh: radius"));
-    ck_assert_int_eq(grip_pfh_describe(ctx, xyz, normals, 3, tree, xyz, 1, -0.5f, desc), GRIP_EINVAL);
-    ck_assert_int_eq(grip_pfh_describe(ctx, xyz, normals, 3, NULL, xyz, 1, 0.02f, desc), GRIP_EINVAL);
-    ck_assert_int_eq(grip_pfh_describe(ctx, xyz, normals, 2, tree, xyz, 1, 0.02f, desc), GRIP_EINVAL);
-    ck_assert_ptr_nonnull(strstr(ctx->last_error, "surface has only"));
-    ck_assert_int_eq(grip_pfh_describe(ctx, xyz, normals, 3, tree, NULL, 0, 0.02f, NULL), GRIP_OK);
-    grip_kdtree3d_free(tree);
-    grip_ctx_free(ctx);
+    pfh_test_bad_arguments_refused(grip_pfh_describe, GRIP_PFH_DIM, "pfh");
 }
 END_TEST
 

@@ -16,32 +16,6 @@
 #define BUNNY "pcl_reference/bun0_397.pcd"
 #define BUNNY_POINTS 397
 
-/* The x y z of the bunny of PCL's tests, taken from its cloud: malloc'd n x 3 floats. */
-static float *read_bunny(size_t *n)
-{
-    host_cloud bunny = grip_test_read_cloud(BUNNY);
-    float *xyz = bunny.xyz;
-    bunny.xyz = NULL;
-    *n = bunny.n;
-    host_cloud_free(&bunny);
-    return xyz;
-}
-
-static grip_kdtree3d *build_tree(grip_ctx *ctx, const float *xyz, size_t n)
-{
-    grip_kdtree3d *tree = NULL;
-    ck_assert_int_eq(grip_kdtree3d_build(ctx, xyz, n, &tree), GRIP_OK);
-    return tree;
-}
-
-static int row_is_nan(const float *row, size_t cols)
-{
-    for (size_t c = 0; c < cols; ++c)
-        if (!isnan(row[c]))
-            return 0;
-    return 1;
-}
-
 /* Frames of every bunny point at radius 0.01, from PCL's test_shot_lrf_estimation.cpp (which checks to 1e-3;
  * its numbers have 6 digits, and we hold them to 1e-4). Point 15 exercises the tangent tie rule, 311 the
  * normal tie rule, and 24 has too small a support. */
@@ -59,14 +33,14 @@ START_TEST(lrf_matches_pcl_unit_test)
     };
     grip_ctx *ctx = grip_test_ctx();
     size_t n = 0;
-    float *xyz = read_bunny(&n);
+    float *xyz = grip_test_read_xyz(BUNNY, &n);
     ck_assert_uint_eq(n, BUNNY_POINTS);
-    grip_kdtree3d *tree = build_tree(ctx, xyz, n);
+    grip_kdtree3d *tree = grip_test_kdtree(ctx, xyz, n);
     float *frames = malloc(n * 9 * sizeof *frames);
     ck_assert_ptr_nonnull(frames);
     ck_assert_int_eq(grip_shot_lrf(ctx, xyz, n, tree, xyz, n, 0.01f, 0, frames), GRIP_OK);
 
-    ck_assert(row_is_nan(frames + 9 * 24, 9));
+    ck_assert(grip_test_row_is_nan(frames + 9 * 24, 9));
     for (size_t e = 0; e < sizeof expected / sizeof expected[0]; ++e)
         for (int d = 0; d < 9; ++d)
             ck_assert_float_eq_tol(frames[9 * expected[e].point + d], expected[e].rf[d], 1e-4f);
@@ -107,8 +81,8 @@ START_TEST(shot352_matches_pcl_unit_test)
     const float radius = 0.04f;
     grip_ctx *ctx = grip_test_ctx();
     size_t n = 0;
-    float *xyz = read_bunny(&n);
-    grip_kdtree3d *tree = build_tree(ctx, xyz, n);
+    float *xyz = grip_test_read_xyz(BUNNY, &n);
+    grip_kdtree3d *tree = grip_test_kdtree(ctx, xyz, n);
     float *normals = malloc(n * 4 * sizeof *normals);
     float *frames = malloc(n * 9 * sizeof *frames);
     float *desc = malloc(n * GRIP_SHOT_DIM * sizeof *desc);
@@ -173,7 +147,7 @@ START_TEST(plane_patch_rules)
     grip_ctx *ctx = grip_test_ctx();
     float xyz[(GRID * GRID + 1) * 3], normals[(GRID * GRID + 1) * 4];
     size_t n = make_patch(xyz, normals);
-    grip_kdtree3d *tree = build_tree(ctx, xyz, n);
+    grip_kdtree3d *tree = grip_test_kdtree(ctx, xyz, n);
     const size_t centre = GRID * GRID / 2, lone = n - 1;
     float keys[4 * 3];
     memcpy(keys, xyz + 3 * centre, 3 * sizeof(float));
@@ -185,15 +159,15 @@ START_TEST(plane_patch_rules)
     const float radius = 0.035f;
     float frames[4 * 9], desc[4 * GRIP_SHOT_DIM], capped[4 * GRIP_SHOT_DIM];
     ck_assert_int_eq(grip_shot_lrf(ctx, xyz, n, tree, keys, k, radius, 0, frames), GRIP_OK);
-    ck_assert(row_is_nan(frames + 9, 9));
-    ck_assert(row_is_nan(frames + 18, 9));
+    ck_assert(grip_test_row_is_nan(frames + 9, 9));
+    ck_assert(grip_test_row_is_nan(frames + 18, 9));
     const float *nz = normals;
     float cz = fabsf(frames[6] * nz[0] + frames[7] * nz[1] + frames[8] * nz[2]);
     ck_assert_float_eq_tol(cz, 1.0f, 1e-6f);
 
     ck_assert_int_eq(grip_shot_describe(ctx, xyz, normals, n, tree, keys, k, frames, radius, 0, desc), GRIP_OK);
-    ck_assert(row_is_nan(desc + GRIP_SHOT_DIM, GRIP_SHOT_DIM));
-    ck_assert(row_is_nan(desc + 2 * GRIP_SHOT_DIM, GRIP_SHOT_DIM));
+    ck_assert(grip_test_row_is_nan(desc + GRIP_SHOT_DIM, GRIP_SHOT_DIM));
+    ck_assert(grip_test_row_is_nan(desc + 2 * GRIP_SHOT_DIM, GRIP_SHOT_DIM));
     double sq = 0.0;
     for (int j = 0; j < GRIP_SHOT_DIM; ++j) {
         int bin = j % (GRIP_SHOT_COSINE_BINS + 1);
@@ -208,7 +182,7 @@ START_TEST(plane_patch_rules)
     ck_assert_int_eq(grip_shot_describe(ctx, xyz, normals, n, tree, keys, k, frames, radius, 1000, capped), GRIP_OK);
     ck_assert_int_eq(memcmp(desc, capped, sizeof desc), 0);
     ck_assert_int_eq(grip_shot_describe(ctx, xyz, normals, n, tree, keys, k, frames, radius, 4, capped), GRIP_OK);
-    ck_assert(row_is_nan(capped, GRIP_SHOT_DIM));
+    ck_assert(grip_test_row_is_nan(capped, GRIP_SHOT_DIM));
     ck_assert_int_eq(grip_shot_describe(ctx, xyz, normals, n, tree, keys, k, frames, radius, 20, capped), GRIP_OK);
     ck_assert(!isnan(capped[0]));
     ck_assert_int_ne(memcmp(desc, capped, GRIP_SHOT_DIM * sizeof(float)), 0);
@@ -217,7 +191,7 @@ START_TEST(plane_patch_rules)
     ck_assert_int_eq(grip_shot_lrf(ctx, xyz, n, tree, keys, k, radius, 1000, capped_frames), GRIP_OK);
     ck_assert_int_eq(memcmp(frames, capped_frames, sizeof frames), 0);
     ck_assert_int_eq(grip_shot_lrf(ctx, xyz, n, tree, keys, k, radius, 5, capped_frames), GRIP_OK);
-    ck_assert(row_is_nan(capped_frames, 9));
+    ck_assert(grip_test_row_is_nan(capped_frames, 9));
     ck_assert_int_eq(grip_shot_lrf(ctx, xyz, n, tree, keys, k, radius, 6, capped_frames), GRIP_OK);
     ck_assert(!isnan(capped_frames[0]));
 
@@ -225,7 +199,7 @@ START_TEST(plane_patch_rules)
     for (size_t i = 0; i < n; ++i)
         normals[4 * i] = NAN;
     ck_assert_int_eq(grip_shot_describe(ctx, xyz, normals, n, tree, keys, 1, frames, radius, 0, desc), GRIP_OK);
-    ck_assert(row_is_nan(desc, GRIP_SHOT_DIM));
+    ck_assert(grip_test_row_is_nan(desc, GRIP_SHOT_DIM));
     grip_kdtree3d_free(tree);
     grip_ctx_free(ctx);
 }
@@ -244,7 +218,7 @@ START_TEST(rigid_motion_invariance)
     const double shift[3] = {0.5, -0.25, 1.0};
     grip_ctx *ctx = grip_test_ctx();
     size_t n = 0;
-    float *xyz[2] = {read_bunny(&n), NULL};
+    float *xyz[2] = {grip_test_read_xyz(BUNNY, &n), NULL};
     float *normals[2], *frames[2], *desc[2];
     xyz[1] = malloc(n * 3 * sizeof(float));
     ck_assert_ptr_nonnull(xyz[1]);
@@ -257,7 +231,7 @@ START_TEST(rigid_motion_invariance)
         frames[m] = malloc(n * 9 * sizeof(float));
         desc[m] = malloc(n * GRIP_SHOT_DIM * sizeof(float));
         ck_assert(normals[m] && frames[m] && desc[m]);
-        grip_kdtree3d *tree = build_tree(ctx, xyz[m], n);
+        grip_kdtree3d *tree = grip_test_kdtree(ctx, xyz[m], n);
         const float viewpoint[3] = {(float)shift[0] * m, (float)shift[1] * m, (float)shift[2] * m};
         ck_assert_int_eq(grip_normals_compute(ctx, xyz[m], n, tree, 0, radius, viewpoint, normals[m]), GRIP_OK);
         ck_assert_int_eq(grip_shot_lrf(ctx, xyz[m], n, tree, xyz[m], n, radius, 0, frames[m]), GRIP_OK);
@@ -298,7 +272,7 @@ START_TEST(bad_arguments_are_refused)
     grip_ctx *ctx = grip_test_ctx();
     float xyz[(GRID * GRID + 1) * 3], normals[(GRID * GRID + 1) * 4], frames[9], desc[GRIP_SHOT_DIM];
     size_t n = make_patch(xyz, normals);
-    grip_kdtree3d *tree = build_tree(ctx, xyz, n);
+    grip_kdtree3d *tree = grip_test_kdtree(ctx, xyz, n);
     ck_assert_int_eq(grip_shot_lrf(ctx, xyz, n, tree, xyz, 1, 0.0f, 0, frames), GRIP_EINVAL);
     ck_assert_ptr_nonnull(strstr(ctx->last_error, "shot_lrf: radius"));
     ck_assert_int_eq(grip_shot_lrf(ctx, xyz, n, tree, xyz, 1, NAN, 0, frames), GRIP_EINVAL);

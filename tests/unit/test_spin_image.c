@@ -20,31 +20,6 @@
 #define BUNNY_POINTS 397
 #define DIM153 153
 
-static float *read_bunny(size_t *n)
-{
-    host_cloud bunny = grip_test_read_cloud(BUNNY);
-    float *xyz = bunny.xyz;
-    bunny.xyz = NULL;
-    *n = bunny.n;
-    host_cloud_free(&bunny);
-    return xyz;
-}
-
-static grip_kdtree3d *build_tree(grip_ctx *ctx, const float *xyz, size_t n)
-{
-    grip_kdtree3d *tree = NULL;
-    ck_assert_int_eq(grip_kdtree3d_build(ctx, xyz, n, &tree), GRIP_OK);
-    return tree;
-}
-
-static int row_is_nan(const float *row, size_t cols)
-{
-    for (size_t c = 0; c < cols; ++c)
-        if (!isnan(row[c]))
-            return 0;
-    return 1;
-}
-
 static double row_sum(const float *row, size_t cols)
 {
     double s = 0.0;
@@ -87,9 +62,9 @@ START_TEST(bunny_matches_pcl_unit_test)
     const pcl_case *pc = &pcl_cases[_i];
     grip_ctx *ctx = grip_test_ctx();
     size_t n = 0;
-    float *xyz = read_bunny(&n);
+    float *xyz = grip_test_read_xyz(BUNNY, &n);
     ck_assert_uint_eq(n, BUNNY_POINTS);
-    grip_kdtree3d *tree = build_tree(ctx, xyz, n);
+    grip_kdtree3d *tree = grip_test_kdtree(ctx, xyz, n);
     float *normals = malloc(n * 4 * sizeof *normals), *desc = malloc(n * DIM153 * sizeof *desc);
     ck_assert(normals && desc);
     const float viewpoint[3] = {0.0f, 0.0f, 0.0f};
@@ -131,7 +106,7 @@ static grip_status describe(const float *xyz, const float *normals, size_t n, co
                             const float *key_normals, size_t k, const grip_spin_image_params *p, float *out)
 {
     grip_ctx *ctx = grip_test_ctx();
-    grip_kdtree3d *tree = build_tree(ctx, xyz, n);
+    grip_kdtree3d *tree = grip_test_kdtree(ctx, xyz, n);
     grip_status st = grip_spin_image_describe(ctx, xyz, normals, n, tree, keys, key_normals, k, p, out);
     grip_kdtree3d_free(tree);
     grip_ctx_free(ctx);
@@ -195,7 +170,7 @@ START_TEST(normalisation_follows_the_support_size)
     /* 0.8 along the axis is inside the sphere of radius 1 but beyond the cylinder's half-height 1/sqrt 2 */
     const float pair[6] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.8f};
     ck_assert_int_eq(describe(pair, normals, 2, pair, up, 1, &p, out), GRIP_OK);
-    ck_assert(row_is_nan(out, DIM153));
+    ck_assert(grip_test_row_is_nan(out, DIM153));
     p.radial = 1; /* the radial structure has no cylinder: the point votes on the top border */
     ck_assert_int_eq(describe(pair, normals, 2, pair, up, 1, &p, out), GRIP_OK);
     ck_assert_double_eq_tol(row_sum(out, DIM153), 1.0, 1e-9);
@@ -290,12 +265,12 @@ START_TEST(nan_rows_duplicates_and_minimum)
     grip_spin_image_params p = params(0.015f, 8, 0.0f, 9, 0, 0);
     ck_assert_int_eq(describe(xyz, normals, GRID_N, keys, key_normals, 4, &p, out), GRIP_OK);
     ck_assert(!isnan(out[0]));
-    ck_assert(row_is_nan(out + DIM153, DIM153));
-    ck_assert(row_is_nan(out + 2 * DIM153, DIM153));
+    ck_assert(grip_test_row_is_nan(out + DIM153, DIM153));
+    ck_assert(grip_test_row_is_nan(out + 2 * DIM153, DIM153));
     ck_assert_mem_eq(out + 3 * DIM153, out, DIM153 * sizeof(float));
     p.min_neighbors = 10;
     ck_assert_int_eq(describe(xyz, normals, GRID_N, keys, key_normals, 1, &p, out), GRIP_OK);
-    ck_assert(row_is_nan(out, DIM153));
+    ck_assert(grip_test_row_is_nan(out, DIM153));
 
     p.min_neighbors = 0;
     p.radius = 0.03f;
@@ -340,7 +315,7 @@ START_TEST(radius_extremes_and_refusals)
                {0.1f, 0, 0.0f, "width"},   {0.1f, 33, 0.0f, "width"},         {0.1f, 8, -0.1f, "support_angle_cos"},
                {0.1f, 8, 1.5f, "support_angle_cos"}, {0.1f, 8, NAN, "support_angle_cos"}};
     grip_ctx *ctx = grip_test_ctx();
-    grip_kdtree3d *tree = build_tree(ctx, xyz, GRID_N);
+    grip_kdtree3d *tree = grip_test_kdtree(ctx, xyz, GRID_N);
     for (size_t b = 0; b < sizeof bad / sizeof bad[0]; ++b) {
         p = params(bad[b].radius, bad[b].width, bad[b].support_cos, 0, 0, 0);
         ck_assert_int_eq(grip_spin_image_describe(ctx, xyz, normals, GRID_N, tree, key, up, 1, &p, out),
@@ -367,7 +342,7 @@ START_TEST(stage_matches_the_twin)
 {
     grip_ctx *ctx = grip_test_ctx();
     size_t n = 0;
-    float *xyz = read_bunny(&n);
+    float *xyz = grip_test_read_xyz(BUNNY, &n);
     const grip_kv kv[] = {{"device", "cpu"},           {"normals_k", "0"},   {"normals_radius", "0.04"},
                           {"keypoints", "all"},        {"radius", "0.08"},   {"support_angle_cos", "0.5"},
                           {"min_neighbors", "16"},     {"angular", "true"}};
@@ -382,7 +357,7 @@ START_TEST(stage_matches_the_twin)
     ck_assert_uint_eq(f->descriptors.rows, n);
     ck_assert_uint_eq(f->keypoints.rows, n);
 
-    grip_kdtree3d *tree = build_tree(ctx, xyz, n);
+    grip_kdtree3d *tree = grip_test_kdtree(ctx, xyz, n);
     float *normals = malloc(n * 4 * sizeof *normals), *desc = malloc(n * DIM153 * sizeof *desc);
     ck_assert(normals && desc);
     const float viewpoint[3] = {0.0f, 0.0f, 0.0f};
