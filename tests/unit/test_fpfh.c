@@ -1,12 +1,12 @@
 /* test_fpfh.c -- FPFH-33 reproduces PCL 1.13: the SPFH values of PCL's own unit test (test_pfh_estimation.cpp, on
  * bun0.pcd with its normals) and its FPFH to the tolerance PCL gives it, the TEASER++ reference (PCL's
- * FPFHEstimationOMP on the 397-point bunny, normals radius 0.03, FPFH radius 0.05) wherever the normals of that
- * older PCL can be rebuilt, and PCL's rules on small clouds: duplicates vote with features 0, the keypoint's own
+ * FPFHEstimationOMP on the 397-point bunny, normals radius 0.03, FPFH radius 0.05) on every point, with the normals
+ * of the PCL 1.9 that made it rebuilt, and PCL's rules on small clouds: duplicates vote with features 0, the keypoint's own
  * SPFH is left out, NaN rows without neighbours, NaN normals in bin 0, NaN points ignored, bad arguments refused. */
 #include "pfh_test_support.h"
 #include "stages/registry.h"
 #include "descriptor/fpfh.h"
-#include "math/sym3_eigen.h"
+#include <float.h>
 
 #include <stdio.h>
 
@@ -34,10 +34,110 @@ static float *read_csv_values(const char *rel, size_t want)
     return v;
 }
 
-/* Normals as the PCL that made the CSV computed them: the covariance accumulated in float from the raw
- * coordinates (PCL 1.13 first shifts them by the nearest neighbour, which moves a normal by ~1e-6 and, through the
- * bins, hundreds of FPFH values by up to 3), PCL's float eigen solver, flipped toward the origin. */
-static void normals_before_pcl_1_13(const float *xyz, size_t n, const grip_kdtree3d *tree, float radius, float *out)
+/* Normals as the PCL that made the CSV computed them. TEASER++ (teaser/src/fpfh.cc) runs NormalEstimationOMP
+ * with a pcl::search::KdTree, sorted by distance, and its install guide builds PCL 1.9.1 from source, whose CMake
+ * adds -march=native (cmake/pcl_find_sse.cmake): on an FMA machine gcc then fused a * b + c into one rounding.
+ * That PCL accumulated the covariance from the raw coordinates (1.13 first shifts them by the first neighbour),
+ * and the normal comes from pcl::eigen33, flipped toward the origin. The fmaf calls below sit exactly where gcc
+ * fused (read from its code for these functions, and checked bit for bit against pcl::eigen33 built with
+ * -march=haswell on a million covariances); every other operation rounds on its own. Without the fusing the
+ * normals move by ~1e-6 and, through the pair features' bins, 65 of the 397 FPFH rows by up to 1.5. */
+static void fma_quadratic_roots(float b, float c, float roots[3])
+{
+    roots[0] = 0.0f;
+    float d = (float)(b * b - 4.0 * c);
+    if (d < 0.0f)
+        d = 0.0f;
+    float sd = sqrtf(d);
+    roots[2] = 0.5f * (b + sd);
+    roots[1] = 0.5f * (b - sd);
+}
+
+static void fma_swap(float *a, float *b)
+{
+    float t = *a;
+    *a = *b;
+    *b = t;
+}
+
+/* pcl::computeRoots on the scaled matrix m (row-major, symmetric): its eigenvalues, ascending. */
+static void fma_eigenvalues(const float m[9], float roots[3])
+{
+    float m00 = m[0], m01 = m[1], m02 = m[2], m11 = m[4], m12 = m[5], m22 = m[8];
+    float m00m11 = m00 * m11;
+    float c0 = fmaf(m00m11, m22, 2.0f * m01 * m02 * m12);
+    c0 = fmaf(-(m00 * m12), m12, c0);
+    c0 = fmaf(-(m11 * m02), m02, c0);
+    c0 = fmaf(-(m22 * m01), m01, c0);
+    float c1 = fmaf(m11, m22, fmaf(-m02, m02, fmaf(m00, m22, fmaf(-m01, m01, m00m11))));
+    c1 = fmaf(-m12, m12, c1);
+    float c2 = m00 + m11 + m22;
+    if (fabsf(c0) < FLT_EPSILON) {
+        fma_quadratic_roots(c2, c1, roots);
+        return;
+    }
+    const float inv3 = (float)(1.0 / 3.0), sqrt3 = sqrtf(3.0f);
+    float c2_over_3 = c2 * inv3;
+    float a_over_3 = fmaf(-c2, c2_over_3, c1) * inv3;
+    if (a_over_3 > 0.0f)
+        a_over_3 = 0.0f;
+    float half_b = 0.5f * fmaf(c2_over_3, fmaf(2.0f * c2_over_3, c2_over_3, -c1), c0);
+    float q = fmaf(a_over_3 * a_over_3, a_over_3, half_b * half_b);
+    if (q > 0.0f)
+        q = 0.0f;
+    float rho = sqrtf(-a_over_3);
+    float theta = atan2f(sqrtf(-q), half_b) * inv3;
+    float cos_theta = cosf(theta), sin_theta = sinf(theta);
+    roots[0] = fmaf(2.0f * rho, cos_theta, c2_over_3);
+    roots[1] = fmaf(-fmaf(sin_theta, sqrt3, cos_theta), rho, c2_over_3);
+    roots[2] = fmaf(-rho, fmaf(-sin_theta, sqrt3, cos_theta), c2_over_3);
+    if (roots[0] >= roots[1])
+        fma_swap(&roots[0], &roots[1]);
+    if (roots[1] >= roots[2]) {
+        fma_swap(&roots[1], &roots[2]);
+        if (roots[0] >= roots[1])
+            fma_swap(&roots[0], &roots[1]);
+    }
+    if (roots[0] <= 0.0f)
+        fma_quadratic_roots(c2, c1, roots);
+}
+
+/* pcl::eigen33(cov, value, vector): the eigenvector of the smallest eigenvalue, as the longest cross product of
+ * two rows of (A - l0 I), A = cov scaled by its largest |entry| (the first of equal lengths wins). */
+static void fma_smallest_eigenvector(const float cov[9], float vec[3])
+{
+    float m[9], scale = 0.0f;
+    for (int i = 0; i < 9; ++i)
+        scale = fabsf(cov[i]) > scale ? fabsf(cov[i]) : scale;
+    if (scale <= FLT_MIN)
+        scale = 1.0f;
+    for (int i = 0; i < 9; ++i)
+        m[i] = cov[i] / scale;
+    float roots[3];
+    fma_eigenvalues(m, roots);
+    for (int i = 0; i < 3; ++i)
+        m[4 * i] -= roots[0];
+    static const int rows[3][2] = {{0, 1}, {0, 2}, {1, 2}};
+    float cross[3][3], best_len = 0.0f;
+    int best = 0;
+    for (int r = 0; r < 3; ++r) {
+        const float *a = m + 3 * rows[r][0], *b = m + 3 * rows[r][1];
+        float *c = cross[r];
+        c[0] = fmaf(a[1], b[2], -(a[2] * b[1]));
+        c[1] = fmaf(a[2], b[0], -(a[0] * b[2]));
+        c[2] = fmaf(a[0], b[1], -(a[1] * b[0]));
+        float len = sqrtf(fmaf(c[0], c[0], fmaf(c[2], c[2], c[1] * c[1])));
+        if (r == 0 || len > best_len) {
+            best = r;
+            best_len = len;
+        }
+    }
+    for (int i = 0; i < 3; ++i)
+        vec[i] = cross[best][i] / best_len;
+}
+
+static void normals_pcl_1_9_march_native(const float *xyz, size_t n, const grip_kdtree3d *tree, float radius,
+                                         float *out)
 {
     grip_neighbors nb = {0};
     for (size_t i = 0; i < n; ++i) {
@@ -46,12 +146,12 @@ static void normals_before_pcl_1_13(const float *xyz, size_t n, const grip_kdtre
         float accu[9] = {0};
         for (size_t j = 0; j < nb.count; ++j) {
             const float *p = xyz + 3 * (size_t)nb.idx[j];
-            accu[0] += p[0] * p[0];
-            accu[1] += p[0] * p[1];
-            accu[2] += p[0] * p[2];
-            accu[3] += p[1] * p[1];
-            accu[4] += p[1] * p[2];
-            accu[5] += p[2] * p[2];
+            accu[0] = fmaf(p[0], p[0], accu[0]);
+            accu[1] = fmaf(p[0], p[1], accu[1]);
+            accu[2] = fmaf(p[0], p[2], accu[2]);
+            accu[3] = fmaf(p[1], p[1], accu[3]);
+            accu[4] = fmaf(p[1], p[2], accu[4]);
+            accu[5] = fmaf(p[2], p[2], accu[5]);
             accu[6] += p[0];
             accu[7] += p[1];
             accu[8] += p[2];
@@ -59,28 +159,28 @@ static void normals_before_pcl_1_13(const float *xyz, size_t n, const grip_kdtre
         for (int a = 0; a < 9; ++a)
             accu[a] /= (float)nb.count;
         float cov[9];
-        cov[0] = accu[0] - accu[6] * accu[6];
-        cov[1] = cov[3] = accu[1] - accu[6] * accu[7];
-        cov[2] = cov[6] = accu[2] - accu[6] * accu[8];
-        cov[4] = accu[3] - accu[7] * accu[7];
-        cov[5] = cov[7] = accu[4] - accu[7] * accu[8];
-        cov[8] = accu[5] - accu[8] * accu[8];
+        cov[0] = fmaf(-accu[6], accu[6], accu[0]);
+        cov[1] = cov[3] = fmaf(-accu[6], accu[7], accu[1]);
+        cov[2] = cov[6] = fmaf(-accu[6], accu[8], accu[2]);
+        cov[4] = fmaf(-accu[7], accu[7], accu[3]);
+        cov[5] = cov[7] = fmaf(-accu[7], accu[8], accu[4]);
+        cov[8] = fmaf(-accu[8], accu[8], accu[5]);
         float *row = out + 4 * i;
-        (void)grip_sym3_smallest_pcl(cov, row);
+        fma_smallest_eigenvector(cov, row);
         row[3] = 0.0f;
         const float *p = xyz + 3 * i;
-        if (-p[0] * row[0] - p[1] * row[1] - p[2] * row[2] < 0.0f)
+        if (fmaf(-p[2], row[2], fmaf(-p[0], row[0], -p[1] * row[1])) < 0.0f)
             for (int a = 0; a < 3; ++a)
                 row[a] = -row[a];
     }
     grip_neighbors_free(&nb);
 }
 
-/* The TEASER++ reference: PCL's FPFH of the bunny, normals radius 0.03, FPFH radius 0.05. Its PCL predates 1.13,
- * whose normals differ in the last bits: with those normals rebuilt (above), 332 of the 397 points agree in all 33
- * values to TEASER's tolerance 1e-4 (the other 65 sit near pairs whose features the remaining normal differences
- * push across a bin edge); a slip anywhere in the SPFH or the weighting would spoil nearly all of them. Every
- * sub-histogram sums to 100. */
+/* The TEASER++ reference: PCL's FPFH of the bunny, normals radius 0.03, FPFH radius 0.05, made by a PCL 1.9 built
+ * with FMA (above). With those normals rebuilt, our FPFH twin (PCL 1.13's FPFH, unchanged) gives every one of the
+ * 397 points within TEASER's tolerance 1e-4 in all 33 values (the CSV keeps 6 significant digits); with 1.13's
+ * normals only 90 would, so the normals, not the FPFH, are what changed between the two PCLs. Every sub-histogram
+ * sums to 100. */
 START_TEST(fpfh_matches_pcl_reference_csv)
 {
     grip_ctx *ctx = grip_test_ctx();
@@ -90,8 +190,8 @@ START_TEST(fpfh_matches_pcl_reference_csv)
     float *expected = read_csv_values(TEASER_CSV, n * GRIP_FPFH_DIM);
     float *normals = malloc(n * 4 * sizeof *normals), *desc = malloc(n * GRIP_FPFH_DIM * sizeof *desc);
     ck_assert(normals && desc);
-    grip_kdtree3d *tree = pfh_test_tree(ctx, bunny.xyz, n);
-    normals_before_pcl_1_13(bunny.xyz, n, tree, 0.03f, normals);
+    grip_kdtree3d *tree = grip_test_kdtree(ctx, bunny.xyz, n);
+    normals_pcl_1_9_march_native(bunny.xyz, n, tree, 0.03f, normals);
     ck_assert_int_eq(grip_fpfh_describe(ctx, bunny.xyz, normals, n, tree, bunny.xyz, n, 0.05f, desc), GRIP_OK);
     size_t agree = 0;
     double worst_agreeing = 0.0;
@@ -112,9 +212,9 @@ START_TEST(fpfh_matches_pcl_reference_csv)
             ck_assert_double_eq_tol(sum, 100.0, 1e-3);
         }
     }
-    printf("fpfh vs PCL (TEASER csv, pre-1.13 normals): %zu of %zu points within 1e-4 (max |diff| %.3g)\n", agree, n,
+    printf("fpfh vs PCL (TEASER csv, PCL 1.9 FMA normals): %zu of %zu points within 1e-4 (max |diff| %.3g)\n", agree, n,
            worst_agreeing);
-    ck_assert_uint_ge(agree, 332);
+    ck_assert_uint_eq(agree, n);
     grip_kdtree3d_free(tree);
     free(desc);
     free(normals);
@@ -160,7 +260,7 @@ START_TEST(fpfh_matches_pcl_unit_test)
     }
     printf("spfh vs PCL unit test, point 0 over all points: max |diff| %.3g\n", worst);
 
-    grip_kdtree3d *tree = pfh_test_tree(ctx, xyz, n);
+    grip_kdtree3d *tree = grip_test_kdtree(ctx, xyz, n);
     float desc[GRIP_FPFH_DIM];
     ck_assert_int_eq(grip_fpfh_describe(ctx, xyz, normals, n, tree, xyz, 1, 10.0f, desc), GRIP_OK);
     worst = 0.0;
@@ -183,12 +283,8 @@ END_TEST
 START_TEST(duplicates_and_small_neighbourhoods)
 {
     grip_ctx *ctx = grip_test_ctx();
-    float xyz[3 * PFH_TEST_TRIPLET], normals[4 * PFH_TEST_TRIPLET];
-    pfh_test_triplet(xyz, normals);
-    grip_kdtree3d *tree = pfh_test_tree(ctx, xyz, PFH_TEST_TRIPLET);
-    const float keys[4 * 3] = {0.01f, 0, 0, 0, 0, 0, 5.0f, 5.0f, 5.0f, NAN, 0, 0};
-    float desc[4 * GRIP_FPFH_DIM];
-    ck_assert_int_eq(grip_fpfh_describe(ctx, xyz, normals, PFH_TEST_TRIPLET, tree, keys, 4, 0.02f, desc), GRIP_OK);
+    float desc[6 * GRIP_FPFH_DIM];
+    pfh_test_triplet_describe(ctx, grip_fpfh_describe, GRIP_FPFH_DIM, desc);
     for (int d = 0; d < GRIP_FPFH_DIM; ++d) {
         float want = (d == 5 || d == 2 * GRIP_FPFH_BINS + 5) ? 100.0f
                      : (d == GRIP_FPFH_BINS || d == GRIP_FPFH_BINS + 5) ? 50.0f : 0.0f;
@@ -198,21 +294,19 @@ START_TEST(duplicates_and_small_neighbourhoods)
     for (int d = 0; d < GRIP_FPFH_DIM; ++d)
         sum += desc[GRIP_FPFH_DIM + d];
     ck_assert_double_eq_tol(sum, 300.0, 1e-3);
-    ck_assert(pfh_test_row_is_nan(desc + 2 * GRIP_FPFH_DIM, GRIP_FPFH_DIM));
-    ck_assert(pfh_test_row_is_nan(desc + 3 * GRIP_FPFH_DIM, GRIP_FPFH_DIM));
 
     /* radius 5 mm: p and p' only see each other (distance 0), q sees nothing else */
-    ck_assert_int_eq(grip_fpfh_describe(ctx, xyz, normals, PFH_TEST_TRIPLET, tree, keys, 2, 0.005f, desc), GRIP_OK);
     for (int d = 0; d < 2 * GRIP_FPFH_DIM; ++d)
-        ck_assert_float_eq(desc[d], 0.0f);
+        ck_assert_float_eq(desc[4 * GRIP_FPFH_DIM + d], 0.0f);
 
-    /* a one-point cloud */
-    grip_kdtree3d *single = pfh_test_tree(ctx, xyz, 1);
-    ck_assert_int_eq(grip_fpfh_describe(ctx, xyz, normals, 1, single, keys + 3, 1, 0.02f, desc), GRIP_OK);
+    /* a one-point cloud: p */
+    float xyz[3 * PFH_TEST_TRIPLET], normals[4 * PFH_TEST_TRIPLET];
+    pfh_test_triplet(xyz, normals);
+    grip_kdtree3d *single = grip_test_kdtree(ctx, xyz, 1);
+    ck_assert_int_eq(grip_fpfh_describe(ctx, xyz, normals, 1, single, xyz, 1, 0.02f, desc), GRIP_OK);
     for (int d = 0; d < GRIP_FPFH_DIM; ++d)
         ck_assert_float_eq(desc[d], 0.0f);
     grip_kdtree3d_free(single);
-    grip_kdtree3d_free(tree);
     grip_ctx_free(ctx);
 }
 END_TEST
@@ -222,25 +316,13 @@ END_TEST
 START_TEST(nan_normals_and_nan_points)
 {
     grip_ctx *ctx = grip_test_ctx();
-    float xyz[3 * (PFH_TEST_PATCH + 1)], normals[4 * (PFH_TEST_PATCH + 1)];
-    pfh_test_patch(3, xyz, normals);
+    float xyz[3 * (PFH_TEST_PATCH + 1)], normals[4 * (PFH_TEST_PATCH + 1)], *ref = NULL, *out = NULL;
     const size_t n = PFH_TEST_PATCH;
     const float radius = 0.025f;
-    float *ref = malloc(n * GRIP_FPFH_DIM * sizeof *ref), *out = malloc(n * GRIP_FPFH_DIM * sizeof *out);
-    ck_assert(ref && out);
-    grip_kdtree3d *tree = pfh_test_tree(ctx, xyz, n);
-    ck_assert_int_eq(grip_fpfh_describe(ctx, xyz, normals, n, tree, xyz, n, radius, ref), GRIP_OK);
-    grip_kdtree3d_free(tree);
+    grip_kdtree3d *tree = pfh_test_nan_point_changes_nothing(ctx, grip_fpfh_describe, GRIP_FPFH_DIM, 3, radius, xyz,
+                                                             normals, &ref, &out);
     for (size_t i = 0; i < n; ++i)
         ck_assert(!isnan(ref[i * GRIP_FPFH_DIM]));
-
-    /* a NaN point appended to the surface */
-    const float nan_point[3] = {NAN, NAN, NAN};
-    memcpy(xyz + 3 * n, nan_point, sizeof nan_point);
-    memcpy(normals + 4 * n, normals, 4 * sizeof(float));
-    tree = pfh_test_tree(ctx, xyz, n + 1);
-    ck_assert_int_eq(grip_fpfh_describe(ctx, xyz, normals, n + 1, tree, xyz, n, radius, out), GRIP_OK);
-    ck_assert_int_eq(memcmp(ref, out, n * GRIP_FPFH_DIM * sizeof *out), 0);
 
     for (size_t i = 0; i < n; ++i)
         normals[4 * i + 1] = NAN;
@@ -264,20 +346,7 @@ END_TEST
 
 START_TEST(bad_arguments_are_refused)
 {
-    grip_ctx *ctx = grip_test_ctx();
-    float xyz[3 * PFH_TEST_TRIPLET], normals[4 * PFH_TEST_TRIPLET], desc[GRIP_FPFH_DIM];
-    pfh_test_triplet(xyz, normals);
-    grip_kdtree3d *tree = pfh_test_tree(ctx, xyz, PFH_TEST_TRIPLET);
-    ck_assert_int_eq(grip_fpfh_describe(ctx, xyz, normals, 3, tree, xyz, 1, 0.0f, desc), GRIP_EINVAL);
-    ck_assert_ptr_nonnull(strstr(ctx->last_error, "fpfh: radius"));
-    ck_assert_int_eq(grip_fpfh_describe(ctx, xyz, normals, 3, tree, xyz, 1, NAN, desc), GRIP_EINVAL);
-    ck_assert_int_eq(grip_fpfh_describe(ctx, xyz, normals, 3, tree, xyz, 1, INFINITY, desc), GRIP_EINVAL);
-    ck_assert_int_eq(grip_fpfh_describe(ctx, xyz, NULL, 3, tree, xyz, 1, 0.02f, desc), GRIP_EINVAL);
-    ck_assert_int_eq(grip_fpfh_describe(ctx, xyz, normals, 2, tree, xyz, 1, 0.02f, desc), GRIP_EINVAL);
-    ck_assert_ptr_nonnull(strstr(ctx->last_error, "surface has only"));
-    ck_assert_int_eq(grip_fpfh_describe(ctx, xyz, normals, 3, tree, NULL, 0, 0.02f, NULL), GRIP_OK);
-    grip_kdtree3d_free(tree);
-    grip_ctx_free(ctx);
+    pfh_test_bad_arguments_refused(grip_fpfh_describe, GRIP_FPFH_DIM, "fpfh");
 }
 END_TEST
 
