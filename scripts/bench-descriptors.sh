@@ -67,6 +67,7 @@ kernels=()
 for b in "$B"/tests/bench_*; do
   [ -x "$b" ] || continue
   name=$(basename "$b")
+  case " ${BENCHES:-$name} " in *" $name "*) ;; *) continue ;; esac # gpu-check's selection, when it made one
   if [ -s "$OUT/$name.txt" ]; then
     kernels+=(--kernels "$OUT/$name.txt")
   else

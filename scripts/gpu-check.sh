@@ -26,6 +26,16 @@ tail -2 "$OUT/build.log"
 ctest --test-dir $B -L gpu --timeout 120 --output-on-failure > "$OUT/ctest-gpu.log" 2>&1
 echo "gpu tests: rc=$?"; grep -E "tests passed|\*\*\*|Failed" "$OUT/ctest-gpu.log" | head -20
 
+# compute-sanitizer memcheck and racecheck on the GPU tests ($SANITIZE: a list of test names; default every one),
+# four at a time, before the timings so that they do not share the GPU with them (the out-of-memory tests provoke
+# allocation failures on purpose: API errors are not findings)
+mkdir -p "$OUT/sanitizer"
+for t in ${SANITIZE:-$(ls tests/gpu/test_*.c | xargs -n1 basename | sed 's/\.c$//')}; do
+  printf '%s memcheck\n%s racecheck\n' "$t" "$t"
+done | xargs -P 4 -L 1 bash -c 'timeout 150 compute-sanitizer --tool $1 --report-api-errors no --error-exitcode 3 \
+    '"$B"'/tests/$0 > '"$OUT"'/sanitizer/$1-$0.log 2>&1; echo "compute-sanitizer $1 $0: rc=$?"' | sort
+tar czf "$OUT/sanitizer.tgz" -C "$OUT" sanitizer && rm -rf "$OUT/sanitizer"
+
 D=.data/pcl
 M=$D/data_repo/correspondence_grouping/milk.pcd S=$D/milk_cartoon_all_small_clorox.pcd
 if [ -f $M ] && [ -f .pcl/pcl_ref.tar.xz ]; then
@@ -34,9 +44,8 @@ if [ -f $M ] && [ -f .pcl/pcl_ref.tar.xz ]; then
   LD_LIBRARY_PATH=/tmp/p/pcl_ref/lib timeout 120 /tmp/p/pcl_ref/pcl_cg_ref $M $S --reps 5 > "$OUT/pcl-tutorial.txt" 2>&1
   echo "pcl_cg_ref: rc=$?"; grep -iE " ms|instances|correspondences" "$OUT/pcl-tutorial.txt" | head -24
 fi
-# kernel benchmarks (CUDA events after warm-up, medians)
-for src in tests/gpu/bench_*.c; do
-  b=$(basename "$src" .c)
+# kernel benchmarks (CUDA events after warm-up, medians; $BENCHES: a list of names, default every one)
+for b in ${BENCHES:-$(ls tests/gpu/bench_*.c | xargs -n1 basename | sed 's/\.c$//')}; do
   GRIP_DATA_DIR=.data timeout 90 $B/tests/$b > "$OUT/$b.txt" 2>&1; echo "$b: rc=$?"; tail -4 "$OUT/$b.txt"
 done
 # the tutorial through grip-host with the descriptors on the GPU
@@ -51,17 +60,9 @@ if [ -f $M ]; then
   echo "run pcl_tutorial (CPU twins): rc=$?"; grep -E "keypoints|correspondences|ACCEPTED" "$OUT/run-pcl_tutorial-cpu.txt"
 fi
 # the descriptor benchmark command (throughput, floors, Bologna recall)
-timeout 240 bash scripts/bench-descriptors.sh $B .data "$OUT" > "$OUT/bench-descriptors.log" 2>&1
+timeout ${BENCH_DESCRIPTORS_LIMIT:-240} bash scripts/bench-descriptors.sh $B .data "$OUT" > "$OUT/bench-descriptors.log" 2>&1
 echo "bench-descriptors: rc=$?"; tail -3 "$OUT/bench-descriptors.log"
 tar czf "$OUT/bench-descriptors.tgz" -C "$OUT" bench-descriptors 2>/dev/null && rm -rf "$OUT/bench-descriptors"
-
-# compute-sanitizer on every GPU test, four at a time (the out-of-memory tests provoke allocation failures on
-# purpose: API errors are not findings)
-mkdir -p "$OUT/sanitizer"
-ls tests/gpu/test_*.c | xargs -n1 basename | sed 's/\.c$//' | sed 's/.*/& memcheck\n& racecheck/' |
-  xargs -P 4 -L 1 bash -c 'timeout 150 compute-sanitizer --tool $1 --report-api-errors no --error-exitcode 3 \
-    '"$B"'/tests/$0 > '"$OUT"'/sanitizer/$1-$0.log 2>&1; echo "compute-sanitizer $1 $0: rc=$?"' | sort
-tar czf "$OUT/sanitizer.tgz" -C "$OUT" sanitizer && rm -rf "$OUT/sanitizer"
 
 if [ "${GRIP_CHECK_CPU:-0}" = 1 ]; then
   ctest --test-dir $B -LE gpu -j8 --output-on-failure > "$OUT/ctest-cpu.log" 2>&1; echo "cpu tests: rc=$?"
