@@ -5,7 +5,8 @@
 
 static const grip_stage_impl *const stages[] = {
     &grip_descriptor_shot, &grip_descriptor_fpfh, &grip_descriptor_pfh, &grip_descriptor_spin_image,
-    &grip_index_bruteforce, &grip_match_knn,
+    &grip_index_bruteforce, &grip_index_kdtree,   &grip_index_kdforest,
+    &grip_match_knn,
     &grip_group_hough3d,   &grip_group_gc,         &grip_verify_icp,
 };
 

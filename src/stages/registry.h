@@ -10,6 +10,8 @@ extern const grip_stage_impl grip_descriptor_fpfh;
 extern const grip_stage_impl grip_descriptor_pfh;
 extern const grip_stage_impl grip_descriptor_spin_image;
 extern const grip_stage_impl grip_index_bruteforce;
+extern const grip_stage_impl grip_index_kdtree;
+extern const grip_stage_impl grip_index_kdforest;
 extern const grip_stage_impl grip_match_knn;
 extern const grip_stage_impl grip_group_hough3d;
 extern const grip_stage_impl grip_group_gc;
