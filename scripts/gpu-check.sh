@@ -32,7 +32,7 @@ echo "gpu tests: rc=$?"; grep -E "tests passed|\*\*\*|Failed" "$OUT/ctest-gpu.lo
 mkdir -p "$OUT/sanitizer"
 for t in ${SANITIZE:-$(ls tests/gpu/test_*.c | xargs -n1 basename | sed 's/\.c$//')}; do
   printf '%s memcheck\n%s racecheck\n' "$t" "$t"
-done | xargs -P 4 -L 1 bash -c 'timeout 150 compute-sanitizer --tool $1 --report-api-errors no --error-exitcode 3 \
+done | xargs -P 4 -L 1 bash -c 'timeout '"${SANITIZE_LIMIT:-150}"' compute-sanitizer --tool $1 --report-api-errors no --error-exitcode 3 \
     '"$B"'/tests/$0 > '"$OUT"'/sanitizer/$1-$0.log 2>&1; echo "compute-sanitizer $1 $0: rc=$?"' | sort
 tar czf "$OUT/sanitizer.tgz" -C "$OUT" sanitizer && rm -rf "$OUT/sanitizer"
 
@@ -42,7 +42,9 @@ if [ -f $M ] && [ -f .pcl/pcl_ref.tar.xz ]; then
   # PCL 1.13 (OpenMP, 16 cores) on the tutorial pair, then grip's kernels on the same pair, one after the other
   mkdir -p /tmp/p && tar xJf .pcl/pcl_ref.tar.xz -C /tmp/p
   LD_LIBRARY_PATH=/tmp/p/pcl_ref/lib timeout 120 /tmp/p/pcl_ref/pcl_cg_ref $M $S --reps 5 > "$OUT/pcl-tutorial.txt" 2>&1
-  echo "pcl_cg_ref: rc=$?"; grep -iE " ms|instances|correspondences" "$OUT/pcl-tutorial.txt" | head -24
+  echo "pcl_cg_ref: rc=$?"
+  grep -E "instances|Correspondences found|normals scene|SHOT model|SHOT scene|match \(1-NN|BOARD|recognize|SHOTEstimationOMP threads=0" \
+    "$OUT/pcl-tutorial.txt" | head -24
 fi
 # kernel benchmarks (CUDA events after warm-up, medians; $BENCHES: a list of names, default every one)
 for b in ${BENCHES:-$(ls tests/gpu/bench_*.c | xargs -n1 basename | sed 's/\.c$//')}; do
@@ -69,3 +71,7 @@ if [ "${GRIP_CHECK_CPU:-0}" = 1 ]; then
   tail -3 "$OUT/ctest-cpu.log"
   $B/grip-host demo > "$OUT/demo.txt" 2>&1; echo "demo: rc=$?"; tail -6 "$OUT/demo.txt"
 fi
+
+# the device tool brings back only a few files: keep the markdown summary, archive every other log
+( cd "$OUT" && tar czf logs.tgz --exclude=logs.tgz --exclude=bench-descriptors.md --exclude=gpu-check.txt . &&
+  find . -maxdepth 1 -type f ! -name logs.tgz ! -name bench-descriptors.md ! -name gpu-check.txt -delete )
