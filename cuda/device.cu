@@ -32,8 +32,10 @@ extern "C" grip_status grip_cuda_copy_to_host(grip_ctx *ctx, void *dst, const vo
 // The context's device: the ordinal it was created with, else the first one. Chosen once.
 static grip_status select_device(grip_ctx *ctx)
 {
-    if (ctx->device >= 0)
+    if (ctx->device >= 0) { // made current again: the thread may have used another context's device since
+        GRIP_CUDA_CHECK(ctx, cudaSetDevice(ctx->device));
         return GRIP_OK;
+    }
     if (grip_ctx_device_count(ctx) <= 0)
         return grip_fail(ctx, GRIP_ENODEV, "no usable CUDA device");
     int want = ctx->opts.device_ordinal >= 0 ? ctx->opts.device_ordinal : 0;
@@ -47,6 +49,12 @@ static grip_status select_device(grip_ctx *ctx)
     uint64_t keep = UINT64_MAX;
     GRIP_CUDA_CHECK(ctx, cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
     ctx->device = want;
+    return GRIP_OK;
+}
+
+extern "C" grip_status grip_cuda_sync(grip_ctx *ctx)
+{
+    GRIP_CUDA_CHECK(ctx, cudaStreamSynchronize(0));
     return GRIP_OK;
 }
 

@@ -310,6 +310,7 @@ grip_status radius_normals(grip_ctx *ctx, grip_surface_cuda *s, float radius, fl
         const uint32_t m = s->n - first < chunk ? s->n - first : chunk;
         const grip_status st = radius_chunk(ctx, s, first, m, radius, vp);
         if (st == GRIP_ENOMEM && m > 1) {
+            grip_ctx_clear_error(ctx); // handled: smaller chunks follow
             chunk = m / 2;
             continue;
         }

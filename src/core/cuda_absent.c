@@ -18,6 +18,10 @@ grip_status grip_cuda_upload(grip_ctx *ctx, const void *host, size_t bytes, void
     return grip_fail(ctx, GRIP_EUNSUPPORTED, "CUDA memory asked for from a CPU-only build of grip");
 }
 void grip_cuda_free(void *dev) { (void)dev; }
+grip_status grip_cuda_sync(grip_ctx *ctx)
+{
+    return grip_fail(ctx, GRIP_EUNSUPPORTED, "CUDA work asked for from a CPU-only build of grip");
+}
 grip_status grip_cuda_alloc(grip_ctx *ctx, size_t bytes, void **dev)
 {
     (void)bytes;

@@ -25,6 +25,8 @@ void grip_cuda_free(void *dev);
 grip_status grip_cuda_alloc(grip_ctx *ctx, size_t bytes, void **dev);
 /* Copies host bytes into existing device memory (synchronously). */
 grip_status grip_cuda_copy_to_device(grip_ctx *ctx, void *dev, const void *host, size_t bytes);
+/* Waits for the work queued on the default stream; a kernel's fault surfaces here, named by this call. */
+grip_status grip_cuda_sync(grip_ctx *ctx);
 /* Frees the context's CUDA state: hands the pool's cached memory back to the driver. Safe when none was made. */
 void grip_cuda_ctx_release(grip_ctx *ctx);
 

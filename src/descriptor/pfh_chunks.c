@@ -14,6 +14,7 @@ grip_status grip_pfh_for_each_chunk(grip_ctx *ctx, const grip_surface_cuda *s, c
             st = fn(ctx, &nb, part, first, count, user);
         grip_neighborhoods_cuda_free(&nb);
         if (st == GRIP_ENOMEM && count > 1) {
+            grip_ctx_clear_error(ctx); /* handled: a call that succeeds in smaller chunks leaves no error text */
             chunk = count / 2; /* the device is short: the same queries again, fewer at a time */
             continue;
         }

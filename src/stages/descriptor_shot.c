@@ -2,6 +2,7 @@
  * semantics (CPU twin; see src/descriptor/), after the descriptor front's normals and keypoints
  * (stages/descriptor_front.h). */
 #include "stages/descriptor_front.h"
+#include "core/cuda_bridge.h"
 #include "descriptor/shot.h"
 #include "descriptor/shot_cuda.h"
 #include "descriptor/shot_lrf.h"
@@ -43,6 +44,8 @@ static grip_status shot_body_cuda(grip_stage *st, grip_descriptor_front *front)
     if (!s)
         s = grip_shot_describe_cuda(ctx, &support, front->keypoint_xyz_dev, f->frames.data, k, radius,
                                     f->descriptors.data);
+    if (!s) /* the kernels are queued: describe() returns with its results ready, and reports their faults */
+        s = grip_cuda_sync(ctx);
     grip_neighborhoods_cuda_free(&support);
     grip_neighborhoods_cuda_free(&lrf_support);
     return s;

@@ -69,7 +69,7 @@ static grip_status device_body(grip_descriptor_front *front, const grip_spin_ima
                                            p->radius, 0, &nb);
         if (s == GRIP_ENOMEM && batch > 1) {
             grip_ctx_clear_error(ctx);
-            batch = (batch + 1) / 2;
+            batch = (m + 1) / 2; /* this batch did not fit: half of it */
             s = GRIP_OK;
             continue;
         }
@@ -92,6 +92,8 @@ static grip_status spin_image_body(grip_stage *st, grip_descriptor_front *front)
 static grip_status spin_image_describe(grip_stage *st, const grip_cloud *cloud, uint32_t role,
                                        const grip_array *keypoints, uint32_t out_memory, grip_features **out)
 {
+    if (!st)
+        return GRIP_EINVAL; /* no stage, no context to say more in */
     grip_spin_image_params p = stage_params(st);
     return grip_descriptor_front_describe(st, cloud, role, keypoints, out_memory, grip_spin_image_dim(p.width),
                                           spin_image_body, out);
