@@ -416,27 +416,12 @@ double bench_median(double *v, size_t n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-void bench_json_string(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; s && *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
-}
-
 int bench_json_unfinished(FILE *f, const char *skipped, const char *failed)
 {
     if (!skipped && !failed[0])
         return 0;
     fprintf(f, ",\"%s\":", skipped ? "skipped" : "failed");
-    bench_json_string(f, skipped ? skipped : failed);
+    host_json_string(f, skipped ? skipped : failed);
     fputc('}', f);
     return 1;
 }

@@ -92,8 +92,6 @@ uint64_t bench_valid_rows(const grip_array *descriptors);
 /* The median of v[0 .. n) (sorts v); NaN when n is 0. */
 double bench_median(double *v, size_t n);
 
-/* A JSON string (quotes, backslashes and control characters escaped). */
-void bench_json_string(FILE *f, const char *s);
 
 /* For a result that was skipped (skipped: why) or failed (failed: the error, "" when it did not): writes
  * ,"skipped":"<why>"} or ,"failed":"<error>"}, closing the result's JSON object, and returns 1; else 0. */

@@ -191,7 +191,7 @@ static void print_json(const bench_data *d, int repeat, const descriptor_result 
     for (uint32_t i = 0; i < n; i++) {
         const descriptor_result *r = &res[i];
         printf("%s{\"impl\":", i ? "," : "");
-        bench_json_string(stdout, r->impl);
+        host_json_string(stdout, r->impl);
         if (bench_json_unfinished(stdout, r->skipped, r->failed))
             continue;
         printf(",\"device\":\"%s\",\"dim\":%u,\"valid\":%llu,\"median_ms\":%.6f,\"min_ms\":%.6f,"

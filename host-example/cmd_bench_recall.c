@@ -487,20 +487,20 @@ static void print_line(const recall_result *r)
 static void print_json(const recall_data *d, const recall_result *res, uint32_t n)
 {
     printf("{\"benchmark\":\"recall\",\"model\":");
-    bench_json_string(stdout, d->model.path);
+    host_json_string(stdout, d->model.path);
     printf(",\"scene\":");
-    bench_json_string(stdout, d->scene.path);
+    host_json_string(stdout, d->scene.path);
     printf(",\"truth\":");
-    bench_json_string(stdout, d->truth);
+    host_json_string(stdout, d->truth);
     printf(",\"points\":%zu,\"mesh_resolution\":%.9g,\"truth_rms_mr\":%.6f,\"leaf\":%.9g,\"radius\":%.9g,"
            "\"keypoints\":%zu,\"support\":{\"mean\":%.3f,\"median\":%.1f},\"results\":[",
            d->model.n, d->mr, d->gt_rms_mr, d->leaf, d->radius, d->k, d->support_mean, d->support_median);
     for (uint32_t i = 0; i < n; i++) {
         const recall_result *r = &res[i];
         printf("%s{\"setting\":", i ? "," : "");
-        bench_json_string(stdout, r->label);
+        host_json_string(stdout, r->label);
         printf(",\"impl\":");
-        bench_json_string(stdout, r->impl);
+        host_json_string(stdout, r->impl);
         if (bench_json_unfinished(stdout, r->skipped, r->failed))
             continue;
         printf(",\"device\":\"%s\",\"max_neighbors\":%lld,\"valid_scene\":%llu,\"valid_model\":%llu,"

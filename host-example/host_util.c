@@ -57,3 +57,18 @@ grip_array host_array(uint32_t dtype, uint64_t rows, uint64_t cols, void *data)
     grip_array a = {sizeof a, dtype, GRIP_MEM_HOST, -1, rows, cols, data};
     return a;
 }
+
+void host_json_string(FILE *out, const char *s)
+{
+    fputc('"', out);
+    for (; s && *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(out, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(out, "\\u%04x", c);
+        else
+            fputc(c, out);
+    }
+    fputc('"', out);
+}

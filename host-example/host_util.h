@@ -3,6 +3,7 @@
 #define GRIP_HOST_UTIL_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include "plugin.h"
 
 /* malloc'd copy of s (NULL on NULL or out of memory). */
@@ -15,6 +16,8 @@ double host_now_ms(void);
 void host_dirname(const char *path, char *buf, size_t n);
 /* A grip_array over host memory the caller owns. */
 grip_array host_array(uint32_t dtype, uint64_t rows, uint64_t cols, void *data);
+/* Writes s as a JSON string: quoted, with quotes, backslashes and control characters escaped (NULL: ""). */
+void host_json_string(FILE *out, const char *s);
 /* 1 if the file exists and is readable. */
 int host_file_readable(const char *path);
 

@@ -1,5 +1,6 @@
 /* pipeline_result.c -- see pipeline_result.h. */
 #include "pipeline_result.h"
+#include "host_util.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -32,22 +33,6 @@ static double total_ms(const pipeline_result *r)
     return t;
 }
 
-/* JSON string body: quotes, backslashes and control characters escaped. */
-static void json_string(FILE *out, const char *s)
-{
-    fputc('"', out);
-    for (; s && *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(out, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(out, "\\u%04x", c);
-        else
-            fputc(c, out);
-    }
-    fputc('"', out);
-}
-
 void pipeline_result_print_json(FILE *out, const pipeline_result *r, const char *const *model_names)
 {
     fprintf(out, "{\"instances\":[");
@@ -57,7 +42,7 @@ void pipeline_result_print_json(FILE *out, const pipeline_result *r, const char 
         if (!h->accepted)
             continue;
         fprintf(out, "%s{\"model\":%u,\"model_name\":", first ? "" : ",", h->model);
-        json_string(out, model_names ? model_names[h->model] : "");
+        host_json_string(out, model_names ? model_names[h->model] : "");
         fprintf(out, ",\"pose\":[");
         for (int k = 0; k < 16; k++)
             fprintf(out, "%s%.9g", k ? "," : "", h->pose[k]);
