@@ -16,6 +16,8 @@ done
 ldconfig
 [ -e /usr/lib/x86_64-linux-gnu/libz.so ] || ln -s libz.so.1 /usr/lib/x86_64-linux-gnu/libz.so
 B=/tmp/grip-build
+# $GPU_CHECK_STEPS: which steps run after the build (default all of them, in this order)
+want() { case " ${GPU_CHECK_STEPS:-tests sanitize pcl benches runs descriptors} " in *" $1 "*) return 0 ;; esac; return 1; }
 {
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
   cmake -S . -B $B -DCMAKE_CUDA_ARCHITECTURES=90 -DGRIP_DATA_DIR="$PWD/.data" &&
@@ -23,22 +25,27 @@ B=/tmp/grip-build
 } > "$OUT/build.log" 2>&1 || { grep -E "error" "$OUT/build.log" | head -40; exit 1; }
 tail -2 "$OUT/build.log"
 
-ctest --test-dir $B -L gpu --timeout 120 --output-on-failure > "$OUT/ctest-gpu.log" 2>&1
-echo "gpu tests: rc=$?"; grep -E "tests passed|\*\*\*|Failed" "$OUT/ctest-gpu.log" | head -20
+if want tests; then
+  ctest --test-dir $B -L gpu --timeout 120 --output-on-failure > "$OUT/ctest-gpu.log" 2>&1
+  echo "gpu tests: rc=$?"; grep -E "tests passed|\*\*\*|Failed" "$OUT/ctest-gpu.log" | head -20
+fi
 
-# compute-sanitizer memcheck and racecheck on the GPU tests ($SANITIZE: a list of test names; default every one),
-# four at a time, before the timings so that they do not share the GPU with them (the out-of-memory tests provoke
-# allocation failures on purpose: API errors are not findings)
-mkdir -p "$OUT/sanitizer"
+# compute-sanitizer memcheck and racecheck on the GPU tests ($SANITIZE: a list of test names, or test:case to run
+# one Check test case alone through CK_RUN_CASE; default every test), four at a time ($SANITIZE_JOBS), before the
+# timings so that they do not share the GPU with them (the out-of-memory tests provoke allocation failures on
+# purpose: API errors are not findings)
+want sanitize && mkdir -p "$OUT/sanitizer" &&
 for t in ${SANITIZE:-$(ls tests/gpu/test_*.c | xargs -n1 basename | sed 's/\.c$//')}; do
   printf '%s memcheck\n%s racecheck\n' "$t" "$t"
-done | xargs -P 4 -L 1 bash -c 'timeout '"${SANITIZE_LIMIT:-150}"' compute-sanitizer --tool $1 --report-api-errors no --error-exitcode 3 \
-    '"$B"'/tests/$0 > '"$OUT"'/sanitizer/$1-$0.log 2>&1; echo "compute-sanitizer $1 $0: rc=$?"' | sort
-tar czf "$OUT/sanitizer.tgz" -C "$OUT" sanitizer && rm -rf "$OUT/sanitizer"
+done | xargs -P "${SANITIZE_JOBS:-4}" -L 1 bash -c 'test=${0%%:*}; case_=; [ "$test" = "$0" ] || case_=${0#*:}
+  env ${case_:+CK_RUN_CASE=$case_} timeout '"${SANITIZE_LIMIT:-150}"' compute-sanitizer --tool $1 --report-api-errors no \
+    --error-exitcode 3 '"$B"'/tests/$test > '"$OUT"'/sanitizer/$1-${0/:/-}.log 2>&1
+  echo "compute-sanitizer $1 $0: rc=$?"' | sort
+[ -d "$OUT/sanitizer" ] && tar czf "$OUT/sanitizer.tgz" -C "$OUT" sanitizer && rm -rf "$OUT/sanitizer"
 
 D=.data/pcl
 M=$D/data_repo/correspondence_grouping/milk.pcd S=$D/milk_cartoon_all_small_clorox.pcd
-if [ -f $M ] && [ -f .pcl/pcl_ref.tar.xz ]; then
+if want pcl && [ -f $M ] && [ -f .pcl/pcl_ref.tar.xz ]; then
   # PCL 1.13 (OpenMP, 16 cores) on the tutorial pair, then grip's kernels on the same pair, one after the other
   mkdir -p /tmp/p && tar xJf .pcl/pcl_ref.tar.xz -C /tmp/p
   LD_LIBRARY_PATH=/tmp/p/pcl_ref/lib timeout 120 /tmp/p/pcl_ref/pcl_cg_ref $M $S --reps 5 > "$OUT/pcl-tutorial.txt" 2>&1
@@ -47,11 +54,12 @@ if [ -f $M ] && [ -f .pcl/pcl_ref.tar.xz ]; then
     "$OUT/pcl-tutorial.txt" | head -24
 fi
 # kernel benchmarks (CUDA events after warm-up, medians; $BENCHES: a list of names, default every one)
+want benches &&
 for b in ${BENCHES:-$(ls tests/gpu/bench_*.c | xargs -n1 basename | sed 's/\.c$//')}; do
   GRIP_DATA_DIR=.data timeout 90 $B/tests/$b > "$OUT/$b.txt" 2>&1; echo "$b: rc=$?"; tail -4 "$OUT/$b.txt"
 done
 # the tutorial through grip-host with the descriptors on the GPU
-if [ -f $M ]; then
+if want runs && [ -f $M ]; then
   for c in pcl_tutorial pcl_tutorial_gc; do
     timeout 60 $B/grip-host run --config configs/$c.conf --set descriptor.device=cuda --model $M --scene $S \
       --repeat 10 > "$OUT/run-$c-cuda.txt" 2>&1
@@ -62,9 +70,11 @@ if [ -f $M ]; then
   echo "run pcl_tutorial (CPU twins): rc=$?"; grep -E "keypoints|correspondences|ACCEPTED" "$OUT/run-pcl_tutorial-cpu.txt"
 fi
 # the descriptor benchmark command (throughput, floors, Bologna recall)
-timeout ${BENCH_DESCRIPTORS_LIMIT:-240} bash scripts/bench-descriptors.sh $B .data "$OUT" > "$OUT/bench-descriptors.log" 2>&1
-echo "bench-descriptors: rc=$?"; tail -3 "$OUT/bench-descriptors.log"
-tar czf "$OUT/bench-descriptors.tgz" -C "$OUT" bench-descriptors 2>/dev/null && rm -rf "$OUT/bench-descriptors"
+if want descriptors; then
+  timeout ${BENCH_DESCRIPTORS_LIMIT:-240} bash scripts/bench-descriptors.sh $B .data "$OUT" > "$OUT/bench-descriptors.log" 2>&1
+  echo "bench-descriptors: rc=$?"; tail -3 "$OUT/bench-descriptors.log"
+  tar czf "$OUT/bench-descriptors.tgz" -C "$OUT" bench-descriptors 2>/dev/null && rm -rf "$OUT/bench-descriptors"
+fi
 
 if [ "${GRIP_CHECK_CPU:-0}" = 1 ]; then
   ctest --test-dir $B -LE gpu -j8 --output-on-failure > "$OUT/ctest-cpu.log" 2>&1; echo "cpu tests: rc=$?"

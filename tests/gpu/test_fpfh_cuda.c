@@ -80,13 +80,11 @@ END_TEST
 static Suite *fpfh_cuda_suite(void)
 {
     Suite *s = suite_create("fpfh_cuda");
-    TCase *tc = tcase_create("fpfh_cuda");
-    tcase_add_test(tc, random_clouds);
-    tcase_add_test(tc, small_clouds);
-    tcase_add_test(tc, pcl_bunny);
-    tcase_add_test(tc, tutorial_scene);
-    tcase_add_test(tc, bad_arguments);
-    suite_add_tcase(s, tc);
+    grip_test_add_case(s, "random", random_clouds);
+    grip_test_add_case(s, "small", small_clouds);
+    grip_test_add_case(s, "bunny", pcl_bunny);
+    grip_test_add_case(s, "scene", tutorial_scene);
+    grip_test_add_case(s, "arguments", bad_arguments);
     return s;
 }
 

@@ -475,24 +475,15 @@ START_TEST(lists_beyond_the_device)
 }
 END_TEST
 
-/* One test case a tcase, so that CK_RUN_CASE picks one (the sanitizer runs take the small ones). */
-static void add_case(Suite *s, const char *name, const TTest *test)
-{
-    TCase *tc = tcase_create(name);
-    tcase_set_timeout(tc, 300);
-    tcase_add_test(tc, test);
-    suite_add_tcase(s, tc);
-}
-
 int main(void)
 {
     Suite *s = suite_create("neighborhood_cuda");
-    add_case(s, "random", random_clouds_radius);
-    add_case(s, "degenerate", degenerate_clouds_radius);
-    add_case(s, "knn", k_nearest);
-    add_case(s, "scene", tutorial_scene);
-    add_case(s, "surface", surface_normals_and_gather);
-    add_case(s, "arguments", bad_arguments);
-    add_case(s, "enomem", lists_beyond_the_device);
+    grip_test_add_case(s, "random", random_clouds_radius);
+    grip_test_add_case(s, "degenerate", degenerate_clouds_radius);
+    grip_test_add_case(s, "knn", k_nearest);
+    grip_test_add_case(s, "scene", tutorial_scene);
+    grip_test_add_case(s, "surface", surface_normals_and_gather);
+    grip_test_add_case(s, "arguments", bad_arguments);
+    grip_test_add_case(s, "enomem", lists_beyond_the_device);
     return grip_test_run_gpu(s);
 }

@@ -299,6 +299,14 @@ static void discard_suite(Suite *suite)
     srunner_free(srunner_create(suite));
 }
 
+void grip_test_add_case(Suite *suite, const char *name, const TTest *test)
+{
+    TCase *tc = tcase_create(name);
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, test);
+    suite_add_tcase(suite, tc);
+}
+
 int grip_test_run_gpu(Suite *suite)
 {
     grip_ctx *ctx = NULL;

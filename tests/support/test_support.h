@@ -95,6 +95,10 @@ float grip_test_uniform(uint64_t *state, float lo, float hi);
 float *grip_test_uniform_rows(uint64_t *state, size_t rows, size_t dim, float lo, float hi);
 float *grip_test_clustered_rows(uint64_t *state, size_t rows, size_t dim, size_t clusters);
 
+/* Adds `test` to `suite` as a test case of its own named `name` (timeout 300 s), so that CK_RUN_CASE=name runs it
+ * alone: the GPU machine's sanitizer runs take the cases one by one, in parallel. */
+void grip_test_add_case(Suite *suite, const char *name, const TTest *test);
+
 /* Runs the suite; returns the process exit code (0 when all passed). */
 int grip_test_run(Suite *suite);
 
