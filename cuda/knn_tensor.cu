@@ -3,15 +3,17 @@
 // 1. prep: every row (reference rows once, at build; queries per search) is moved by the same centre c (the mean
 //    of the reference rows' finite values, summed in any order: any c would do, as distances do not depend on it,
 //    but a centre near the data keeps the norms, and so the error bound, small), scaled by a power of two that brings
-//    its largest magnitude into [2^13, 2^14) and rounded to fp16 (zero-padded to a multiple of 16 dimensions),
+//    its largest magnitude into [2^13, 2^14) and rounded to fp16 (zero-padded to a multiple of 32 dimensions),
 //    with its squared norm, the norm of its rounding residual r - fp16(r)/scale (computed exactly) and upper
 //    bounds of both. Non-finite rows get a NaN norm, so they are never screened in (nor returned, as on the CPU).
-// 2. screen: a block of 8 warps owns 128 queries (16 per warp) and walks the reference rows in tiles of 64
-//    staged in shared memory; WMMA 16x16x16 products give q.r, the screened distance is
-//    |q|^2 + |r|^2 - 2 q.r, and each query keeps its 32 smallest in a warp list (one entry per lane).
-//    No distance matrix reaches global memory.
-// 3. rerank: one warp per query computes the exact distance of its 32 candidates with the CPU twin's arithmetic
-//    (dimension order, __fsub_rn/__fmul_rn/__fadd_rn) and ranks them by (distance, row), the CPU's tie rule.
+// 2. screen: a block of 8 warps owns 128 queries, held in shared memory, and walks the reference rows in tiles of
+//    128, streamed in chunks of 32 dimensions; mma.sync m16n8k16 products (fp16 in, fp32 accumulated) give q.r,
+//    the screened distance is |q|^2 + |r|^2 - 2 q.r, and each query keeps its 32 smallest in a sorted list in
+//    shared memory. No distance matrix reaches global memory, and a distance reaches the list only when it beats
+//    the list's last entry, which after the first tiles is rare.
+// 3. rerank: one warp per query computes the exact distance of its candidates that may rank among the first k
+//    with the CPU twin's arithmetic (dimension order, __fsub_rn/__fmul_rn/__fadd_rn) and ranks them by
+//    (distance, row), the CPU's tie rule.
 //    Every row not kept has screened distance >= T (the 32nd kept one), hence exact distance >= T - B, where B
 //    bounds |screened - exact| for this query and any reference row (from the norms and residual norms:
 //    fp16 input rounding, tensor-core accumulation, the norms' and the formula's float rounding, and the CPU
@@ -27,19 +29,14 @@
 #include <float.h>
 #include <limits.h>
 #include <math.h>
-#include <cuda_pipeline.h>
-#include <mma.h>
 #include <stdlib.h>
 
 namespace {
 
-namespace wmma = nvcuda::wmma;
-
 constexpr int kWarps = 8;
 constexpr int kThreads = 32 * kWarps;
-constexpr int kBlockQueries = 16 * kWarps; // one WMMA row block per warp
-constexpr int kTileRows = 64;              // reference rows per staged tile (4 WMMA column blocks)
-constexpr int kStageStride = kTileRows + 4;
+constexpr int kBlockQueries = 128;         // queries per block
+constexpr int kTileRows = 128;             // reference rows per tile
 constexpr int kList = 32;                  // candidates kept per query
 constexpr unsigned kFullMask = 0xffffffffu;
 constexpr int kScaleExponentLimit = 40;    // rows with a magnitude outside [2^-40, 2^40] are not screened
@@ -48,7 +45,7 @@ enum row_state : int { ROW_SCREENED = 0, ROW_NON_FINITE = 1, ROW_OUT_OF_RANGE = 
 
 // Per-row screening data (rows padded to the block or tile size; padding rows are ROW_NON_FINITE).
 struct rows_prep {
-    __half *h;        // rows x dim16, scaled and rounded
+    __half *h;        // rows x kdim, scaled and rounded
     float *norm2;     // |r|^2 in float (NaN for rows never screened in)
     float *inv_scale; // 1 / scale (a power of two)
     float *norm_up;   // an upper bound of |r|
@@ -62,7 +59,7 @@ struct ref_stats {
     int out_of_range;
 };
 
-size_t round_up(size_t x, size_t to) { return (x + to - 1) / to * to; }
+__host__ __device__ inline size_t round_up(size_t x, size_t to) { return (x + to - 1) / to * to; }
 
 __device__ __forceinline__ float warp_sum(float v)
 {
@@ -97,7 +94,7 @@ __global__ void column_sum_kernel(const float *__restrict__ ref, size_t n, size_
 // One warp per row: centre, scale, round, norms. stats (reference rows only) collects the maxima. The centre is
 // sum[d] * inv_count, the same floats for every row and every search.
 __global__ void prep_kernel(const float *__restrict__ src, size_t rows, size_t padded_rows, size_t dim,
-                            size_t dim16, const float *__restrict__ sum, float inv_count, rows_prep p,
+                            size_t kdim, const float *__restrict__ sum, float inv_count, rows_prep p,
                             ref_stats *stats)
 {
     const size_t row = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
@@ -105,7 +102,7 @@ __global__ void prep_kernel(const float *__restrict__ src, size_t rows, size_t p
     if (row >= padded_rows)
         return;
     const float *x = src + row * dim;
-    __half *h = p.h + row * dim16;
+    __half *h = p.h + row * kdim;
     bool finite = true, centred_finite = true; // a finite row may leave the float range once centred
     float maxabs = 0.0f;
     if (row < rows)
@@ -126,7 +123,7 @@ __global__ void prep_kernel(const float *__restrict__ src, size_t rows, size_t p
     const int state = !finite ? ROW_NON_FINITE : in_range ? ROW_SCREENED : ROW_OUT_OF_RANGE;
     const float scale = ldexpf(1.0f, 14 - e), inv = ldexpf(1.0f, e - 14);
     float norm2 = 0.0f, resid2 = 0.0f;
-    for (size_t d = lane; d < dim16; d += 32) {
+    for (size_t d = lane; d < kdim; d += 32) {
         __half v = __float2half_rn(0.0f);
         if (state == ROW_SCREENED && d < dim) {
             const float xc = __fsub_rn(x[d], sum[d] * inv_count);
@@ -156,6 +153,129 @@ __global__ void prep_kernel(const float *__restrict__ src, size_t rows, size_t p
     }
 }
 
+// The screened distance |q|^2 + |r|^2 - 2 q.r of a product (the scales are powers of two).
+__device__ __forceinline__ float screened(float qn, float rn, float product, float qi, float ri)
+{
+    return qn + rn - 2.0f * (product * qi * ri);
+}
+
+// ---- the screening kernel: mma.sync m16n8k16 (fp16 in, fp32 accumulate), one block = 128 queries ----
+//
+// The block's queries stay in shared memory for the whole walk; the reference rows come through a ring of kStages
+// chunks (128 rows x 32 dimensions each) filled by cp.async, so the copies of chunk i + kStages - 1 overlap the
+// products of chunk i. The 8 warps are 2 (queries) x 4 (rows): a warp owns 64 queries x 32 rows of each tile, 16
+// accumulators of m16n8 in registers. After a tile's last chunk every thread turns its 64 products into screened
+// distances and compares each with its query's current threshold (the 32nd best so far); the rare ones below it
+// go to the query's small buffer in shared memory, and one thread per query merges its buffer into the query's
+// sorted list. A buffer that fills up leaves the rest pending for another round, so no candidate is ever lost.
+
+constexpr int kChunk = 64;                         // dimensions per staged chunk (the last one of a row may be half)
+constexpr int kStages = 4;                         // chunks in flight
+constexpr int kChunkStride = kChunk * 2 + 16;      // bytes per staged row: 144, off the banks' period
+constexpr int kBufferCap = 16;                     // buffered candidates per query and round
+
+__device__ __forceinline__ unsigned smem_addr(const void *p)
+{
+    return (unsigned)__cvta_generic_to_shared(p);
+}
+
+__device__ __forceinline__ void cp_async16(unsigned dst, const void *src)
+{
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src));
+}
+
+__device__ __forceinline__ void cp_async_commit()
+{
+    asm volatile("cp.async.commit_group;\n" ::);
+}
+
+template <int N> __device__ __forceinline__ void cp_async_wait()
+{
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+
+__device__ __forceinline__ void ldmatrix_x4(unsigned addr, unsigned (&r)[4])
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr));
+}
+
+__device__ __forceinline__ void mma_16816(float (&c)[4], const unsigned (&a)[4], unsigned b0, unsigned b1)
+{
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+                 "{%8, %9}, {%0, %1, %2, %3};\n"
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+// The block's shared memory: queries, the chunk ring, and per query its list, buffer and threshold. Lists and
+// buffers are laid out entry-major ([entry][query]) so that the 128 merging threads hit 128 different words.
+struct screen_smem {
+    unsigned char *queries; // kBlockQueries rows of kdim halves, stride kdim * 2 + 16 bytes
+    unsigned char *ring;    // kStages x kTileRows rows of kChunkStride bytes
+    float *list_d;          // kList x kBlockQueries
+    uint32_t *list_id;
+    float *buf_d; // kBufferCap x kBlockQueries
+    uint32_t *buf_id;
+    int *count;       // kBlockQueries
+    float *threshold; // kBlockQueries: the list's last distance
+};
+
+__host__ __device__ inline size_t screen_smem_carve(screen_smem *s, unsigned char *base, size_t kdim)
+{
+    size_t off = 0;
+    auto take = [&](size_t bytes) {
+        unsigned char *at = base ? base + off : nullptr;
+        off += round_up(bytes, 128);
+        return at;
+    };
+    s->queries = take((size_t)kBlockQueries * (kdim * 2 + 16));
+    s->ring = take((size_t)kStages * kTileRows * kChunkStride);
+    s->list_d = (float *)take((size_t)kList * kBlockQueries * sizeof(float));
+    s->list_id = (uint32_t *)take((size_t)kList * kBlockQueries * sizeof(uint32_t));
+    s->buf_d = (float *)take((size_t)kBufferCap * kBlockQueries * sizeof(float));
+    s->buf_id = (uint32_t *)take((size_t)kBufferCap * kBlockQueries * sizeof(uint32_t));
+    s->count = (int *)take((size_t)kBlockQueries * sizeof(int));
+    s->threshold = (float *)take((size_t)kBlockQueries * sizeof(float));
+    return off;
+}
+
+// Where one chunk of the walk lies: the offset (in halves) of its first element in the rows, its first dimension,
+// its ring slot. Kept by stepping, as a division per chunk would cost more than the chunk's products.
+struct chunk_cursor {
+    size_t at;
+    int k0, slot;
+    __device__ __forceinline__ void next(int kdim)
+    {
+        k0 += kChunk;
+        at += kChunk;
+        if (k0 >= kdim) { // on to the next tile's first chunk
+            at += (size_t)kTileRows * (size_t)kdim - (size_t)k0;
+            k0 = 0;
+        }
+        slot = slot + 1 == kStages ? 0 : slot + 1;
+    }
+};
+
+// Issues the copy of the cursor's chunk into its ring slot, 16 bytes a copy, kLoadsPerThread copies a thread:
+// thread i copies part i % 8 of rows i / 8 + j * kThreads / 8, unless the part lies past the row's end (kdim is a
+// multiple of 32 only: the last chunk of a row may be half). src is the thread's first row and part.
+constexpr int kPartsPerRow = kChunk * 2 / 16;
+constexpr int kLoadsPerThread = kTileRows * kPartsPerRow / kThreads;
+
+__device__ __forceinline__ void load_chunk(unsigned ring_dst, const __half *__restrict__ src, int kdim,
+                                           const chunk_cursor &c)
+{
+    if (c.k0 + (int)(threadIdx.x % kPartsPerRow) * 8 >= kdim)
+        return;
+    const unsigned dst = ring_dst + (unsigned)(c.slot * kTileRows * kChunkStride);
+#pragma unroll
+    for (int j = 0; j < kLoadsPerThread; ++j)
+        cp_async16(dst + (unsigned)(j * (kThreads / kPartsPerRow) * kChunkStride),
+                   src + c.at + (size_t)j * (kThreads / kPartsPerRow) * (size_t)kdim);
+}
+
 // Inserts (d, id) into a warp's sorted list of kList entries (entry j in lane j), after equal distances.
 __device__ __forceinline__ void list_insert(float &list_d, uint32_t &list_id, float d, uint32_t id, int lane)
 {
@@ -172,120 +292,225 @@ __device__ __forceinline__ void list_insert(float &list_d, uint32_t &list_id, fl
     }
 }
 
-// Copies `rows` rows of fp16 data (row0 on) into shared memory, 16 bytes at a time, asynchronously (cp.async).
-__device__ __forceinline__ void stage_rows_async(__half *dst, int dst_stride, const __half *__restrict__ src,
-                                                 size_t row0, int rows, size_t dim16)
+// Merges the buffers of the warp's 16 queries into their lists (one list in the warp's lanes at a time) and
+// empties them. One read of the 16 counts finds the queries with entries; most tiles give a query none.
+__device__ __forceinline__ void merge_buffers(const screen_smem &s, int warp, int lane)
 {
-    const int units = (int)(dim16 / 8);
-    for (int u = threadIdx.x; u < rows * units; u += kThreads) {
-        const int row = u / units, c = u % units;
-        __pipeline_memcpy_async(dst + row * dst_stride + c * 8, src + (row0 + (size_t)row) * dim16 + (size_t)c * 8,
-                                16);
-    }
-}
-
-// The screened distance |q|^2 + |r|^2 - 2 q.r of the product in the stage (the scales are powers of two).
-__device__ __forceinline__ float screened(float qn, float rn, float product, float qi, float ri)
-{
-    return qn + rn - 2.0f * (product * qi * ri);
-}
-
-// Merges one tile's screened distances (products in the warp's stage) into the warp's 16 lists; kth[i] is list
-// i's last entry (uniform over the warp). A first pass only asks whether any distance of the tile enters any
-// list: once the lists are full, most tiles hold none.
-__device__ __forceinline__ void select_tile(const float *stage, const rows_prep &r, size_t r0, float my_qn,
-                                            float my_qi, float (&list_d)[16], uint32_t (&list_id)[16],
-                                            float (&kth)[16], int lane)
-{
-    const float rn[2] = {r.norm2[r0 + lane], r.norm2[r0 + 32 + lane]};
-    const float ri[2] = {r.inv_scale[r0 + lane], r.inv_scale[r0 + 32 + lane]};
-    bool enters = false;
-#pragma unroll
-    for (int i = 0; i < 16; ++i) {
-        const float qn = __shfl_sync(kFullMask, my_qn, i), qi = __shfl_sync(kFullMask, my_qi, i);
-#pragma unroll
-        for (int c = 0; c < 2; ++c)
-            enters |= screened(qn, rn[c], stage[i * kStageStride + c * 32 + lane], qi, ri[c]) < kth[i];
-    }
-    if (!__any_sync(kFullMask, enters))
-        return;
-#pragma unroll
-    for (int i = 0; i < 16; ++i) {
-        const float qn = __shfl_sync(kFullMask, my_qn, i), qi = __shfl_sync(kFullMask, my_qi, i);
-#pragma unroll
-        for (int c = 0; c < 2; ++c) {
-            const float d = screened(qn, rn[c], stage[i * kStageStride + c * 32 + lane], qi, ri[c]);
-            unsigned cands = __ballot_sync(kFullMask, d < kth[i]); // NaN (rows never screened in) never
-            while (cands) {
-                const int src = __ffs(cands) - 1;
-                cands &= cands - 1;
-                const float cd = __shfl_sync(kFullMask, d, src);
-                if (cd < kth[i]) { // the list may have tightened since the ballot
-                    list_insert(list_d[i], list_id[i], cd, (uint32_t)(r0 + (size_t)(c * 32 + src)), lane);
-                    kth[i] = __shfl_sync(kFullMask, list_d[i], kList - 1);
-                }
-            }
+    constexpr int kOwn = kBlockQueries / kWarps;
+    const int mine = lane < kOwn ? min(s.count[warp * kOwn + lane], kBufferCap) : 0;
+    unsigned todo = __ballot_sync(kFullMask, mine > 0);
+    while (todo) {
+        const int i = __ffs(todo) - 1;
+        todo &= todo - 1;
+        const int q = warp * kOwn + i, n = __shfl_sync(kFullMask, mine, i);
+        float list_d = s.list_d[lane * kBlockQueries + q];
+        uint32_t list_id = s.list_id[lane * kBlockQueries + q];
+        const float buf_d = lane < n ? s.buf_d[lane * kBlockQueries + q] : INFINITY;
+        const uint32_t buf_id = lane < n ? s.buf_id[lane * kBlockQueries + q] : UINT32_MAX;
+        for (int b = 0; b < n; ++b) {
+            const float d = __shfl_sync(kFullMask, buf_d, b);
+            const uint32_t id = __shfl_sync(kFullMask, buf_id, b);
+            if (d < __shfl_sync(kFullMask, list_d, kList - 1))
+                list_insert(list_d, list_id, d, id, lane);
         }
+        s.list_d[lane * kBlockQueries + q] = list_d;
+        s.list_id[lane * kBlockQueries + q] = list_id;
+        if (lane == kList - 1)
+            s.threshold[q] = list_d;
+    }
+    if (lane < kOwn)
+        s.count[warp * kOwn + lane] = 0;
+}
+
+// Per-thread view of a tile's products: slot (mi, ni, c) of the accumulators is query
+// wq + mi * 16 + g + (c / 2) * 8 and row wr + ni * 8 + 2 t + c % 2 (g = lane / 4, t = lane % 4).
+struct tile_view {
+    float qn[8], qi[8]; // per query slot mi * 2 + c / 2
+    float rn[8], ri[8]; // per row slot ni * 2 + c % 2
+};
+
+__device__ __forceinline__ float slot_distance(const tile_view &v, const float (&acc)[4][4][4], int mi, int ni, int c)
+{
+    return screened(v.qn[mi * 2 + c / 2], v.rn[ni * 2 + c % 2], acc[mi][ni][c], v.qi[mi * 2 + c / 2],
+                    v.ri[ni * 2 + c % 2]);
+}
+
+// Offers slot (mi, ni, c) to its query's buffer when it beats the query's threshold; returns false when the
+// buffer was full (the slot must be offered again after the merge).
+__device__ __forceinline__ bool offer(const screen_smem &s, const tile_view &v, const float (&acc)[4][4][4],
+                                      const float (&thr)[8], int mi, int ni, int c, int wq, int wr,
+                                      size_t tile_row0)
+{
+    const int g = (threadIdx.x % 32) / 4, t = threadIdx.x % 4;
+    const float d = slot_distance(v, acc, mi, ni, c);
+    if (!(d < thr[mi * 2 + c / 2]))
+        return true;
+    const int q = wq + mi * 16 + g + (c / 2) * 8;
+    const int at = atomicAdd(&s.count[q], 1);
+    if (at >= kBufferCap)
+        return false;
+    s.buf_d[at * kBlockQueries + q] = d;
+    s.buf_id[at * kBlockQueries + q] = (uint32_t)(tile_row0 + wr + ni * 8 + 2 * t + c % 2);
+    return true;
+}
+
+// The tile's epilogue: every screened distance below its query's threshold goes to the query's buffer. Buffers
+// are merged into the lists only when one was full, so most tiles end without a barrier beyond the vote; the
+// thresholds then lag (they only ever fall), which lets a few more candidates in but never keeps one out.
+__device__ __forceinline__ void select_tile(const screen_smem &s, const tile_view &v, const float (&acc)[4][4][4],
+                                            float (&thr)[8], int wq, int wr, size_t tile_row0)
+{
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4;
+    unsigned long long retry = 0; // slots whose buffer was full
+#pragma unroll
+    for (int mi = 0; mi < 4; ++mi)
+#pragma unroll
+        for (int ni = 0; ni < 4; ++ni)
+#pragma unroll
+            for (int c = 0; c < 4; ++c)
+                if (!offer(s, v, acc, thr, mi, ni, c, wq, wr, tile_row0))
+                    retry |= 1ull << (mi * 16 + ni * 4 + c);
+    while (__syncthreads_or(retry != 0)) {
+        merge_buffers(s, warp, lane);
+        __syncthreads();
+#pragma unroll
+        for (int i = 0; i < 8; ++i)
+            thr[i] = s.threshold[wq + (i / 2) * 16 + g + (i % 2) * 8];
+        if (retry)
+#pragma unroll
+            for (int mi = 0; mi < 4; ++mi)
+#pragma unroll
+                for (int ni = 0; ni < 4; ++ni)
+#pragma unroll
+                    for (int c = 0; c < 4; ++c) {
+                        const unsigned long long bit = 1ull << (mi * 16 + ni * 4 + c);
+                        if ((retry & bit) && offer(s, v, acc, thr, mi, ni, c, wq, wr, tile_row0))
+                            retry &= ~bit;
+                    }
     }
 }
 
-__global__ void __launch_bounds__(kThreads)
-    screen_kernel(rows_prep q, rows_prep r, size_t n_padded, size_t dim16, uint32_t *__restrict__ cand_id,
+__global__ void __launch_bounds__(kThreads, 1)
+    screen_kernel(rows_prep q, rows_prep r, size_t n_padded, int kdim, uint32_t *__restrict__ cand_id,
                   float *__restrict__ cand_d)
 {
     extern __shared__ __align__(128) unsigned char smem[];
-    const int stride = (int)dim16 + 8; // a multiple of 8 halves, off the banks' period
-    __half *qs = reinterpret_cast<__half *>(smem);
-    __half *tiles = qs + kBlockQueries * stride;
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    float *stage = reinterpret_cast<float *>(tiles + 2 * kTileRows * stride) + warp * 16 * kStageStride;
-    const size_t qb = (size_t)blockIdx.x * kBlockQueries, q0 = qb + (size_t)warp * 16;
-    const float my_qn = lane < 16 ? q.norm2[q0 + lane] : 0.0f, my_qi = lane < 16 ? q.inv_scale[q0 + lane] : 0.0f;
-    float list_d[16], kth[16];
-    uint32_t list_id[16];
-#pragma unroll
-    for (int i = 0; i < 16; ++i) {
-        list_d[i] = INFINITY;
-        kth[i] = INFINITY;
-        list_id[i] = UINT32_MAX;
+    screen_smem s;
+    screen_smem_carve(&s, smem, kdim);
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+    const int wq = (warp / 4) * 64, wr = (warp % 4) * 32; // the warp's queries and rows within the tile
+    const size_t qb = (size_t)blockIdx.x * kBlockQueries;
+    const unsigned q_stride = (unsigned)kdim * 2 + 16;
+    const size_t total = n_padded / kTileRows * (size_t)((kdim + kChunk - 1) / kChunk); // chunks in the walk
+
+    for (int i = threadIdx.x; i < kList * kBlockQueries; i += kThreads) {
+        s.list_d[i] = INFINITY;
+        s.list_id[i] = UINT32_MAX;
     }
-    stage_rows_async(qs, stride, q.h, qb, kBlockQueries, dim16);
-    stage_rows_async(tiles, stride, r.h, 0, kTileRows, dim16);
-    __pipeline_commit();
-    const __half *qa = qs + warp * 16 * stride;
-    for (size_t r0 = 0, t = 0; r0 < n_padded; r0 += kTileRows, ++t) {
-        if (r0 + kTileRows < n_padded) // into the buffer the previous tile used (all are done with it)
-            stage_rows_async(tiles + ((t + 1) & 1) * kTileRows * stride, stride, r.h, r0 + kTileRows, kTileRows,
-                             dim16);
-        __pipeline_commit();
-        __pipeline_wait_prior(1); // this tile (and the queries) arrived
-        __syncthreads();
-        const __half *tile = tiles + (t & 1) * kTileRows * stride;
-        wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[4];
+    for (int i = threadIdx.x; i < kBlockQueries; i += kThreads) {
+        s.count[i] = 0;
+        s.threshold[i] = INFINITY;
+    }
+    const int q_units = kdim / 8;
+    for (int u = threadIdx.x; u < kBlockQueries * q_units; u += kThreads) {
+        const int row = u / q_units, part = u % q_units;
+        cp_async16(smem_addr(s.queries + row * q_stride + part * 16), q.h + (qb + row) * (size_t)kdim + part * 8);
+    }
+    chunk_cursor loading = {0, 0, 0}, computing = {0, 0, 0};
+    const unsigned ring_dst =
+        smem_addr(s.ring) + (unsigned)((threadIdx.x / kPartsPerRow) * kChunkStride + (threadIdx.x % kPartsPerRow) * 16);
+    const __half *ring_src = r.h + (size_t)(threadIdx.x / kPartsPerRow) * (size_t)kdim + (threadIdx.x % kPartsPerRow) * 8;
 #pragma unroll
-        for (int j = 0; j < 4; ++j)
-            wmma::fill_fragment(acc[j], 0.0f);
-        for (size_t k0 = 0; k0 < dim16; k0 += 16) {
-            wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major> a;
-            wmma::load_matrix_sync(a, qa + k0, (unsigned)stride);
-#pragma unroll
-            for (int j = 0; j < 4; ++j) {
-                wmma::fragment<wmma::matrix_b, 16, 16, 16, __half, wmma::col_major> b;
-                wmma::load_matrix_sync(b, tile + j * 16 * stride + k0, (unsigned)stride);
-                wmma::mma_sync(acc[j], a, b, acc[j]);
-            }
+    for (int i = 0; i < kStages - 1; ++i) {
+        if ((size_t)i < total) {
+            load_chunk(ring_dst, ring_src, kdim, loading);
+            loading.next(kdim);
         }
-#pragma unroll
-        for (int j = 0; j < 4; ++j)
-            wmma::store_matrix_sync(stage + j * 16, acc[j], kStageStride, wmma::mem_row_major);
-        __syncwarp();
-        select_tile(stage, r, r0, my_qn, my_qi, list_d, list_id, kth, lane);
-        __syncthreads(); // the tile is done with before the next iteration refills its buffer
+        cp_async_commit();
     }
+
+    tile_view v;
+    float thr[8];
 #pragma unroll
-    for (int i = 0; i < 16; ++i) {
-        cand_id[(q0 + (size_t)i) * kList + (size_t)lane] = list_id[i];
-        cand_d[(q0 + (size_t)i) * kList + (size_t)lane] = list_d[i];
+    for (int i = 0; i < 8; ++i) {
+        const size_t row = qb + wq + (i / 2) * 16 + g + (i % 2) * 8;
+        v.qn[i] = q.norm2[row];
+        v.qi[i] = q.inv_scale[row];
+        thr[i] = INFINITY;
+    }
+    float next_rn[8], next_ri[8];
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+        const size_t row = wr + (i / 2) * 8 + 2 * t + i % 2;
+        next_rn[i] = r.norm2[row];
+        next_ri[i] = r.inv_scale[row];
+    }
+    float acc[4][4][4] = {};
+    // ldmatrix lanes: A row lane % 16, dimension (lane / 16) * 8; B row (lane / 16) * 8 + lane % 8, dim (lane / 8) % 2 * 8
+    const unsigned a_base = smem_addr(s.queries) + (unsigned)(wq + lane % 16) * q_stride + (lane / 16) * 16;
+    const unsigned b_off = (unsigned)((wr + (lane / 16) * 8 + lane % 8) * kChunkStride + ((lane / 8) % 2) * 16);
+
+    size_t tile_row0 = 0;
+    for (size_t it = 0; it < total; ++it) {
+        cp_async_wait<kStages - 2>();
+        __syncthreads(); // chunk `it` has arrived for all, and every thread is done with the slot refilled next
+        if (it + kStages - 1 < total) {
+            load_chunk(ring_dst, ring_src, kdim, loading);
+            loading.next(kdim);
+        }
+        cp_async_commit();
+        const unsigned slot = smem_addr(s.ring + computing.slot * (kTileRows * kChunkStride)) + b_off;
+#pragma unroll
+        for (int kk = 0; kk < kChunk / 16; ++kk) {
+            if (kk == kChunk / 32 && computing.k0 + kChunk / 2 >= kdim)
+                break; // a half chunk: the row ends here
+            unsigned a[4][4], b[2][4];
+#pragma unroll
+            for (int mi = 0; mi < 4; ++mi)
+                ldmatrix_x4(a_base + mi * 16 * q_stride + (unsigned)(computing.k0 + kk * 16) * 2, a[mi]);
+#pragma unroll
+            for (int nj = 0; nj < 2; ++nj)
+                ldmatrix_x4(slot + (unsigned)(nj * 16 * kChunkStride + kk * 32), b[nj]);
+#pragma unroll
+            for (int mi = 0; mi < 4; ++mi)
+#pragma unroll
+                for (int ni = 0; ni < 4; ++ni)
+                    mma_16816(acc[mi][ni], a[mi], b[ni / 2][(ni % 2) * 2], b[ni / 2][(ni % 2) * 2 + 1]);
+        }
+        const bool tile_done = computing.k0 + kChunk >= kdim;
+        computing.next(kdim);
+        if (!tile_done)
+            continue;
+#pragma unroll
+        for (int i = 0; i < 8; ++i) {
+            v.rn[i] = next_rn[i];
+            v.ri[i] = next_ri[i];
+        }
+        if (tile_row0 + kTileRows < n_padded) // the next tile's norms load while this one is selected
+#pragma unroll
+            for (int i = 0; i < 8; ++i) {
+                const size_t row = tile_row0 + kTileRows + wr + (i / 2) * 8 + 2 * t + i % 2;
+                next_rn[i] = r.norm2[row];
+                next_ri[i] = r.inv_scale[row];
+            }
+        select_tile(s, v, acc, thr, wq, wr, tile_row0);
+#pragma unroll
+        for (int mi = 0; mi < 4; ++mi)
+#pragma unroll
+            for (int ni = 0; ni < 4; ++ni)
+#pragma unroll
+                for (int c = 0; c < 4; ++c)
+                    acc[mi][ni][c] = 0.0f;
+        tile_row0 += kTileRows;
+    }
+    cp_async_wait<0>();
+    __syncthreads();
+    merge_buffers(s, warp, lane); // what the last tiles left in the buffers
+    __syncthreads();
+    for (int i = threadIdx.x; i < kList * kBlockQueries; i += kThreads) {
+        const int qq = i % kBlockQueries, j = i / kBlockQueries;
+        cand_id[(qb + qq) * kList + j] = s.list_id[i];
+        cand_d[(qb + qq) * kList + j] = s.list_d[i];
     }
 }
 
@@ -318,8 +543,14 @@ __global__ void __launch_bounds__(kThreads)
         return; // the whole warp
     const uint32_t id = cand_id[qi * kList + (size_t)lane];
     const float last = cand_d[qi * kList + kList - 1];
+    const double bound = screening_bound(q.norm_up[qi], q.resid_up[qi], stats->max_norm_up, stats->max_resid_up,
+                                         (double)dim) * (1.0 + 1e-6);
+    // Only rows that may rank among the first k need their exact distance: a row screened above S_k + 2B (S_k the
+    // k-th screened distance) is exactly above S_k + B, hence above the k rows screened at most S_k.
+    const bool needed = id != UINT32_MAX &&
+                        (double)cand_d[qi * kList + (size_t)lane] <= (double)cand_d[qi * kList + k - 1] + 2.0 * bound;
     float e = INFINITY;
-    if (id != UINT32_MAX) {
+    if (needed) {
         const float *x = queries + qi * dim, *y = ref + (size_t)id * dim;
         float acc = 0.0f;
         for (size_t d = 0; d < dim; ++d) {
@@ -339,11 +570,8 @@ __global__ void __launch_bounds__(kThreads)
     const float kth_exact = __shfl_sync(kFullMask, e, holder ? __ffs(holder) - 1 : 0);
     const float threshold = holder ? kth_exact : max_sqdist;
     bool certified = q.state[qi] != ROW_OUT_OF_RANGE;
-    if (certified && last < INFINITY) { // a full list: rows outside it exist and must be kept out
-        const double bound = screening_bound(q.norm_up[qi], q.resid_up[qi], stats->max_norm_up,
-                                             stats->max_resid_up, (double)dim);
-        certified = (double)last - bound * (1.0 + 1e-6) > (double)threshold;
-    }
+    if (certified && last < INFINITY) // a full list: rows outside it exist and must be kept out
+        certified = (double)last - bound > (double)threshold;
     if (!certified) {
         if (lane == 0)
             failed[atomicAdd(n_failed, 1u)] = (uint32_t)qi;
@@ -383,16 +611,15 @@ __global__ void scatter_kernel(const uint32_t *__restrict__ failed, size_t count
     sqdist[q * (size_t)k + j] = sub_d[t];
 }
 
-// Shared memory of screen_kernel: the block's queries, two reference tiles (the next one loads while this one is
-// used), and each warp's 16 x 64 products.
-size_t screen_smem_bytes(size_t dim16)
+// Shared memory of screen_kernel (screen_smem).
+size_t screen_smem_bytes(size_t kdim)
 {
-    return ((size_t)kBlockQueries + 2 * (size_t)kTileRows) * (dim16 + 8) * sizeof(__half) +
-           (size_t)kWarps * 16 * kStageStride * sizeof(float);
+    screen_smem s;
+    return screen_smem_carve(&s, nullptr, kdim);
 }
 
 // Carves the per-row arrays of `rows` rows out of one allocation; returns its size when base is NULL.
-size_t rows_prep_carve(rows_prep *p, unsigned char *base, size_t rows, size_t dim16)
+size_t rows_prep_carve(rows_prep *p, unsigned char *base, size_t rows, size_t kdim)
 {
     size_t off = 0;
     auto take = [&](size_t bytes) {
@@ -400,7 +627,7 @@ size_t rows_prep_carve(rows_prep *p, unsigned char *base, size_t rows, size_t di
         off += round_up(bytes, 256);
         return at;
     };
-    p->h = reinterpret_cast<__half *>(take(rows * dim16 * sizeof(__half)));
+    p->h = reinterpret_cast<__half *>(take(rows * kdim * sizeof(__half)));
     p->norm2 = reinterpret_cast<float *>(take(rows * sizeof(float)));
     p->inv_scale = reinterpret_cast<float *>(take(rows * sizeof(float)));
     p->norm_up = reinterpret_cast<float *>(take(rows * sizeof(float)));
@@ -409,11 +636,11 @@ size_t rows_prep_carve(rows_prep *p, unsigned char *base, size_t rows, size_t di
     return off;
 }
 
-void launch_prep(const float *src, size_t rows, size_t padded_rows, size_t dim, size_t dim16, const float *sum,
+void launch_prep(const float *src, size_t rows, size_t padded_rows, size_t dim, size_t kdim, const float *sum,
                  float inv_count, const rows_prep &p, ref_stats *stats)
 {
     const size_t blocks = (padded_rows * 32 + kThreads - 1) / kThreads;
-    prep_kernel<<<(unsigned)blocks, kThreads>>>(src, rows, padded_rows, dim, dim16, sum, inv_count, p, stats);
+    prep_kernel<<<(unsigned)blocks, kThreads>>>(src, rows, padded_rows, dim, kdim, sum, inv_count, p, stats);
 }
 
 } // namespace
@@ -424,7 +651,7 @@ struct grip_knn_screen {
     ref_stats *stats;
     float *sum;      // the centre is sum * inv_count
     float inv_count; // 1 / n
-    size_t n, n_padded, dim, dim16;
+    size_t n, n_padded, dim, kdim;
 };
 
 void grip_knn_screen_free(grip_knn_screen *screen)
@@ -437,9 +664,9 @@ void grip_knn_screen_free(grip_knn_screen *screen)
 
 static grip_status screen_build_on(grip_ctx *ctx, grip_knn_screen *s, const float *ref, bool *usable)
 {
-    const size_t bytes = rows_prep_carve(&s->rows, nullptr, s->n_padded, s->dim16);
+    const size_t bytes = rows_prep_carve(&s->rows, nullptr, s->n_padded, s->kdim);
     GRIP_CUDA_CHECK(ctx, cudaMalloc(&s->mem, bytes + 256 + s->dim * sizeof(float)));
-    rows_prep_carve(&s->rows, (unsigned char *)s->mem, s->n_padded, s->dim16);
+    rows_prep_carve(&s->rows, (unsigned char *)s->mem, s->n_padded, s->kdim);
     s->stats = reinterpret_cast<ref_stats *>((unsigned char *)s->mem + bytes);
     s->sum = reinterpret_cast<float *>((unsigned char *)s->mem + bytes + 256);
     s->inv_count = 1.0f / (float)s->n;
@@ -447,7 +674,7 @@ static grip_status screen_build_on(grip_ctx *ctx, grip_knn_screen *s, const floa
     const dim3 grid((unsigned)((s->dim + 127) / 128), 256);
     column_sum_kernel<<<grid, 128>>>(ref, s->n, s->dim, s->sum);
     GRIP_CUDA_CHECK(ctx, cudaGetLastError());
-    launch_prep(ref, s->n, s->n_padded, s->dim, s->dim16, s->sum, s->inv_count, s->rows, s->stats);
+    launch_prep(ref, s->n, s->n_padded, s->dim, s->kdim, s->sum, s->inv_count, s->rows, s->stats);
     GRIP_CUDA_CHECK(ctx, cudaGetLastError());
     ref_stats host;
     GRIP_CUDA_CHECK(ctx, cudaMemcpy(&host, s->stats, sizeof host, cudaMemcpyDeviceToHost));
@@ -466,7 +693,7 @@ grip_status grip_knn_screen_build(grip_ctx *ctx, const float *ref, size_t n, siz
     s->n = n;
     s->n_padded = round_up(n, kTileRows);
     s->dim = dim;
-    s->dim16 = round_up(dim, 16);
+    s->kdim = round_up(dim, 32);
     bool usable = false;
     grip_status st = screen_build_on(ctx, s, ref, &usable);
     if (st == GRIP_OK && usable)
@@ -488,13 +715,13 @@ struct screen_scratch {
     void *sub; // the exact kernel's inputs and outputs for the failed queries
 };
 
-static grip_status scratch_alloc(grip_ctx *ctx, screen_scratch *w, size_t m_padded, size_t dim16)
+static grip_status scratch_alloc(grip_ctx *ctx, screen_scratch *w, size_t m_padded, size_t kdim)
 {
-    const size_t prep = rows_prep_carve(&w->q, nullptr, m_padded, dim16);
+    const size_t prep = rows_prep_carve(&w->q, nullptr, m_padded, kdim);
     const size_t cands = m_padded * kList * sizeof(uint32_t);
     GRIP_CUDA_CHECK(ctx, cudaMalloc(&w->mem, prep + 2 * cands + m_padded * sizeof(uint32_t) + 256));
     unsigned char *base = (unsigned char *)w->mem;
-    rows_prep_carve(&w->q, base, m_padded, dim16);
+    rows_prep_carve(&w->q, base, m_padded, kdim);
     w->cand_id = (uint32_t *)(base + prep);
     w->cand_d = (float *)(base + prep + cands);
     w->n_failed = (uint32_t *)(base + prep + 2 * cands);
@@ -532,15 +759,15 @@ static grip_status screen_search_with(grip_ctx *ctx, const grip_knn_screen *s, s
                                       float *sqdist)
 {
     const size_t m_padded = round_up(m, kBlockQueries);
-    grip_status st = scratch_alloc(ctx, w, m_padded, s->dim16);
+    grip_status st = scratch_alloc(ctx, w, m_padded, s->kdim);
     if (st != GRIP_OK)
         return st;
     GRIP_CUDA_CHECK(ctx, cudaMemsetAsync(w->n_failed, 0, sizeof(uint32_t), 0));
-    launch_prep(queries, m, m_padded, s->dim, s->dim16, s->sum, s->inv_count, w->q, nullptr);
+    launch_prep(queries, m, m_padded, s->dim, s->kdim, s->sum, s->inv_count, w->q, nullptr);
     GRIP_CUDA_CHECK(ctx, cudaGetLastError());
-    const size_t smem = screen_smem_bytes(s->dim16);
+    const size_t smem = screen_smem_bytes(s->kdim);
     GRIP_CUDA_CHECK(ctx, cudaFuncSetAttribute(screen_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-    screen_kernel<<<(unsigned)(m_padded / kBlockQueries), kThreads, smem>>>(w->q, s->rows, s->n_padded, s->dim16,
+    screen_kernel<<<(unsigned)(m_padded / kBlockQueries), kThreads, smem>>>(w->q, s->rows, s->n_padded, (int)s->kdim,
                                                                            w->cand_id, w->cand_d);
     GRIP_CUDA_CHECK(ctx, cudaGetLastError());
     rerank_kernel<<<(unsigned)((m + kWarps - 1) / kWarps), kThreads>>>(ref, queries, m, s->dim, (int)k, max_sqdist,

@@ -1,8 +1,15 @@
 /* bench_knn_cuda.c -- times the exact GPU brute force (grip_knn_cuda_search_device: queries and results already
- * on the device) on uniform random rows in [-1, 1]: CUDA events around each call, 2 warm-ups, the median of up
- * to 20 runs. Checks the first queries of each case against the CPU twin (ids and distances bit for bit).
- * Usage: bench_knn_cuda [case ...], a case being DIMxNxMxK (n reference rows, m queries), e.g. 352x100000x100000x2;
- * without arguments it runs the issue's sizes. Not a test: it prints a table and exits 1 on a mismatch. */
+ * on the device): CUDA events around each call, 2 warm-ups, the median of up to 20 runs. Checks the first queries
+ * of each case against the CPU twin (ids and distances bit for bit).
+ * Data, after ../shared/tools/knn_bench_torch.py's make_desc() so that the two are compared on alike rows:
+ *  - uniform: rows uniform in [-1, 1], queries drawn alike (no structure: the hardest case for a screening);
+ *  - shot: SHOT-like rows u^4 / |u^4| (u uniform in [0, 1)), queries noisy copies of random rows (Gaussian noise
+ *    of 0.25 x the rows' standard deviation, clamped at 0, renormalised);
+ *  - fpfh: FPFH-like rows, 3 histograms of 11 bins of -log(u) each scaled to sum 100, queries noisy copies
+ *    (same noise, clamped at 0).
+ * Usage: bench_knn_cuda [case ...], a case being DIMxNxMxK[:DATA] (n reference rows, m queries, DATA one of the
+ * above, uniform by default), e.g. 352x100000x100000x2:shot; without arguments it runs the issue's sizes.
+ * Not a test: it prints a table and exits 1 on a mismatch. */
 #define _POSIX_C_SOURCE 200809L
 #include "core/ctx.h"
 #include "core/cuda_bridge.h"
@@ -21,7 +28,23 @@
 typedef struct bench_case {
     size_t dim, n, m;
     uint32_t k;
+    char data[16]; /* uniform, shot or fpfh */
 } bench_case;
+
+/* xorshift64: a uniform float in [0, 1) */
+static float next_uniform(uint64_t *x)
+{
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    return (float)((*x >> 40) / (double)(1ull << 24));
+}
+
+static float next_gaussian(uint64_t *x)
+{
+    double u = 1.0 - next_uniform(x), v = next_uniform(x);
+    return (float)(sqrt(-2.0 * log(u)) * cos(6.283185307179586 * v));
+}
 
 static float *uniform_rows(size_t rows, size_t dim, uint64_t seed)
 {
@@ -29,13 +52,86 @@ static float *uniform_rows(size_t rows, size_t dim, uint64_t seed)
     if (!a)
         return NULL;
     uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
-    for (size_t i = 0; i < rows * dim; ++i) {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        a[i] = -1.0f + 2.0f * (float)((x >> 40) / (double)(1ull << 24));
+    for (size_t i = 0; i < rows * dim; ++i)
+        a[i] = -1.0f + 2.0f * next_uniform(&x);
+    return a;
+}
+
+static void normalise(float *row, size_t dim)
+{
+    double s = 0;
+    for (size_t d = 0; d < dim; ++d)
+        s += (double)row[d] * row[d];
+    const float inv = s > 0 ? (float)(1.0 / sqrt(s)) : 0.0f;
+    for (size_t d = 0; d < dim; ++d)
+        row[d] *= inv;
+}
+
+/* Descriptor-like reference rows (shot: u^4 normalised; fpfh: 11-bin groups of -log u summing to 100). */
+static float *descriptor_rows(const char *kind, size_t rows, size_t dim, uint64_t *x)
+{
+    float *a = malloc(rows * dim * sizeof *a);
+    if (!a)
+        return NULL;
+    const int shot = strcmp(kind, "shot") == 0;
+    for (size_t i = 0; i < rows; ++i) {
+        float *r = a + i * dim;
+        for (size_t d = 0; d < dim; ++d) {
+            const float u = next_uniform(x);
+            r[d] = shot ? u * u * u * u : -logf(u > 1e-12f ? u : 1e-12f);
+        }
+        if (shot) {
+            normalise(r, dim);
+            continue;
+        }
+        for (size_t d0 = 0; d0 < dim; d0 += 11) {
+            double sum = 0;
+            for (size_t d = d0; d < d0 + 11 && d < dim; ++d)
+                sum += r[d];
+            for (size_t d = d0; d < d0 + 11 && d < dim; ++d)
+                r[d] = (float)(100.0 * r[d] / sum);
+        }
     }
     return a;
+}
+
+/* Queries: noisy copies of random reference rows, as knn_bench_torch.py's make_desc(). */
+static float *noisy_queries(const char *kind, const float *ref, size_t n, size_t m, size_t dim, uint64_t *x)
+{
+    float *q = malloc(m * dim * sizeof *q);
+    if (!q)
+        return NULL;
+    double s = 0, s2 = 0;
+    for (size_t i = 0; i < n * dim; ++i) {
+        s += ref[i];
+        s2 += (double)ref[i] * ref[i];
+    }
+    const double mean = s / (double)(n * dim);
+    const float sigma = (float)(0.25 * sqrt(s2 / (double)(n * dim) - mean * mean));
+    for (size_t i = 0; i < m; ++i) {
+        const float *src = ref + (size_t)(next_uniform(x) * (float)n) % n * dim;
+        for (size_t d = 0; d < dim; ++d) {
+            const float v = src[d] + sigma * next_gaussian(x);
+            q[i * dim + d] = v > 0.0f ? v : 0.0f;
+        }
+        if (strcmp(kind, "shot") == 0)
+            normalise(q + i * dim, dim);
+    }
+    return q;
+}
+
+/* The case's reference rows and queries (malloc'd), or 0 when out of memory. */
+static int make_data(const bench_case *c, float **ref, float **q)
+{
+    if (strcmp(c->data, "uniform") == 0) {
+        *ref = uniform_rows(c->n, c->dim, 1);
+        *q = uniform_rows(c->m, c->dim, 2);
+    } else {
+        uint64_t x = 0x9E3779B97F4A7C15ull * (c->n + c->dim);
+        *ref = descriptor_rows(c->data, c->n, c->dim, &x);
+        *q = *ref ? noisy_queries(c->data, *ref, c->n, c->m, c->dim, &x) : NULL;
+    }
+    return *ref && *q;
 }
 
 static int compare_floats(const void *a, const void *b)
@@ -76,11 +172,18 @@ static float time_search(grip_ctx *ctx, const grip_knn_cuda_ref *ref, const floa
     return ms[reps / 2];
 }
 
-/* The first CHECKED_QUERIES queries' lists against the CPU twin; returns 1 when equal bit for bit. */
+/* How many queries check_prefix compares: fewer on a large reference set, to keep the CPU's share inside the lease. */
+static size_t checked_queries(const bench_case *c)
+{
+    size_t mq = c->m < CHECKED_QUERIES ? c->m : CHECKED_QUERIES;
+    return c->n > 100000 && mq > 32 ? 32 : mq;
+}
+
+/* The first checked_queries() queries' lists against the CPU twin; returns 1 when equal bit for bit. */
 static int check_prefix(grip_ctx *ctx, const float *ref, const float *q, const bench_case *c, const uint32_t *ids,
                         const float *dist)
 {
-    size_t mq = c->m < CHECKED_QUERIES ? c->m : CHECKED_QUERIES;
+    size_t mq = checked_queries(c);
     uint32_t *cids = malloc(mq * c->k * sizeof *cids);
     float *cd = malloc(mq * c->k * sizeof *cd);
     int same = cids && cd &&
@@ -93,7 +196,8 @@ static int check_prefix(grip_ctx *ctx, const float *ref, const float *q, const b
 
 static int run_case(grip_ctx *ctx, const bench_case *c)
 {
-    float *ref = uniform_rows(c->n, c->dim, 1), *q = uniform_rows(c->m, c->dim, 2);
+    float *ref = NULL, *q = NULL;
+    (void)make_data(c, &ref, &q);
     uint32_t *ids = calloc(c->m * c->k, sizeof *ids);
     float *dist = calloc(c->m * c->k, sizeof *dist);
     grip_knn_cuda_ref *dref = NULL;
@@ -108,11 +212,11 @@ static int run_case(grip_ctx *ctx, const bench_case *c)
             grip_cuda_copy_to_host(ctx, dist, ddist, c->m * c->k * sizeof(float)) == GRIP_OK) {
             ok = check_prefix(ctx, ref, q, c, ids, dist);
             double pairs = (double)c->n * (double)c->m;
-            /* 3 float ops (sub, mul, add) per dimension and pair: the exact kernel's arithmetic */
-            printf("D=%-4zu n=%-8zu m=%-8zu k=%-2u  median %9.3f ms (%2d runs)  %8.1f Gpairs/s  %6.2f Tflop/s  "
+            /* 2 flops (multiply, add) per dimension and pair, as GEMM-based k-NN counts them */
+            printf("D=%-4zu n=%-8zu m=%-8zu k=%-2u %-8s median %9.3f ms (%2d runs)  %8.1f Gpairs/s  %6.2f Tflop/s  "
                    "cpu check of %d queries: %s\n",
-                   c->dim, c->n, c->m, c->k, ms, reps, pairs / ms * 1e-6, 3.0 * pairs * (double)c->dim / ms * 1e-9,
-                   CHECKED_QUERIES, ok ? "identical" : "MISMATCH");
+                   c->dim, c->n, c->m, c->k, c->data, ms, reps, pairs / ms * 1e-6,
+                   2.0 * pairs * (double)c->dim / ms * 1e-9, (int)checked_queries(c), ok ? "identical" : "MISMATCH");
         }
     }
     if (!reps)
@@ -131,10 +235,14 @@ static int run_case(grip_ctx *ctx, const bench_case *c)
 int main(int argc, char **argv)
 {
     static const bench_case defaults[] = {
-        {352, 686, 3747, 1},        /* the tutorial's matching: scene SHOTs against model SHOTs */
-        {352, 100000, 100000, 2},   /* SHOT-sized, the 1e5 x 1e5 */
-        {33, 100000, 100000, 2},    /* FPFH-sized */
-        {3, 1000000, 1000000, 1},   /* 3D points, 1e6 x 1e6 */
+        {352, 686, 3747, 1, "uniform"},        /* the tutorial's matching size: scene SHOTs against the model's */
+        {352, 100000, 100000, 2, "shot"},      /* the 1e5 x 1e5, on knn_bench_torch.py's kind of rows */
+        {352, 100000, 100000, 2, "uniform"},
+        {33, 100000, 100000, 2, "fpfh"},
+        {33, 100000, 100000, 2, "uniform"},
+        {352, 1000000, 1000000, 2, "shot"},    /* the 1e6 x 1e6 */
+        {33, 1000000, 1000000, 2, "fpfh"},
+        {3, 1000000, 1000000, 1, "uniform"},   /* 3D points, 1e6 x 1e6 */
     };
     grip_ctx *ctx = NULL;
     if (grip_ctx_new(NULL, &ctx) != GRIP_OK || grip_ctx_device_count(ctx) <= 0) {
@@ -144,9 +252,10 @@ int main(int argc, char **argv)
     int all_ok = 1;
     if (argc > 1) {
         for (int i = 1; i < argc; ++i) {
-            bench_case c;
-            if (sscanf(argv[i], "%zux%zux%zux%u", &c.dim, &c.n, &c.m, &c.k) != 4) {
-                fprintf(stderr, "bad case '%s' (want DIMxNxMxK)\n", argv[i]);
+            bench_case c = {.data = "uniform"};
+            int fields = sscanf(argv[i], "%zux%zux%zux%u:%15s", &c.dim, &c.n, &c.m, &c.k, c.data);
+            if (fields < 4 || (strcmp(c.data, "uniform") && strcmp(c.data, "shot") && strcmp(c.data, "fpfh"))) {
+                fprintf(stderr, "bad case '%s' (want DIMxNxMxK[:uniform|shot|fpfh])\n", argv[i]);
                 return 2;
             }
             all_ok &= run_case(ctx, &c);
