@@ -162,12 +162,13 @@ __device__ __forceinline__ float screened(float qn, float rn, float product, flo
 // ---- the screening kernel: mma.sync m16n8k16 (fp16 in, fp32 accumulate), one block = 128 queries ----
 //
 // The block's queries stay in shared memory for the whole walk; the reference rows come through a ring of kStages
-// chunks (128 rows x 32 dimensions each) filled by cp.async, so the copies of chunk i + kStages - 1 overlap the
-// products of chunk i. The 8 warps are 2 (queries) x 4 (rows): a warp owns 64 queries x 32 rows of each tile, 16
-// accumulators of m16n8 in registers. After a tile's last chunk every thread turns its 64 products into screened
-// distances and compares each with its query's current threshold (the 32nd best so far); the rare ones below it
-// go to the query's small buffer in shared memory, and one thread per query merges its buffer into the query's
-// sorted list. A buffer that fills up leaves the rest pending for another round, so no candidate is ever lost.
+// chunks (128 rows x 64 dimensions each; a row's last chunk may be half) filled by cp.async, so the copies of chunk
+// i + kStages - 1 overlap the products of chunk i. The 8 warps are 2 (queries) x 4 (rows): a warp owns 64 queries
+// x 32 rows of each tile, 16 accumulators of m16n8 in registers. After a tile's last chunk every thread turns its
+// 64 products into screened distances and compares each with its query's threshold (the 32nd best at the last
+// merge); the rare ones below it go to the query's small buffer in shared memory. The buffers are merged into the
+// sorted lists (each warp merging 16 queries' buffers) only when one was full, and the slots that found it full are
+// offered again after the merge, so no candidate is ever lost.
 
 constexpr int kChunk = 64;                         // dimensions per staged chunk (the last one of a row may be half)
 constexpr int kStages = 4;                         // chunks in flight

@@ -1,7 +1,7 @@
 // knn_tensor.cuh -- the tensor-core screened k-NN: the results of the exact brute force (grip_knn_cuda_launch,
-// itself bit for bit grip_knn_exact), found faster. fp16 tensor-core products screen every pair, each query keeps
-// its 32 best screened rows, those are re-ranked with the exact float arithmetic, and a query whose answer the
-// screening's rigorous error bound cannot certify is searched again by the exact kernel.
+// itself bit for bit grip_knn_exact), found faster. fp16 tensor-core products (mma.sync) screen every pair, each
+// query keeps its 32 best screened rows, those are re-ranked with the exact float arithmetic, and a query whose
+// answer the screening's rigorous error bound cannot certify is searched again by the exact kernel.
 #ifndef GRIP_CUDA_KNN_TENSOR_CUH
 #define GRIP_CUDA_KNN_TENSOR_CUH
 
@@ -15,7 +15,8 @@ extern "C" {
 
 // The screened path serves 1 <= k <= GRIP_KNN_SCREEN_MAX_K (the 32 kept candidates leave a margin of at least 16
 // for the certificate) and GRIP_KNN_SCREEN_MIN_DIM <= dim <= GRIP_KNN_SCREEN_MAX_DIM (below, the exact kernel's
-// direct form is as fast; above, the block's queries and two reference tiles no longer fit in shared memory).
+// direct form is as fast; above, the block's 128 queries no longer fit in shared memory beside the chunk ring
+// and the candidate lists).
 #define GRIP_KNN_SCREEN_MAX_K 16
 #define GRIP_KNN_SCREEN_MIN_DIM 32
 #define GRIP_KNN_SCREEN_MAX_DIM 368
