@@ -83,5 +83,7 @@ if [ "${GRIP_CHECK_CPU:-0}" = 1 ]; then
 fi
 
 # the device tool brings back only a few files: keep the markdown summary, archive every other log
-( cd "$OUT" && tar czf logs.tgz --exclude=logs.tgz --exclude=bench-descriptors.md --exclude=gpu-check.txt . &&
-  find . -maxdepth 1 -type f ! -name logs.tgz ! -name bench-descriptors.md ! -name gpu-check.txt -delete )
+# (the archive is written outside $OUT, then moved in, so that tar never reads the folder it is writing into)
+( cd "$OUT" && tar czf /tmp/grip-logs.tgz --exclude=bench-descriptors.md --exclude=gpu-check.txt . &&
+  find . -maxdepth 1 -type f ! -name bench-descriptors.md ! -name gpu-check.txt -delete &&
+  mv /tmp/grip-logs.tgz logs.tgz )
