@@ -418,9 +418,9 @@ __global__ void __launch_bounds__(kThreads, 1)
         cp_async16(smem_addr(s.queries + row * q_stride + part * 16), q.h + (qb + row) * (size_t)kdim + part * 8);
     }
     chunk_cursor loading = {0, 0, 0}, computing = {0, 0, 0};
-    const unsigned ring_dst =
-        smem_addr(s.ring) + (unsigned)((threadIdx.x / kPartsPerRow) * kChunkStride + (threadIdx.x % kPartsPerRow) * 16);
-    const __half *ring_src = r.h + (size_t)(threadIdx.x / kPartsPerRow) * (size_t)kdim + (threadIdx.x % kPartsPerRow) * 8;
+    const int my_row = threadIdx.x / kPartsPerRow, my_part = threadIdx.x % kPartsPerRow; // of each chunk copied
+    const unsigned ring_dst = smem_addr(s.ring) + (unsigned)(my_row * kChunkStride + my_part * 16);
+    const __half *ring_src = r.h + (size_t)my_row * (size_t)kdim + my_part * 8;
 #pragma unroll
     for (int i = 0; i < kStages - 1; ++i) {
         if ((size_t)i < total) {
@@ -447,7 +447,8 @@ __global__ void __launch_bounds__(kThreads, 1)
         next_ri[i] = r.inv_scale[row];
     }
     float acc[4][4][4] = {};
-    // ldmatrix lanes: A row lane % 16, dimension (lane / 16) * 8; B row (lane / 16) * 8 + lane % 8, dim (lane / 8) % 2 * 8
+    // ldmatrix lanes: A row lane % 16, dimension (lane / 16) * 8;
+    // B row (lane / 16) * 8 + lane % 8, dimension (lane / 8) % 2 * 8
     const unsigned a_base = smem_addr(s.queries) + (unsigned)(wq + lane % 16) * q_stride + (lane / 16) * 16;
     const unsigned b_off = (unsigned)((wr + (lane / 16) * 8 + lane % 8) * kChunkStride + ((lane / 8) % 2) * 16);
 
