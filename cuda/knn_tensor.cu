@@ -6,11 +6,14 @@
 //    its largest magnitude into [2^13, 2^14) and rounded to fp16 (zero-padded to a multiple of 32 dimensions),
 //    with its squared norm, the norm of its rounding residual r - fp16(r)/scale (computed exactly) and upper
 //    bounds of both. Non-finite rows get a NaN norm, so they are never screened in (nor returned, as on the CPU).
+//    On a Hopper GPU the reference rows are instead all scaled by one power of two (that of the largest centred
+//    value), padded to the wgmma kernel's k-steps and stored in its tiles (fp16_index).
 // 2. screen: a block of 8 warps owns 128 queries, held in shared memory, and walks the reference rows in tiles of
-//    128, streamed in chunks of 32 dimensions; mma.sync m16n8k16 products (fp16 in, fp32 accumulated) give q.r,
+//    128, streamed in chunks of 64 dimensions; mma.sync m16n8k16 products (fp16 in, fp32 accumulated) give q.r,
 //    the screened distance is |q|^2 + |r|^2 - 2 q.r, and each query keeps its 32 smallest in a sorted list in
 //    shared memory. No distance matrix reaches global memory, and a distance reaches the list only when it beats
-//    the list's last entry, which after the first tiles is rare.
+//    the list's last entry, which after the first tiles is rare. On Hopper, cuda/sm90a/knn_wgmma.cu screens
+//    instead, with the same lists holding the screened distances less |q|^2 (the rerank adds it back, in double).
 // 3. rerank: one warp per query computes the exact distance of its candidates that may rank among the first k
 //    with the CPU twin's arithmetic (dimension order, __fsub_rn/__fmul_rn/__fadd_rn) and ranks them by
 //    (distance, row), the CPU's tie rule.
@@ -23,6 +26,8 @@
 // 4. which the exact kernel (knn_bruteforce.cu) searches again.
 #include "cuda/knn_tensor.cuh"
 #include "cuda/knn_bruteforce.cuh"
+#include "cuda/knn_screen.cuh"
+#include "cuda/knn_wgmma.cuh"
 #include "cuda/check.cuh"
 
 #include <cuda_fp16.h>
@@ -30,33 +35,21 @@
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 namespace {
 
+using namespace grip_screen;
+
 constexpr int kWarps = 8;
 constexpr int kThreads = 32 * kWarps;
-constexpr int kBlockQueries = 128;         // queries per block
-constexpr int kTileRows = 128;             // reference rows per tile
-constexpr int kList = 32;                  // candidates kept per query
-constexpr unsigned kFullMask = 0xffffffffu;
 constexpr int kScaleExponentLimit = 40;    // rows with a magnitude outside [2^-40, 2^40] are not screened
-
-enum row_state : int { ROW_SCREENED = 0, ROW_NON_FINITE = 1, ROW_OUT_OF_RANGE = 2 };
-
-// Per-row screening data (rows padded to the block or tile size; padding rows are ROW_NON_FINITE).
-struct rows_prep {
-    __half *h;        // rows x kdim, scaled and rounded
-    float *norm2;     // |r|^2 in float (NaN for rows never screened in)
-    float *inv_scale; // 1 / scale (a power of two)
-    float *norm_up;   // an upper bound of |r|
-    float *resid_up;  // an upper bound of |r - fp16(r)/scale|
-    int *state;
-};
 
 // Maxima over the reference rows, for the bound B.
 struct ref_stats {
     float max_norm_up, max_resid_up;
     int out_of_range;
+    int max_abs_bits; // the largest centred finite magnitude (float bits), for the wgmma layout's common scale
 };
 
 __host__ __device__ inline size_t round_up(size_t x, size_t to) { return (x + to - 1) / to * to; }
@@ -91,18 +84,57 @@ __global__ void column_sum_kernel(const float *__restrict__ ref, size_t n, size_
     atomicAdd(&sum[d], acc);
 }
 
+// The largest magnitude of the centred finite values of ref, as float bits into *max_bits (zeroed by the caller):
+// the wgmma layout scales every reference row by the same power of two, chosen from it.
+__global__ void centred_max_kernel(const float *__restrict__ ref, size_t count, size_t dim,
+                                   const float *__restrict__ sum, float inv_count, int *max_bits)
+{
+    float m = 0.0f;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < count; i += (size_t)gridDim.x * blockDim.x) {
+        const float xc = __fsub_rn(ref[i], sum[i % dim] * inv_count);
+        if (isfinite(xc))
+            m = fmaxf(m, fabsf(xc));
+    }
+    for (int o = 16; o > 0; o >>= 1)
+        m = fmaxf(m, __shfl_xor_sync(kFullMask, m, o));
+    if (threadIdx.x % 32 == 0)
+        atomicMax(max_bits, __float_as_int(m)); // non-negative floats order as their bits
+}
+
+// Where dimension d of row `row` goes in the fp16 rows: row-major (kdim halves a row), or, for the wgmma kernel,
+// in tiles of kTileRows rows, each a sequence of chunks of kWgmmaChunkDims dimensions (the last may be shorter),
+// each chunk a grid of 8 x 8 core matrices (8 rows x 16 bytes, stored as 128 contiguous bytes), 8-row groups
+// (kc / 8) core matrices apart: the operand layout wgmma reads without swizzling, so that one bulk copy moves a
+// chunk from global to shared memory as it is.
+__device__ __forceinline__ size_t fp16_index(size_t row, size_t d, size_t kdim, bool tiled)
+{
+    if (!tiled)
+        return row * kdim + d;
+    const size_t tile = row / kTileRows, n = row % kTileRows, chunk = d / kWgmmaChunkDims, k = d % kWgmmaChunkDims;
+    const size_t kc = min((size_t)kWgmmaChunkDims, kdim - chunk * kWgmmaChunkDims);
+    return tile * kTileRows * kdim + chunk * kTileRows * kWgmmaChunkDims + ((n / 8) * (kc / 8) + k / 8) * 64 +
+           (n % 8) * 8 + k % 8;
+}
+
+// How rows are scaled and stored: a per-row power of two (fixed_e unused), or 2^(14 - fixed_e) for all rows;
+// row-major or in wgmma tiles (fp16_index).
+struct prep_layout {
+    bool fixed;
+    int fixed_e;
+    bool tiled;
+};
+
 // One warp per row: centre, scale, round, norms. stats (reference rows only) collects the maxima. The centre is
 // sum[d] * inv_count, the same floats for every row and every search.
 __global__ void prep_kernel(const float *__restrict__ src, size_t rows, size_t padded_rows, size_t dim,
-                            size_t kdim, const float *__restrict__ sum, float inv_count, rows_prep p,
-                            ref_stats *stats)
+                            size_t kdim, const float *__restrict__ sum, float inv_count, prep_layout layout,
+                            rows_prep p, ref_stats *stats)
 {
     const size_t row = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
     const int lane = threadIdx.x % 32;
     if (row >= padded_rows)
         return;
     const float *x = src + row * dim;
-    __half *h = p.h + row * kdim;
     bool finite = true, centred_finite = true; // a finite row may leave the float range once centred
     float maxabs = 0.0f;
     if (row < rows)
@@ -117,9 +149,11 @@ __global__ void prep_kernel(const float *__restrict__ src, size_t rows, size_t p
     for (int o = 16; o > 0; o >>= 1)
         maxabs = fmaxf(maxabs, __shfl_xor_sync(kFullMask, maxabs, o));
     int e = 0;
-    if (maxabs > 0.0f && isfinite(maxabs))
+    if (layout.fixed)
+        e = layout.fixed_e;
+    else if (maxabs > 0.0f && isfinite(maxabs))
         (void)frexpf(maxabs, &e); // maxabs < 2^e
-    const bool in_range = centred_finite && (maxabs == 0.0f || (e <= kScaleExponentLimit && e >= -kScaleExponentLimit));
+    const bool in_range = centred_finite && e <= kScaleExponentLimit && e >= -kScaleExponentLimit;
     const int state = !finite ? ROW_NON_FINITE : in_range ? ROW_SCREENED : ROW_OUT_OF_RANGE;
     const float scale = ldexpf(1.0f, 14 - e), inv = ldexpf(1.0f, e - 14);
     float norm2 = 0.0f, resid2 = 0.0f;
@@ -132,7 +166,7 @@ __global__ void prep_kernel(const float *__restrict__ src, size_t rows, size_t p
             norm2 += xc * xc;
             resid2 += r * r;
         }
-        h[d] = v;
+        p.h[fp16_index(row, d, kdim, layout.tiled)] = v;
     }
     norm2 = warp_sum(norm2);
     resid2 = warp_sum(resid2);
@@ -173,7 +207,6 @@ __device__ __forceinline__ float screened(float qn, float rn, float product, flo
 constexpr int kChunk = 64;                         // dimensions per staged chunk (the last one of a row may be half)
 constexpr int kStages = 4;                         // chunks in flight
 constexpr int kChunkStride = kChunk * 2 + 16;      // bytes per staged row: 144, off the banks' period
-constexpr int kBufferCap = 16;                     // buffered candidates per query and round
 
 __device__ __forceinline__ unsigned smem_addr(const void *p)
 {
@@ -210,17 +243,11 @@ __device__ __forceinline__ void mma_16816(float (&c)[4], const unsigned (&a)[4],
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
-// The block's shared memory: queries, the chunk ring, and per query its list, buffer and threshold. Lists and
-// buffers are laid out entry-major ([entry][query]) so that the 128 merging threads hit 128 different words.
+// The block's shared memory: queries, the chunk ring, and per query its list, buffer and threshold.
 struct screen_smem {
     unsigned char *queries; // kBlockQueries rows of kdim halves, stride kdim * 2 + 16 bytes
     unsigned char *ring;    // kStages x kTileRows rows of kChunkStride bytes
-    float *list_d;          // kList x kBlockQueries
-    uint32_t *list_id;
-    float *buf_d; // kBufferCap x kBlockQueries
-    uint32_t *buf_id;
-    int *count;       // kBlockQueries
-    float *threshold; // kBlockQueries: the list's last distance
+    candidate_lists lists;
 };
 
 __host__ __device__ inline size_t screen_smem_carve(screen_smem *s, unsigned char *base, size_t kdim)
@@ -233,12 +260,12 @@ __host__ __device__ inline size_t screen_smem_carve(screen_smem *s, unsigned cha
     };
     s->queries = take((size_t)kBlockQueries * (kdim * 2 + 16));
     s->ring = take((size_t)kStages * kTileRows * kChunkStride);
-    s->list_d = (float *)take((size_t)kList * kBlockQueries * sizeof(float));
-    s->list_id = (uint32_t *)take((size_t)kList * kBlockQueries * sizeof(uint32_t));
-    s->buf_d = (float *)take((size_t)kBufferCap * kBlockQueries * sizeof(float));
-    s->buf_id = (uint32_t *)take((size_t)kBufferCap * kBlockQueries * sizeof(uint32_t));
-    s->count = (int *)take((size_t)kBlockQueries * sizeof(int));
-    s->threshold = (float *)take((size_t)kBlockQueries * sizeof(float));
+    s->lists.list_d = (float *)take((size_t)kList * kBlockQueries * sizeof(float));
+    s->lists.list_id = (uint32_t *)take((size_t)kList * kBlockQueries * sizeof(uint32_t));
+    s->lists.buf_d = (float *)take((size_t)kBufferCap * kBlockQueries * sizeof(float));
+    s->lists.buf_id = (uint32_t *)take((size_t)kBufferCap * kBlockQueries * sizeof(uint32_t));
+    s->lists.count = (int *)take((size_t)kBlockQueries * sizeof(int));
+    s->lists.threshold = (float *)take((size_t)kBlockQueries * sizeof(float));
     return off;
 }
 
@@ -277,52 +304,6 @@ __device__ __forceinline__ void load_chunk(unsigned ring_dst, const __half *__re
                    src + c.at + (size_t)j * (kThreads / kPartsPerRow) * (size_t)kdim);
 }
 
-// Inserts (d, id) into a warp's sorted list of kList entries (entry j in lane j), after equal distances.
-__device__ __forceinline__ void list_insert(float &list_d, uint32_t &list_id, float d, uint32_t id, int lane)
-{
-    const int pos = __popc(__ballot_sync(kFullMask, list_d <= d));
-    const float up_d = __shfl_up_sync(kFullMask, list_d, 1);
-    const uint32_t up_id = __shfl_up_sync(kFullMask, list_id, 1);
-    if (lane > pos) {
-        list_d = up_d;
-        list_id = up_id;
-    }
-    if (lane == pos) {
-        list_d = d;
-        list_id = id;
-    }
-}
-
-// Merges the buffers of the warp's 16 queries into their lists (one list in the warp's lanes at a time) and
-// empties them. One read of the 16 counts finds the queries with entries; most tiles give a query none.
-__device__ __forceinline__ void merge_buffers(const screen_smem &s, int warp, int lane)
-{
-    constexpr int kOwn = kBlockQueries / kWarps;
-    const int mine = lane < kOwn ? min(s.count[warp * kOwn + lane], kBufferCap) : 0;
-    unsigned todo = __ballot_sync(kFullMask, mine > 0);
-    while (todo) {
-        const int i = __ffs(todo) - 1;
-        todo &= todo - 1;
-        const int q = warp * kOwn + i, n = __shfl_sync(kFullMask, mine, i);
-        float list_d = s.list_d[lane * kBlockQueries + q];
-        uint32_t list_id = s.list_id[lane * kBlockQueries + q];
-        const float buf_d = lane < n ? s.buf_d[lane * kBlockQueries + q] : INFINITY;
-        const uint32_t buf_id = lane < n ? s.buf_id[lane * kBlockQueries + q] : UINT32_MAX;
-        for (int b = 0; b < n; ++b) {
-            const float d = __shfl_sync(kFullMask, buf_d, b);
-            const uint32_t id = __shfl_sync(kFullMask, buf_id, b);
-            if (d < __shfl_sync(kFullMask, list_d, kList - 1))
-                list_insert(list_d, list_id, d, id, lane);
-        }
-        s.list_d[lane * kBlockQueries + q] = list_d;
-        s.list_id[lane * kBlockQueries + q] = list_id;
-        if (lane == kList - 1)
-            s.threshold[q] = list_d;
-    }
-    if (lane < kOwn)
-        s.count[warp * kOwn + lane] = 0;
-}
-
 // Per-thread view of a tile's products: slot (mi, ni, c) of the accumulators is query
 // wq + mi * 16 + g + (c / 2) * 8 and row wr + ni * 8 + 2 t + c % 2 (g = lane / 4, t = lane % 4).
 struct tile_view {
@@ -347,12 +328,7 @@ __device__ __forceinline__ bool offer(const screen_smem &s, const tile_view &v, 
     if (!(d < thr[mi * 2 + c / 2]))
         return true;
     const int q = wq + mi * 16 + g + (c / 2) * 8;
-    const int at = atomicAdd(&s.count[q], 1);
-    if (at >= kBufferCap)
-        return false;
-    s.buf_d[at * kBlockQueries + q] = d;
-    s.buf_id[at * kBlockQueries + q] = (uint32_t)(tile_row0 + wr + ni * 8 + 2 * t + c % 2);
-    return true;
+    return buffer_offer(s.lists, q, d, (uint32_t)(tile_row0 + wr + ni * 8 + 2 * t + c % 2));
 }
 
 // The tile's epilogue: every screened distance below its query's threshold goes to the query's buffer. Buffers
@@ -372,11 +348,11 @@ __device__ __forceinline__ void select_tile(const screen_smem &s, const tile_vie
                 if (!offer(s, v, acc, thr, mi, ni, c, wq, wr, tile_row0))
                     retry |= 1ull << (mi * 16 + ni * 4 + c);
     while (__syncthreads_or(retry != 0)) {
-        merge_buffers(s, warp, lane);
+        merge_buffers(s.lists, warp, lane);
         __syncthreads();
 #pragma unroll
         for (int i = 0; i < 8; ++i)
-            thr[i] = s.threshold[wq + (i / 2) * 16 + g + (i % 2) * 8];
+            thr[i] = s.lists.threshold[wq + (i / 2) * 16 + g + (i % 2) * 8];
         if (retry)
 #pragma unroll
             for (int mi = 0; mi < 4; ++mi)
@@ -404,14 +380,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     const unsigned q_stride = (unsigned)kdim * 2 + 16;
     const size_t total = n_padded / kTileRows * (size_t)((kdim + kChunk - 1) / kChunk); // chunks in the walk
 
-    for (int i = threadIdx.x; i < kList * kBlockQueries; i += kThreads) {
-        s.list_d[i] = INFINITY;
-        s.list_id[i] = UINT32_MAX;
-    }
-    for (int i = threadIdx.x; i < kBlockQueries; i += kThreads) {
-        s.count[i] = 0;
-        s.threshold[i] = INFINITY;
-    }
+    lists_init(s.lists, q.norm2 + qb);
     const int q_units = kdim / 8;
     for (int u = threadIdx.x; u < kBlockQueries * q_units; u += kThreads) {
         const int row = u / q_units, part = u % q_units;
@@ -507,13 +476,9 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
     cp_async_wait<0>();
     __syncthreads();
-    merge_buffers(s, warp, lane); // what the last tiles left in the buffers
-    __syncthreads();
-    for (int i = threadIdx.x; i < kList * kBlockQueries; i += kThreads) {
-        const int qq = i % kBlockQueries, j = i / kBlockQueries;
-        cand_id[(qb + qq) * kList + j] = s.list_id[i];
-        cand_d[(qb + qq) * kList + j] = s.list_d[i];
-    }
+    merge_buffers(s.lists, warp, lane); // what the last tiles left in the buffers
+    __syncwarp();
+    lists_store(s.lists, warp, lane, qb, cand_id, cand_d);
 }
 
 // B: an upper bound of |screened - exact float distance| of query (a = |q - c|, ea = its residual norm, upper
@@ -536,7 +501,7 @@ __device__ __forceinline__ double screening_bound(double a, double ea, double b,
 __global__ void __launch_bounds__(kThreads)
     rerank_kernel(const float *__restrict__ ref, const float *__restrict__ queries, size_t m, size_t dim, int k,
                   float max_sqdist, const uint32_t *__restrict__ cand_id, const float *__restrict__ cand_d,
-                  rows_prep q, const ref_stats *__restrict__ stats, uint32_t *__restrict__ ids,
+                  bool shifted, rows_prep q, const ref_stats *__restrict__ stats, uint32_t *__restrict__ ids,
                   float *__restrict__ sqdist, uint32_t *__restrict__ failed, uint32_t *__restrict__ n_failed)
 {
     const size_t qi = (size_t)blockIdx.x * kWarps + threadIdx.x / 32;
@@ -573,7 +538,7 @@ __global__ void __launch_bounds__(kThreads)
     const float threshold = holder ? kth_exact : max_sqdist;
     bool certified = q.state[qi] != ROW_OUT_OF_RANGE;
     if (certified && last < INFINITY) // a full list: rows outside it exist and must be kept out
-        certified = (double)last - bound > (double)threshold;
+        certified = (double)last + (shifted ? (double)q.norm2[qi] : 0.0) - bound > (double)threshold;
     if (!certified) {
         if (lane == 0)
             failed[atomicAdd(n_failed, 1u)] = (uint32_t)qi;
@@ -639,11 +604,13 @@ size_t rows_prep_carve(rows_prep *p, unsigned char *base, size_t rows, size_t kd
 }
 
 void launch_prep(const float *src, size_t rows, size_t padded_rows, size_t dim, size_t kdim, const float *sum,
-                 float inv_count, const rows_prep &p, ref_stats *stats)
+                 float inv_count, prep_layout layout, const rows_prep &p, ref_stats *stats)
 {
     const size_t blocks = (padded_rows * 32 + kThreads - 1) / kThreads;
-    prep_kernel<<<(unsigned)blocks, kThreads>>>(src, rows, padded_rows, dim, kdim, sum, inv_count, p, stats);
+    prep_kernel<<<(unsigned)blocks, kThreads>>>(src, rows, padded_rows, dim, kdim, sum, inv_count, layout, p, stats);
 }
+
+constexpr prep_layout kPerRowScale = {false, 0, false};
 
 } // namespace
 
@@ -654,6 +621,8 @@ struct grip_knn_screen {
     float *sum;      // the centre is sum * inv_count
     float inv_count; // 1 / n
     size_t n, n_padded, dim, kdim;
+    int wgmma_steps;     // > 0: the Hopper kernel (cuda/knn_wgmma.cuh) screens, with rows of wgmma_steps x 16 dims
+    float ref_inv_scale; // the Hopper kernel's one scale of the reference rows (inverted)
 };
 
 void grip_knn_screen_free(grip_knn_screen *screen)
@@ -662,6 +631,22 @@ void grip_knn_screen_free(grip_knn_screen *screen)
         return;
     (void)cudaFree(screen->mem);
     free(screen);
+}
+
+// The wgmma layout's scale: the exponent e with every centred finite value below 2^e in magnitude.
+static grip_status common_exponent(grip_ctx *ctx, const grip_knn_screen *s, const float *ref, int *e)
+{
+    int *max_bits = &s->stats->max_abs_bits;
+    centred_max_kernel<<<1024, kThreads>>>(ref, s->n * s->dim, s->dim, s->sum, s->inv_count, max_bits);
+    GRIP_CUDA_CHECK(ctx, cudaGetLastError());
+    int bits = 0;
+    GRIP_CUDA_CHECK(ctx, cudaMemcpy(&bits, max_bits, sizeof bits, cudaMemcpyDeviceToHost));
+    float max_abs = 0.0f;
+    memcpy(&max_abs, &bits, sizeof max_abs);
+    *e = 0;
+    if (max_abs > 0.0f)
+        (void)frexpf(max_abs, e);
+    return GRIP_OK;
 }
 
 static grip_status screen_build_on(grip_ctx *ctx, grip_knn_screen *s, const float *ref, bool *usable)
@@ -676,7 +661,15 @@ static grip_status screen_build_on(grip_ctx *ctx, grip_knn_screen *s, const floa
     const dim3 grid((unsigned)((s->dim + 127) / 128), 256);
     column_sum_kernel<<<grid, 128>>>(ref, s->n, s->dim, s->sum);
     GRIP_CUDA_CHECK(ctx, cudaGetLastError());
-    launch_prep(ref, s->n, s->n_padded, s->dim, s->kdim, s->sum, s->inv_count, s->rows, s->stats);
+    prep_layout layout = kPerRowScale;
+    if (s->wgmma_steps > 0) {
+        layout = {true, 0, true};
+        grip_status st = common_exponent(ctx, s, ref, &layout.fixed_e);
+        if (st != GRIP_OK)
+            return st;
+        s->ref_inv_scale = ldexpf(1.0f, layout.fixed_e - 14);
+    }
+    launch_prep(ref, s->n, s->n_padded, s->dim, s->kdim, s->sum, s->inv_count, layout, s->rows, s->stats);
     GRIP_CUDA_CHECK(ctx, cudaGetLastError());
     ref_stats host;
     GRIP_CUDA_CHECK(ctx, cudaMemcpy(&host, s->stats, sizeof host, cudaMemcpyDeviceToHost));
@@ -696,6 +689,11 @@ grip_status grip_knn_screen_build(grip_ctx *ctx, const float *ref, size_t n, siz
     s->n_padded = round_up(n, kTileRows);
     s->dim = dim;
     s->kdim = round_up(dim, 32);
+    if (getenv("GRIP_KNN_NO_WGMMA") == NULL && grip_knn_wgmma_usable()) { // the Hopper kernel where it runs
+        s->wgmma_steps = grip_knn_wgmma_ksteps(dim);
+        if (s->wgmma_steps > 0)
+            s->kdim = (size_t)s->wgmma_steps * 16;
+    }
     bool usable = false;
     grip_status st = screen_build_on(ctx, s, ref, &usable);
     if (st == GRIP_OK && usable)
@@ -765,16 +763,22 @@ static grip_status screen_search_with(grip_ctx *ctx, const grip_knn_screen *s, s
     if (st != GRIP_OK)
         return st;
     GRIP_CUDA_CHECK(ctx, cudaMemsetAsync(w->n_failed, 0, sizeof(uint32_t), 0));
-    launch_prep(queries, m, m_padded, s->dim, s->kdim, s->sum, s->inv_count, w->q, nullptr);
+    launch_prep(queries, m, m_padded, s->dim, s->kdim, s->sum, s->inv_count, kPerRowScale, w->q, nullptr);
     GRIP_CUDA_CHECK(ctx, cudaGetLastError());
-    const size_t smem = screen_smem_bytes(s->kdim);
-    GRIP_CUDA_CHECK(ctx, cudaFuncSetAttribute(screen_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-    screen_kernel<<<(unsigned)(m_padded / kBlockQueries), kThreads, smem>>>(w->q, s->rows, s->n_padded, (int)s->kdim,
-                                                                           w->cand_id, w->cand_d);
-    GRIP_CUDA_CHECK(ctx, cudaGetLastError());
-    rerank_kernel<<<(unsigned)((m + kWarps - 1) / kWarps), kThreads>>>(ref, queries, m, s->dim, (int)k, max_sqdist,
-                                                                      w->cand_id, w->cand_d, w->q, s->stats, ids,
-                                                                      sqdist, w->failed, w->n_failed);
+    if (s->wgmma_steps > 0) { // its lists hold the screened distances less |q|^2
+        GRIP_CUDA_CHECK(ctx, grip_knn_wgmma_screen(w->q, s->rows, m_padded, s->n_padded, s->wgmma_steps,
+                                                   s->ref_inv_scale, w->cand_id, w->cand_d));
+    } else {
+        const size_t smem = screen_smem_bytes(s->kdim);
+        GRIP_CUDA_CHECK(ctx,
+                        cudaFuncSetAttribute(screen_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+        screen_kernel<<<(unsigned)(m_padded / kBlockQueries), kThreads, smem>>>(w->q, s->rows, s->n_padded,
+                                                                               (int)s->kdim, w->cand_id, w->cand_d);
+        GRIP_CUDA_CHECK(ctx, cudaGetLastError());
+    }
+    rerank_kernel<<<(unsigned)((m + kWarps - 1) / kWarps), kThreads>>>(
+        ref, queries, m, s->dim, (int)k, max_sqdist, w->cand_id, w->cand_d, s->wgmma_steps > 0, w->q, s->stats, ids,
+        sqdist, w->failed, w->n_failed);
     GRIP_CUDA_CHECK(ctx, cudaGetLastError());
     uint32_t count = 0;
     GRIP_CUDA_CHECK(ctx, cudaMemcpy(&count, w->n_failed, sizeof count, cudaMemcpyDeviceToHost));

@@ -21,6 +21,10 @@ extern "C" {
 #define GRIP_KNN_SCREEN_MIN_DIM 32
 #define GRIP_KNN_SCREEN_MAX_DIM 368
 
+// Which kernel screens is chosen per reference set at build: the wgmma kernel (cuda/sm90a/knn_wgmma.cu) on a
+// Hopper GPU, the portable mma.sync kernel elsewhere, or everywhere when the environment sets GRIP_KNN_NO_WGMMA
+// (for tests and side-by-side benchmarks; both give the same answers).
+
 // The screening data of one reference set (fp16 rows, norms, error terms); opaque.
 typedef struct grip_knn_screen grip_knn_screen;
 

@@ -1,0 +1,130 @@
+// knn_screen.cuh -- what the two fp16 screening kernels share (cuda/knn_tensor.cu: mma.sync, any sm_80+ GPU;
+// cuda/sm90a/knn_wgmma.cu: wgmma, Hopper only): the prepared rows, and each query's list of its kList best
+// screened rows in shared memory, fed through a small per-query buffer. Internal to the screening; the public
+// face is cuda/knn_tensor.cuh.
+#ifndef GRIP_CUDA_KNN_SCREEN_CUH
+#define GRIP_CUDA_KNN_SCREEN_CUH
+
+#include <cuda_fp16.h>
+#include <stddef.h>
+#include <stdint.h>
+
+namespace grip_screen {
+
+constexpr int kBlockQueries = 128; // queries per block, in both kernels
+constexpr int kTileRows = 128;     // reference rows per tile, in both kernels
+constexpr int kList = 32;          // candidates kept per query
+constexpr int kBufferCap = 16;     // buffered candidates per query between two merges
+constexpr int kQueriesPerWarp = 16; // a warp merges the buffers of queries 16 w .. 16 w + 15
+constexpr int kWgmmaChunkDims = 64; // dimensions per staged chunk of the wgmma kernel (the last may be shorter)
+constexpr unsigned kFullMask = 0xffffffffu;
+
+enum row_state : int { ROW_SCREENED = 0, ROW_NON_FINITE = 1, ROW_OUT_OF_RANGE = 2 };
+
+// Per-row screening data (rows padded to the block or tile size; padding rows are ROW_NON_FINITE).
+struct rows_prep {
+    __half *h;        // rows x kdim, scaled and rounded (row-major, or in wgmma tiles: see knn_tensor.cu)
+    float *norm2;     // |r|^2 in float (NaN for rows never screened in)
+    float *inv_scale; // 1 / scale (a power of two)
+    float *norm_up;   // an upper bound of |r|
+    float *resid_up;  // an upper bound of |r - fp16(r)/scale|
+    int *state;
+};
+
+// A block's candidate lists in shared memory. Lists and buffers are entry-major ([entry][query]) so that
+// threads working on different queries hit different words.
+struct candidate_lists {
+    float *list_d;      // kList x kBlockQueries, each query's best screened values, ascending
+    uint32_t *list_id;  // their reference rows
+    float *buf_d;       // kBufferCap x kBlockQueries, offered since the last merge
+    uint32_t *buf_id;
+    int *count;         // kBlockQueries: entries offered since the last merge (may exceed kBufferCap)
+    float *threshold;   // kBlockQueries: the list's last value; only rows below it are offered
+};
+
+// Offers (d, id) to query q's buffer; false when the buffer was full (offer it again after the next merge).
+__device__ __forceinline__ bool buffer_offer(const candidate_lists &s, int q, float d, uint32_t id)
+{
+    const int at = atomicAdd(&s.count[q], 1);
+    if (at >= kBufferCap)
+        return false;
+    s.buf_d[at * kBlockQueries + q] = d;
+    s.buf_id[at * kBlockQueries + q] = id;
+    return true;
+}
+
+// Inserts (d, id) into a warp's sorted list of kList entries (entry j in lane j), after equal values.
+__device__ __forceinline__ void list_insert(float &list_d, uint32_t &list_id, float d, uint32_t id, int lane)
+{
+    const int pos = __popc(__ballot_sync(kFullMask, list_d <= d));
+    const float up_d = __shfl_up_sync(kFullMask, list_d, 1);
+    const uint32_t up_id = __shfl_up_sync(kFullMask, list_id, 1);
+    if (lane > pos) {
+        list_d = up_d;
+        list_id = up_id;
+    }
+    if (lane == pos) {
+        list_d = d;
+        list_id = id;
+    }
+}
+
+// Merges the buffers of the warp's kQueriesPerWarp queries into their lists (one list in the warp's lanes at a
+// time), updates their thresholds and empties the buffers. One read of the counts finds the queries with entries;
+// most rounds give a query none. The caller orders this with the offers (a barrier, or __syncwarp when the warp
+// alone offers to its queries).
+__device__ __forceinline__ void merge_buffers(const candidate_lists &s, int warp, int lane)
+{
+    const int mine = lane < kQueriesPerWarp ? min(s.count[warp * kQueriesPerWarp + lane], kBufferCap) : 0;
+    unsigned todo = __ballot_sync(kFullMask, mine > 0);
+    while (todo) {
+        const int i = __ffs(todo) - 1;
+        todo &= todo - 1;
+        const int q = warp * kQueriesPerWarp + i, n = __shfl_sync(kFullMask, mine, i);
+        float list_d = s.list_d[lane * kBlockQueries + q];
+        uint32_t list_id = s.list_id[lane * kBlockQueries + q];
+        const float buf_d = lane < n ? s.buf_d[lane * kBlockQueries + q] : INFINITY;
+        const uint32_t buf_id = lane < n ? s.buf_id[lane * kBlockQueries + q] : UINT32_MAX;
+        for (int b = 0; b < n; ++b) {
+            const float d = __shfl_sync(kFullMask, buf_d, b);
+            const uint32_t id = __shfl_sync(kFullMask, buf_id, b);
+            if (d < __shfl_sync(kFullMask, list_d, kList - 1))
+                list_insert(list_d, list_id, d, id, lane);
+        }
+        s.list_d[lane * kBlockQueries + q] = list_d;
+        s.list_id[lane * kBlockQueries + q] = list_id;
+        if (lane == kList - 1)
+            s.threshold[q] = list_d;
+    }
+    if (lane < kQueriesPerWarp)
+        s.count[warp * kQueriesPerWarp + lane] = 0;
+}
+
+// Sets every list empty, every count 0 and every threshold to +inf (-inf for the queries whose norm is NaN, which
+// are never screened in); by the block's threads, before a barrier.
+__device__ __forceinline__ void lists_init(const candidate_lists &s, const float *__restrict__ block_norm2)
+{
+    for (int i = threadIdx.x; i < kList * kBlockQueries; i += blockDim.x) {
+        s.list_d[i] = INFINITY;
+        s.list_id[i] = UINT32_MAX;
+    }
+    for (int i = threadIdx.x; i < kBlockQueries; i += blockDim.x) {
+        s.count[i] = 0;
+        s.threshold[i] = isnan(block_norm2[i]) ? -INFINITY : INFINITY;
+    }
+}
+
+// Writes the warp's queries' lists to the candidate arrays (kList per query, global query qb + q).
+__device__ __forceinline__ void lists_store(const candidate_lists &s, int warp, int lane, size_t qb,
+                                            uint32_t *__restrict__ cand_id, float *__restrict__ cand_d)
+{
+    for (int i = 0; i < kQueriesPerWarp; ++i) {
+        const int q = warp * kQueriesPerWarp + i;
+        cand_id[(qb + q) * kList + lane] = s.list_id[lane * kBlockQueries + q];
+        cand_d[(qb + q) * kList + lane] = s.list_d[lane * kBlockQueries + q];
+    }
+}
+
+} // namespace grip_screen
+
+#endif
