@@ -633,6 +633,36 @@ void grip_knn_screen_free(grip_knn_screen *screen)
     free(screen);
 }
 
+// The padded dimension of the fp16 rows, and the wgmma kernel's k-steps (0: the mma.sync kernel screens). The
+// Hopper kernel where it runs, unless the environment sets GRIP_KNN_NO_WGMMA (knn_tensor.cuh).
+static size_t screen_kdim(size_t dim, int *wgmma_steps)
+{
+    *wgmma_steps = 0;
+    if (getenv("GRIP_KNN_NO_WGMMA") == NULL && grip_knn_wgmma_usable())
+        *wgmma_steps = grip_knn_wgmma_ksteps(dim);
+    return *wgmma_steps > 0 ? (size_t)*wgmma_steps * 16 : round_up(dim, 32);
+}
+
+static bool screened_dim(size_t dim)
+{
+    return dim >= GRIP_KNN_SCREEN_MIN_DIM && dim <= GRIP_KNN_SCREEN_MAX_DIM;
+}
+
+// screen_build_on's allocation: the rows' data, 256 bytes of stats, the column sums.
+static size_t screen_alloc_bytes(size_t n_padded, size_t kdim, size_t dim)
+{
+    rows_prep p;
+    return rows_prep_carve(&p, nullptr, n_padded, kdim) + 256 + dim * sizeof(float);
+}
+
+size_t grip_knn_screen_bytes(size_t n, size_t dim)
+{
+    if (n == 0 || !screened_dim(dim))
+        return 0;
+    int steps = 0;
+    return screen_alloc_bytes(round_up(n, kTileRows), screen_kdim(dim, &steps), dim);
+}
+
 // The wgmma layout's scale: the exponent e with every centred finite value below 2^e in magnitude.
 static grip_status common_exponent(grip_ctx *ctx, const grip_knn_screen *s, const float *ref, int *e)
 {
@@ -652,7 +682,7 @@ static grip_status common_exponent(grip_ctx *ctx, const grip_knn_screen *s, cons
 static grip_status screen_build_on(grip_ctx *ctx, grip_knn_screen *s, const float *ref, bool *usable)
 {
     const size_t bytes = rows_prep_carve(&s->rows, nullptr, s->n_padded, s->kdim);
-    GRIP_CUDA_CHECK(ctx, cudaMalloc(&s->mem, bytes + 256 + s->dim * sizeof(float)));
+    GRIP_CUDA_CHECK(ctx, cudaMalloc(&s->mem, screen_alloc_bytes(s->n_padded, s->kdim, s->dim)));
     rows_prep_carve(&s->rows, (unsigned char *)s->mem, s->n_padded, s->kdim);
     s->stats = reinterpret_cast<ref_stats *>((unsigned char *)s->mem + bytes);
     s->sum = reinterpret_cast<float *>((unsigned char *)s->mem + bytes + 256);
@@ -680,7 +710,7 @@ static grip_status screen_build_on(grip_ctx *ctx, grip_knn_screen *s, const floa
 grip_status grip_knn_screen_build(grip_ctx *ctx, const float *ref, size_t n, size_t dim, grip_knn_screen **out)
 {
     *out = NULL;
-    if (dim < GRIP_KNN_SCREEN_MIN_DIM || dim > GRIP_KNN_SCREEN_MAX_DIM || n == 0)
+    if (!screened_dim(dim) || n == 0)
         return GRIP_OK;
     grip_knn_screen *s = (grip_knn_screen *)calloc(1, sizeof *s);
     if (!s)
@@ -688,12 +718,7 @@ grip_status grip_knn_screen_build(grip_ctx *ctx, const float *ref, size_t n, siz
     s->n = n;
     s->n_padded = round_up(n, kTileRows);
     s->dim = dim;
-    s->kdim = round_up(dim, 32);
-    if (getenv("GRIP_KNN_NO_WGMMA") == NULL && grip_knn_wgmma_usable()) { // the Hopper kernel where it runs
-        s->wgmma_steps = grip_knn_wgmma_ksteps(dim);
-        if (s->wgmma_steps > 0)
-            s->kdim = (size_t)s->wgmma_steps * 16;
-    }
+    s->kdim = screen_kdim(dim, &s->wgmma_steps);
     bool usable = false;
     grip_status st = screen_build_on(ctx, s, ref, &usable);
     if (st == GRIP_OK && usable)
@@ -715,11 +740,34 @@ struct screen_scratch {
     void *sub; // the exact kernel's inputs and outputs for the failed queries
 };
 
+// scratch_alloc's allocation: the queries' data, candidate ids and values, the failure count (256) and list.
+static size_t scratch_bytes(size_t m_padded, size_t kdim)
+{
+    rows_prep p;
+    return rows_prep_carve(&p, nullptr, m_padded, kdim) + 2 * m_padded * kList * sizeof(uint32_t) + 256 +
+           m_padded * sizeof(uint32_t);
+}
+
+// search_failed's allocation for `count` failed queries: their rows, ids and distances.
+static size_t failed_bytes(size_t count, size_t dim, uint32_t k)
+{
+    return round_up(count * dim * sizeof(float), 256) + round_up(count * k * sizeof(uint32_t), 256) +
+           count * k * sizeof(float);
+}
+
+size_t grip_knn_screen_search_bytes(size_t m, size_t dim, uint32_t k)
+{
+    if (m == 0 || k > GRIP_KNN_SCREEN_MAX_K || !screened_dim(dim))
+        return 0;
+    int steps = 0;
+    return scratch_bytes(round_up(m, kBlockQueries), screen_kdim(dim, &steps)) + failed_bytes(m, dim, k);
+}
+
 static grip_status scratch_alloc(grip_ctx *ctx, screen_scratch *w, size_t m_padded, size_t kdim)
 {
     const size_t prep = rows_prep_carve(&w->q, nullptr, m_padded, kdim);
     const size_t cands = m_padded * kList * sizeof(uint32_t);
-    GRIP_CUDA_CHECK(ctx, cudaMalloc(&w->mem, prep + 2 * cands + m_padded * sizeof(uint32_t) + 256));
+    GRIP_CUDA_CHECK(ctx, cudaMalloc(&w->mem, scratch_bytes(m_padded, kdim)));
     unsigned char *base = (unsigned char *)w->mem;
     rows_prep_carve(&w->q, base, m_padded, kdim);
     w->cand_id = (uint32_t *)(base + prep);
@@ -736,7 +784,7 @@ static grip_status search_failed(grip_ctx *ctx, screen_scratch *w, const float *
 {
     const size_t rows_bytes = round_up((size_t)count * dim * sizeof(float), 256);
     const size_t ids_bytes = round_up((size_t)count * k * sizeof(uint32_t), 256);
-    GRIP_CUDA_CHECK(ctx, cudaMalloc(&w->sub, rows_bytes + ids_bytes + (size_t)count * k * sizeof(float)));
+    GRIP_CUDA_CHECK(ctx, cudaMalloc(&w->sub, failed_bytes(count, dim, k)));
     float *sub_q = (float *)w->sub;
     uint32_t *sub_ids = (uint32_t *)((unsigned char *)w->sub + rows_bytes);
     float *sub_d = (float *)((unsigned char *)w->sub + rows_bytes + ids_bytes);

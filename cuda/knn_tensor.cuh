@@ -34,6 +34,12 @@ typedef struct grip_knn_screen grip_knn_screen;
 grip_status grip_knn_screen_build(grip_ctx *ctx, const float *ref, size_t n, size_t dim, grip_knn_screen **out);
 void grip_knn_screen_free(grip_knn_screen *screen);
 
+// Device bytes grip_knn_screen_build allocates for n rows of dim dimensions on the current device (0 where it
+// builds nothing), and the most one grip_knn_screen_search of m queries allocates (every query failing its
+// certificate included; 0 where the screened path is not taken): for planning what fits on the device.
+size_t grip_knn_screen_bytes(size_t n, size_t dim);
+size_t grip_knn_screen_search_bytes(size_t m, size_t dim, uint32_t k);
+
 // The search of grip_knn_cuda_launch (same arguments, k <= GRIP_KNN_SCREEN_MAX_K, ref the rows screen was built
 // from), synchronous on the default stream.
 grip_status grip_knn_screen_search(grip_ctx *ctx, const grip_knn_screen *screen, const float *ref,

@@ -28,6 +28,24 @@ const float *grip_knn_cuda_ref_rows(const grip_knn_cuda_ref *ref)
     return NULL;
 }
 
+const float *grip_knn_cuda_ref_host_rows(const grip_knn_cuda_ref *ref)
+{
+    (void)ref;
+    return NULL;
+}
+
+int grip_knn_cuda_ref_is_streamed(const grip_knn_cuda_ref *ref)
+{
+    (void)ref;
+    return 0;
+}
+
+size_t grip_knn_cuda_ref_device_bytes(const grip_knn_cuda_ref *ref)
+{
+    (void)ref;
+    return 0;
+}
+
 void grip_knn_cuda_ref_free(grip_knn_cuda_ref *ref) { (void)ref; }
 
 grip_status grip_knn_cuda_search(grip_ctx *ctx, const grip_knn_cuda_ref *ref, const float *queries, size_t m,
@@ -42,6 +60,18 @@ grip_status grip_knn_cuda_search_device(grip_ctx *ctx, const grip_knn_cuda_ref *
 {
     (void)ref; (void)queries; (void)m; (void)k; (void)max_sqdist; (void)ids; (void)sqdist;
     return knn_cuda_unsupported(ctx);
+}
+
+grip_status grip_knn_cuda_ref_upload_batched(grip_ctx *ctx, const float *ref, size_t n, size_t dim, size_t batch_rows,
+                                             grip_knn_cuda_ref **out)
+{
+    (void)batch_rows;
+    return grip_knn_cuda_ref_upload(ctx, ref, n, dim, out);
+}
+
+void grip_knn_cuda_ref_limit_queries(grip_knn_cuda_ref *ref, size_t queries)
+{
+    (void)ref; (void)queries;
 }
 #else
 /* the CUDA build gets these from cuda/knn_bruteforce.cu; keep this translation unit non-empty */

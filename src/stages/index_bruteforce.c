@@ -16,25 +16,30 @@ static const grip_param_info bruteforce_params[] = {
 /* The index object. On a CPU stage: a host copy of the reference rows, searched exactly. On a CUDA stage: a device
  * copy (made on the device when the rows come in device memory, never through the host), searched by
  * cuda/knn_bruteforce.cu with bit-identical results for k up to GRIP_KNN_CUDA_MAX_K; the CPU twin answers larger
- * k from a host copy downloaded on the first such search. */
+ * k from a host copy downloaded on the first such search. A reference set the device cannot hold is streamed: the
+ * CUDA handle keeps the rows in host memory and searches them in batches, and the index's reference array is that
+ * host copy. */
 typedef struct bruteforce_index {
     grip_index pub;
     grip_ctx *ctx;
-    float *rows;                    /* host copy; NULL on a CUDA stage until a search needs it */
+    float *rows;                    /* own host copy; NULL on a CUDA stage until a search needs it */
     grip_knn_cuda_ref *device_rows; /* NULL on a CPU stage */
 } bruteforce_index;
 
-/* The host copy of the rows, downloaded from the device copy when there is none yet. */
-static grip_status host_rows(bruteforce_index *ix)
+/* The rows in host memory: the index's own copy, else the reference array when it is in host memory (a streamed
+ * handle's rows), else a copy downloaded from the device copy on the first search that needs it. */
+static grip_status host_rows(bruteforce_index *ix, const float **rows)
 {
-    if (ix->rows)
-        return GRIP_OK;
-    grip_array host;
-    int owned = 0;
-    grip_status s = grip_array_to_host(ix->ctx, &ix->pub.reference, &host, &owned, "index: reference");
-    if (!s)
+    if (!ix->rows && ix->pub.reference.memory == GRIP_MEM_CUDA) {
+        grip_array host;
+        int owned = 0;
+        grip_status s = grip_array_to_host(ix->ctx, &ix->pub.reference, &host, &owned, "index: reference");
+        if (s)
+            return s;
         ix->rows = host.data; /* device rows: always a private copy (owned) */
-    return s;
+    }
+    *rows = ix->rows ? ix->rows : ix->pub.reference.data;
+    return GRIP_OK;
 }
 
 /* The GPU search: device queries and outputs are used in place, host ones staged through device buffers. */
@@ -59,9 +64,10 @@ static grip_status bruteforce_search(grip_index *self, const grip_array *queries
     grip_status s = grip_index_search_begin(ix->ctx, self, queries, k, ids, sqdist, &io);
     if (s)
         return s;
-    s = host_rows(ix);
+    const float *rows = NULL;
+    s = host_rows(ix, &rows);
     if (!s)
-        s = grip_knn_exact(ix->ctx, ix->rows, (size_t)self->rows, io.queries, io.m, self->dim, k, max_sqdist, io.ids,
+        s = grip_knn_exact(ix->ctx, rows, (size_t)self->rows, io.queries, io.m, self->dim, k, max_sqdist, io.ids,
                            io.sqdist);
     return grip_index_search_end(ix->ctx, &io, s, ids, sqdist);
 }
@@ -77,7 +83,8 @@ static void bruteforce_release(grip_index *self)
     free(ix);
 }
 
-/* The device copy of the reference rows (host or device memory), and the index's reference array over it. */
+/* The CUDA handle of the reference rows (host or device memory), and the index's reference array over its rows:
+ * on the device, or in host memory when the handle streams them. */
 static grip_status device_rows_make(bruteforce_index *ix, const grip_array *reference)
 {
     size_t n = (size_t)ix->pub.rows, dim = ix->pub.dim;
@@ -86,6 +93,11 @@ static grip_status device_rows_make(bruteforce_index *ix, const grip_array *refe
                         : grip_knn_cuda_ref_upload(ix->ctx, reference->data, n, dim, &ix->device_rows);
     if (s)
         return s;
+    if (grip_knn_cuda_ref_is_streamed(ix->device_rows)) {
+        ix->pub.reference =
+            grip_array_host_view(GRIP_F32, n, dim, (void *)grip_knn_cuda_ref_host_rows(ix->device_rows));
+        return GRIP_OK;
+    }
     ix->pub.reference = grip_array_host_view(GRIP_F32, n, dim, (void *)grip_knn_cuda_ref_rows(ix->device_rows));
     ix->pub.reference.memory = GRIP_MEM_CUDA;
     ix->pub.reference.device = ix->ctx->device;

@@ -39,7 +39,7 @@ static float *uniform_rows(size_t rows, size_t dim, uint64_t seed)
 /* NGT's SIFT rows (128 values and a tag per line), or NULL when the shared data is absent. */
 static float *sift_rows(size_t *n)
 {
-    const char *dir = getenv("GRIP_DATA") ? getenv("GRIP_DATA") : "../shared/data";
+    const char *dir = getenv("GRIP_DATA_DIR") ? getenv("GRIP_DATA_DIR") : "../shared/data";
     char path[4096];
     snprintf(path, sizeof path, "%s/sift_descriptors/ngt_sift5k/sift-dataset-5k.tsv", dir);
     FILE *f = fopen(path, "r");

@@ -9,6 +9,15 @@
  *    (same noise, clamped at 0).
  * Usage: bench_knn_cuda [case ...], a case being DIMxNxMxK[:DATA] (n reference rows, m queries, DATA one of the
  * above, uniform by default), e.g. 352x100000x100000x2:shot; without arguments it runs the issue's sizes.
+ * Each line also gives the memory: the device bytes per reference row the uploaded handle holds (rows and fp16
+ * screening: grip_knn_cuda_ref_device_bytes / n), and the peak device memory of one more search beyond what was
+ * allocated before it (sampled, see mem_watch).
+ * bench_knn_cuda largest DIM ROWS QUERIES: the largest-set run. ROWS uniform rows (made on every core) are uploaded
+ * with grip_knn_cuda_ref_upload, which streams them from host memory in batches when the device cannot hold them;
+ * it prints whether they were streamed, the device bytes, the upload's and two searches' wall time (QUERIES uniform
+ * queries from host memory, k = 2), the searches' peak device memory, and checks the first 8 queries against the
+ * CPU twin's arithmetic (a host brute force over all rows, on every core: grip_knn_exact itself would pack a second
+ * copy of a set this large). The host needs about twice the rows' bytes while a streamed handle copies them.
  * Not a test: it prints a table and exits 1 on a mismatch. */
 #define _POSIX_C_SOURCE 200809L
 #include "core/ctx.h"
@@ -18,9 +27,15 @@
 
 #include <cuda_runtime_api.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #define MAX_REPS 20
 #define CHECKED_QUERIES 256
@@ -134,6 +149,66 @@ static int make_data(const bench_case *c, float **ref, float **q)
     return *ref && *q;
 }
 
+/* Peak device memory of a call, sampled: a thread polls cudaMemGetInfo while the call runs and keeps the least free
+ * memory seen; the peak is the free memory before the call less that minimum. The library allocates a search's
+ * buffers with cudaMalloc as well as from the stream-ordered pool, so the pool's cudaMemPoolAttrUsedMemHigh alone
+ * would miss some; polling sees both, but may miss an allocation that lives shorter than one poll (microseconds).
+ * The pool is trimmed first, so that blocks it caches are not counted as used before the call. */
+typedef struct mem_watch {
+    int device;
+    atomic_int stop;
+    size_t free_before, min_free;
+    pthread_t thread;
+} mem_watch;
+
+static void *mem_watch_poll(void *arg)
+{
+    mem_watch *w = arg;
+    cudaSetDevice(w->device);
+    while (!atomic_load(&w->stop)) {
+        size_t free_bytes = 0, total = 0;
+        if (cudaMemGetInfo(&free_bytes, &total) == cudaSuccess && free_bytes < w->min_free)
+            w->min_free = free_bytes;
+        struct timespec pause = {0, 20000};
+        nanosleep(&pause, NULL);
+    }
+    return NULL;
+}
+
+/* 0 on success; the caller then runs the call and mem_watch_end(). */
+static int mem_watch_begin(mem_watch *w, int device)
+{
+    cudaMemPool_t pool;
+    size_t total = 0;
+    w->device = device;
+    atomic_init(&w->stop, 0);
+    if (cudaDeviceSynchronize() != cudaSuccess || cudaDeviceGetDefaultMemPool(&pool, device) != cudaSuccess ||
+        cudaMemPoolTrimTo(pool, 0) != cudaSuccess || cudaMemGetInfo(&w->free_before, &total) != cudaSuccess)
+        return -1;
+    w->min_free = w->free_before;
+    return pthread_create(&w->thread, NULL, mem_watch_poll, w);
+}
+
+/* The peak bytes the call took beyond what was allocated before it (0 when the free memory only grew). */
+static size_t mem_watch_end(mem_watch *w)
+{
+    atomic_store(&w->stop, 1);
+    pthread_join(w->thread, NULL);
+    return w->free_before > w->min_free ? w->free_before - w->min_free : 0;
+}
+
+static double mib(size_t bytes)
+{
+    return (double)bytes / (1024.0 * 1024.0);
+}
+
+static double now_seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
 static int compare_floats(const void *a, const void *b)
 {
     float x = *(const float *)a, y = *(const float *)b;
@@ -208,15 +283,25 @@ static int run_case(grip_ctx *ctx, const bench_case *c)
         grip_cuda_upload(ctx, ids, c->m * c->k * sizeof(uint32_t), &dids, &device) == GRIP_OK &&
         grip_cuda_upload(ctx, dist, c->m * c->k * sizeof(float), &ddist, &device) == GRIP_OK) {
         float ms = time_search(ctx, dref, dq, c, dids, ddist, &reps);
+        size_t peak = 0;
+        mem_watch w;
+        if (ms >= 0 && mem_watch_begin(&w, device) == 0) { /* one more search, untimed, for its memory */
+            if (grip_knn_cuda_search_device(ctx, dref, dq, c->m, c->k, INFINITY, dids, ddist) != GRIP_OK)
+                ms = -1.0f;
+            peak = mem_watch_end(&w);
+        }
         if (ms >= 0 && grip_cuda_copy_to_host(ctx, ids, dids, c->m * c->k * sizeof(uint32_t)) == GRIP_OK &&
             grip_cuda_copy_to_host(ctx, dist, ddist, c->m * c->k * sizeof(float)) == GRIP_OK) {
             ok = check_prefix(ctx, ref, q, c, ids, dist);
             double pairs = (double)c->n * (double)c->m;
             /* 2 flops (multiply, add) per dimension and pair, as GEMM-based k-NN counts them */
             printf("D=%-4zu n=%-8zu m=%-8zu k=%-2u %-8s median %9.3f ms (%2d runs)  %8.1f Gpairs/s  %6.2f Tflop/s  "
-                   "cpu check of %d queries: %s\n",
+                   "%6.0f B/row%s  search peak %8.1f MiB  cpu check of %d queries: %s\n",
                    c->dim, c->n, c->m, c->k, c->data, ms, reps, pairs / ms * 1e-6,
-                   2.0 * pairs * (double)c->dim / ms * 1e-9, (int)checked_queries(c), ok ? "identical" : "MISMATCH");
+                   2.0 * pairs * (double)c->dim / ms * 1e-9,
+                   (double)grip_knn_cuda_ref_device_bytes(dref) / (double)(c->n ? c->n : 1),
+                   grip_knn_cuda_ref_is_streamed(dref) ? " (streamed)" : "", mib(peak), (int)checked_queries(c),
+                   ok ? "identical" : "MISMATCH");
         }
     }
     if (!reps)
@@ -230,6 +315,209 @@ static int run_case(grip_ctx *ctx, const bench_case *c)
     free(ids);
     free(dist);
     return ok;
+}
+
+/* ---- bench_knn_cuda largest DIM ROWS QUERIES ---- */
+
+#define LARGEST_K 2
+#define LARGEST_CHECKED 8
+#define GEN_BLOCK_ROWS 65536
+
+/* rows x dim floats uniform in [-1, 1), made on every core: each block of rows draws from its own xorshift stream,
+ * so the rows do not depend on the number of threads. */
+static float *uniform_rows_parallel(size_t rows, size_t dim, uint64_t seed)
+{
+    float *a = malloc(rows * dim * sizeof *a);
+    if (!a)
+        return NULL;
+    const ptrdiff_t blocks = (ptrdiff_t)((rows + GEN_BLOCK_ROWS - 1) / GEN_BLOCK_ROWS);
+#pragma omp parallel for schedule(dynamic, 1)
+    for (ptrdiff_t b = 0; b < blocks; ++b) {
+        uint64_t x = (seed + 1) * 0x9E3779B97F4A7C15ull ^ ((uint64_t)b + 1) * 0xD1B54A32D192ED03ull;
+        x = x ? x : 1;
+        for (int warm = 0; warm < 8; ++warm)
+            (void)next_uniform(&x);
+        const size_t r0 = (size_t)b * GEN_BLOCK_ROWS, r1 = r0 + GEN_BLOCK_ROWS < rows ? r0 + GEN_BLOCK_ROWS : rows;
+        for (size_t i = r0 * dim; i < r1 * dim; ++i)
+            a[i] = -1.0f + 2.0f * next_uniform(&x);
+    }
+    return a;
+}
+
+/* Inserts (id, d) into a sorted list of k entries whose last entry is worse, after the entries of equal distance:
+ * grip_knn_exact's rule, which sends ties to the entry met first. */
+static void list_insert(uint32_t *ids, float *dist, uint32_t k, uint32_t id, float d)
+{
+    uint32_t pos = k - 1;
+    while (pos > 0 && dist[pos - 1] > d) {
+        ids[pos] = ids[pos - 1];
+        dist[pos] = dist[pos - 1];
+        --pos;
+    }
+    ids[pos] = id;
+    dist[pos] = d;
+}
+
+static void lists_pad(uint32_t *ids, float *dist, size_t cells)
+{
+    for (size_t i = 0; i < cells; ++i) {
+        ids[i] = UINT32_MAX;
+        dist[i] = INFINITY;
+    }
+}
+
+/* One thread's share of host_knn_prefix: rows [r0, r1) against the LARGEST_CHECKED queries (transposed, qt[d * 8 +
+ * j], so that the 8 sums of a row vectorise while each stays a float sum over the dimensions in order). A row or
+ * query with a non-finite value gives a NaN or +inf distance, which never passes `d < last`: as on the CPU twin. */
+static void host_knn_range(const float *ref, size_t r0, size_t r1, const float *qt, size_t dim, uint32_t *ids,
+                           float *dist)
+{
+    lists_pad(ids, dist, LARGEST_CHECKED * LARGEST_K);
+    for (size_t i = r0; i < r1; ++i) {
+        const float *r = ref + i * dim;
+        float acc[LARGEST_CHECKED] = {0};
+        for (size_t d = 0; d < dim; ++d) {
+            const float rd = r[d];
+            for (int j = 0; j < LARGEST_CHECKED; ++j) {
+                const float diff = qt[d * LARGEST_CHECKED + j] - rd;
+                acc[j] += diff * diff;
+            }
+        }
+        for (int j = 0; j < LARGEST_CHECKED; ++j)
+            if (acc[j] < dist[j * LARGEST_K + LARGEST_K - 1])
+                list_insert(ids + j * LARGEST_K, dist + j * LARGEST_K, LARGEST_K, (uint32_t)i, acc[j]);
+    }
+}
+
+/* The CPU twin's lists (k = LARGEST_K, no bound) of the first LARGEST_CHECKED queries, by brute force over row ranges
+ * on every core, the ranges' lists merged in row order (ties to the lower row). Returns 0 when out of memory. */
+static int host_knn_prefix(const float *ref, size_t n, const float *q, size_t dim, uint32_t *ids, float *dist)
+{
+    int threads = 1;
+#ifdef _OPENMP
+    threads = omp_get_max_threads();
+#endif
+    const size_t per_thread = LARGEST_CHECKED * LARGEST_K;
+    float *qt = malloc(dim * LARGEST_CHECKED * sizeof *qt);
+    uint32_t *tids = malloc((size_t)threads * per_thread * sizeof *tids);
+    float *td = malloc((size_t)threads * per_thread * sizeof *td);
+    int ok = qt && tids && td;
+    if (ok) {
+        for (size_t d = 0; d < dim; ++d)
+            for (int j = 0; j < LARGEST_CHECKED; ++j)
+                qt[d * LARGEST_CHECKED + j] = q[(size_t)j * dim + d];
+#pragma omp parallel for schedule(static, 1) num_threads(threads)
+        for (int t = 0; t < threads; ++t)
+            host_knn_range(ref, n * (size_t)t / (size_t)threads, n * (size_t)(t + 1) / (size_t)threads, qt, dim,
+                           tids + (size_t)t * per_thread, td + (size_t)t * per_thread);
+        lists_pad(ids, dist, per_thread);
+        for (int t = 0; t < threads; ++t)
+            for (size_t e = 0; e < per_thread; ++e) {
+                const size_t j = e / LARGEST_K, at = (size_t)t * per_thread + e;
+                if (td[at] < dist[j * LARGEST_K + LARGEST_K - 1])
+                    list_insert(ids + j * LARGEST_K, dist + j * LARGEST_K, LARGEST_K, tids[at], td[at]);
+            }
+    }
+    free(qt);
+    free(tids);
+    free(td);
+    return ok;
+}
+
+/* Two timed searches of the handle, host queries and results; returns the peak device memory seen, or sets
+ * *failed. */
+static size_t time_largest(grip_ctx *ctx, const grip_knn_cuda_ref *dref, const float *q, size_t m, uint32_t *ids,
+                           float *dist, double seconds[2], int *failed)
+{
+    size_t peak = 0;
+    for (int r = 0; r < 2 && !*failed; ++r) {
+        mem_watch w;
+        const int watching = mem_watch_begin(&w, ctx->device) == 0;
+        const double t0 = now_seconds();
+        *failed = grip_knn_cuda_search(ctx, dref, q, m, LARGEST_K, INFINITY, ids, dist) != GRIP_OK;
+        seconds[r] = now_seconds() - t0;
+        const size_t p = watching ? mem_watch_end(&w) : 0;
+        peak = p > peak ? p : peak;
+        fprintf(stderr, "largest: search %d: %.3f s\n", r + 1, seconds[r]);
+    }
+    return peak;
+}
+
+/* Uploads the rows, times two searches and checks the first queries; prints the line. A streamed handle keeps its
+ * own host copy: *ref is then freed (and NULLed) to give the host its memory back, and the check reads the copy. */
+static int largest_upload_search_check(grip_ctx *ctx, float **ref, const float *q, size_t dim, size_t n, size_t m,
+                                       uint32_t *ids, float *dist)
+{
+    grip_knn_cuda_ref *dref = NULL;
+    const double t_up = now_seconds();
+    if (grip_knn_cuda_ref_upload(ctx, *ref, n, dim, &dref) != GRIP_OK) {
+        fprintf(stderr, "largest: upload failed: %s\n", ctx->last_error);
+        return 0;
+    }
+    const double up_seconds = now_seconds() - t_up;
+    const int streamed = grip_knn_cuda_ref_is_streamed(dref);
+    if (streamed) {
+        free(*ref);
+        *ref = NULL;
+    }
+    const float *check_rows = streamed ? grip_knn_cuda_ref_host_rows(dref) : *ref;
+    fprintf(stderr, "largest: uploaded in %.1f s (%s); searching\n", up_seconds, streamed ? "streamed" : "resident");
+    double seconds[2] = {0, 0};
+    int failed = 0, ok = 0;
+    const size_t peak = time_largest(ctx, dref, q, m, ids, dist, seconds, &failed);
+    if (failed) {
+        fprintf(stderr, "largest: search failed: %s\n", ctx->last_error);
+    } else {
+        uint32_t cids[LARGEST_CHECKED * LARGEST_K];
+        float cd[LARGEST_CHECKED * LARGEST_K];
+        ok = host_knn_prefix(check_rows, n, q, dim, cids, cd) && memcmp(cids, ids, sizeof cids) == 0 &&
+             memcmp(cd, dist, sizeof cd) == 0;
+        const size_t bytes = grip_knn_cuda_ref_device_bytes(dref);
+        printf("largest D=%-4zu n=%-10zu m=%-8zu k=%d  %-8s device %9.1f MiB (%6.0f B/row)  upload %7.2f s  "
+               "search %8.3f s, again %8.3f s  search peak %9.1f MiB  cpu check of %d queries: %s\n",
+               dim, n, m, LARGEST_K, streamed ? "streamed" : "resident", mib(bytes), (double)bytes / (double)n,
+               up_seconds, seconds[0], seconds[1], mib(peak), LARGEST_CHECKED, ok ? "identical" : "MISMATCH");
+    }
+    grip_knn_cuda_ref_free(dref);
+    return ok;
+}
+
+/* The largest-set run (see the header); returns 1 when the checked queries are identical. */
+static int run_largest(grip_ctx *ctx, size_t dim, size_t n, size_t m)
+{
+    const double t_make = now_seconds();
+    float *ref = uniform_rows_parallel(n, dim, 1), *q = uniform_rows(m, dim, 2);
+    uint32_t *ids = malloc(m * LARGEST_K * sizeof *ids);
+    float *dist = malloc(m * LARGEST_K * sizeof *dist);
+    int ok = 0;
+    if (ref && q && ids && dist) {
+        fprintf(stderr, "largest: %.1f GB of rows made in %.1f s; uploading\n", 4e-9 * (double)n * (double)dim,
+                now_seconds() - t_make);
+        ok = largest_upload_search_check(ctx, &ref, q, dim, n, m, ids, dist);
+    } else {
+        fprintf(stderr, "largest: out of host memory for %zu rows of %zu dims\n", n, dim);
+    }
+    free(ref);
+    free(q);
+    free(ids);
+    free(dist);
+    return ok;
+}
+
+/* bench_knn_cuda largest DIM ROWS QUERIES: 2 when the arguments are bad, else 0 or 1 as main returns. */
+static int largest_main(grip_ctx *ctx, int argc, char **argv)
+{
+    char *end[3];
+    const unsigned long long dim = argc == 5 ? strtoull(argv[2], &end[0], 10) : 0;
+    const unsigned long long rows = argc == 5 ? strtoull(argv[3], &end[1], 10) : 0;
+    const unsigned long long queries = argc == 5 ? strtoull(argv[4], &end[2], 10) : 0;
+    if (argc != 5 || *end[0] || *end[1] || *end[2] || dim == 0 || rows == 0 || rows >= UINT32_MAX ||
+        queries < LARGEST_CHECKED) {
+        fprintf(stderr, "usage: bench_knn_cuda largest DIM ROWS QUERIES (ROWS < 2^32, QUERIES >= %d)\n",
+                LARGEST_CHECKED);
+        return 2;
+    }
+    return run_largest(ctx, (size_t)dim, (size_t)rows, (size_t)queries) ? 0 : 1;
 }
 
 int main(int argc, char **argv)
@@ -250,6 +538,11 @@ int main(int argc, char **argv)
         return 77;
     }
     int all_ok = 1;
+    if (argc > 1 && strcmp(argv[1], "largest") == 0) {
+        const int rc = largest_main(ctx, argc, argv);
+        grip_ctx_free(ctx);
+        return rc;
+    }
     if (argc > 1) {
         for (int i = 1; i < argc; ++i) {
             bench_case c = {.data = "uniform"};

@@ -4,12 +4,21 @@
  * multiple of the kernel's tiles (64 queries x 128 rows), inclusive max_sqdist bounds; device-resident queries
  * and results; bad arguments; device out of memory leaves the context usable. Dimensions >= 32 with k <= 16 take
  * the fp16-screened path (cuda/knn_tensor.cu), also tested at its edges: rows far from the origin, magnitudes
- * 1e-9 .. 1e15, near-duplicates beyond fp16's resolution, k = 16 against 17. Skips (77) without a usable device. */
+ * 1e-9 .. 1e15, near-duplicates beyond fp16's resolution, k = 16 against 17.
+ * Streamed references (the rows kept in host memory, searched in batches, forced by grip_knn_cuda_ref_upload_batched
+ * with batches of 1, 7, 128 and 1000 rows): the same bit-for-bit comparison on uniform, duplicate-heavy (ties across
+ * batch boundaries go to the lower row) and NaN/inf data, D = 3, 33, 352, k = 1, 2, 5, 32; device-resident queries;
+ * queries cut into passes (grip_knn_cuda_ref_limit_queries) for resident and streamed handles; the handle's
+ * reports. With GRIP_TEST_FILL_DEVICE=1, the automatic fallback on a device really filled up (run that case alone:
+ * it starves any GPU work beside it). Skips (77) without a usable device. */
 #include "test_support.h"
 #include "core/cuda_bridge.h"
 #include "index/knn_cuda.h"
 #include "index/knn_exact.h"
 
+#ifdef GRIP_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,28 +79,48 @@ static size_t count_listed(const knn_result *r, size_t m, uint32_t k)
     return c;
 }
 
-/* Runs the CPU twin and the GPU on the same input; asserts identical bits. Returns the neighbours listed. */
-static size_t compare_with_cpu(const float *ref, size_t n, const float *queries, size_t m, size_t dim, uint32_t k,
-                               float max_sqdist)
+/* Asserts that two results are identical bit for bit, naming the first difference. */
+static void assert_same(const knn_result *cpu, const knn_result *gpu, size_t n, size_t m, size_t dim, uint32_t k,
+                        float max_sqdist, size_t batch_rows)
+{
+    for (size_t i = 0; i < m * k; ++i) {
+        if (cpu->ids[i] != gpu->ids[i] || memcmp(&cpu->sqdist[i], &gpu->sqdist[i], sizeof(float)) != 0)
+            ck_abort_msg("n=%zu m=%zu dim=%zu k=%u bound=%g batch=%zu: query %zu rank %zu: cpu (%u, %.9g) "
+                         "gpu (%u, %.9g)", n, m, dim, k, (double)max_sqdist, batch_rows, i / k, i % k, cpu->ids[i],
+                         (double)cpu->sqdist[i], gpu->ids[i], (double)gpu->sqdist[i]);
+    }
+}
+
+/* Runs the CPU twin and the GPU on the same input, the reference streamed in batches of batch_rows rows (0: uploaded
+ * as usual, resident); asserts identical bits. Returns the neighbours listed. */
+static size_t compare_batched(const float *ref, size_t n, const float *queries, size_t m, size_t dim, uint32_t k,
+                              float max_sqdist, size_t batch_rows)
 {
     grip_ctx *ctx = grip_test_ctx();
     knn_result cpu = result_alloc(m, k), gpu = result_alloc(m, k);
     ck_assert_int_eq(grip_knn_exact(ctx, ref, n, queries, m, dim, k, max_sqdist, cpu.ids, cpu.sqdist), GRIP_OK);
     grip_knn_cuda_ref *dev = NULL;
-    ck_assert_int_eq(grip_knn_cuda_ref_upload(ctx, ref, n, dim, &dev), GRIP_OK);
+    if (batch_rows)
+        ck_assert_int_eq(grip_knn_cuda_ref_upload_batched(ctx, ref, n, dim, batch_rows, &dev), GRIP_OK);
+    else
+        ck_assert_int_eq(grip_knn_cuda_ref_upload(ctx, ref, n, dim, &dev), GRIP_OK);
+    ck_assert_int_eq(grip_knn_cuda_ref_is_streamed(dev), batch_rows > 0);
     ck_assert_int_eq(grip_knn_cuda_search(ctx, dev, queries, m, k, max_sqdist, gpu.ids, gpu.sqdist), GRIP_OK);
-    for (size_t i = 0; i < m * k; ++i) {
-        if (cpu.ids[i] != gpu.ids[i] || memcmp(&cpu.sqdist[i], &gpu.sqdist[i], sizeof(float)) != 0)
-            ck_abort_msg("n=%zu m=%zu dim=%zu k=%u bound=%g: query %zu rank %zu: cpu (%u, %.9g) gpu (%u, %.9g)", n,
-                         m, dim, k, (double)max_sqdist, i / k, i % k, cpu.ids[i], (double)cpu.sqdist[i],
-                         gpu.ids[i], (double)gpu.sqdist[i]);
-    }
+    assert_same(&cpu, &gpu, n, m, dim, k, max_sqdist, batch_rows);
     size_t listed = count_listed(&gpu, m, k);
     grip_knn_cuda_ref_free(dev);
     result_free(&cpu);
     result_free(&gpu);
     grip_ctx_free(ctx);
     return listed;
+}
+
+/* Runs the CPU twin and the GPU (resident reference) on the same input; asserts identical bits. Returns the
+ * neighbours listed. */
+static size_t compare_with_cpu(const float *ref, size_t n, const float *queries, size_t m, size_t dim, uint32_t k,
+                               float max_sqdist)
+{
+    return compare_batched(ref, n, queries, m, dim, k, max_sqdist, 0);
 }
 
 static const uint32_t all_ks[] = {1, 2, 5, 32};
@@ -342,6 +371,267 @@ START_TEST(device_resident_queries_and_results)
 }
 END_TEST
 
+/* ---- streamed references: the rows in host memory, searched batch by batch ---- */
+
+static const size_t batch_sizes[] = {1, 7, 128, 1000};
+#define N_BATCHES (sizeof batch_sizes / sizeof batch_sizes[0])
+
+/* Reference rows for a batch size: every batch is a separate screening and search, so batches of 1 and 7 rows get
+ * smaller sets (still 150 and 100 batches, many more than the k-lists hold); 1000 is no multiple of the tiles. */
+static size_t rows_for_batch(size_t batch_rows, size_t dim)
+{
+    if (batch_rows == 1)
+        return 150;
+    if (batch_rows == 7)
+        return 701;
+    return dim > 100 ? 1501 : 3001;
+}
+
+START_TEST(streamed_uniform_every_dim_and_k)
+{
+    static const size_t dims[] = {3, 33, 352};
+    uint64_t s = 201;
+    for (size_t di = 0; di < 3; ++di) {
+        const size_t dim = dims[di], m = dim > 100 ? 101 : 133;
+        for (size_t bi = 0; bi < N_BATCHES; ++bi) {
+            const size_t n = rows_for_batch(batch_sizes[bi], dim);
+            float *ref = grip_test_uniform_rows(&s, n, dim, -1.0f, 1.0f);
+            float *q = grip_test_uniform_rows(&s, m, dim, -1.0f, 1.0f);
+            for (size_t ki = 0; ki < N_KS; ++ki) {
+                const size_t per_query = all_ks[ki] < n ? all_ks[ki] : n;
+                ck_assert_uint_eq(compare_batched(ref, n, q, m, dim, all_ks[ki], INFINITY, batch_sizes[bi]),
+                                  m * per_query);
+            }
+            free(ref);
+            free(q);
+        }
+    }
+}
+END_TEST
+
+/* Exact ties everywhere, copies of the same rows in many batches: a tie across a batch boundary goes to the lower
+ * row, as in one pass. */
+START_TEST(streamed_duplicates_tie_to_the_lower_row)
+{
+    static const size_t dims[] = {3, 33};
+    uint64_t s = 202;
+    for (size_t di = 0; di < 2; ++di) {
+        const size_t dim = dims[di], m = 200;
+        for (size_t bi = 0; bi < N_BATCHES; ++bi) {
+            const size_t n = rows_for_batch(batch_sizes[bi], dim);
+            float *ref = make_duplicates(&s, n, dim, 2000, 40), *q = make_duplicates(&s, m, dim, 2000, 40);
+            for (size_t ki = 0; ki < N_KS; ++ki) {
+                const size_t per_query = all_ks[ki] < n ? all_ks[ki] : n;
+                ck_assert_uint_eq(compare_batched(ref, n, q, m, dim, all_ks[ki], INFINITY, batch_sizes[bi]),
+                                  m * per_query);
+            }
+            /* bound 0: only exact duplicates, inclusive */
+            ck_assert_uint_gt(compare_batched(ref, n, q, m, dim, 32, 0.0f, batch_sizes[bi]), 0);
+            free(ref);
+            free(q);
+        }
+    }
+}
+END_TEST
+
+/* NaN/inf rows in every batch (every 7th row, row 0 too; with batches of 1 row, batches of nothing but a NaN row),
+ * NaN queries; then a set whose every row is spoiled. */
+START_TEST(streamed_non_finite_rows_and_queries)
+{
+    static const size_t dims[] = {3, 33, 352};
+    uint64_t s = 203;
+    for (size_t di = 0; di < 3; ++di) {
+        const size_t dim = dims[di], m = 120;
+        for (size_t bi = 0; bi < N_BATCHES; ++bi) {
+            const size_t n = rows_for_batch(batch_sizes[bi], dim);
+            float *ref = grip_test_uniform_rows(&s, n, dim, -2.0f, 2.0f);
+            float *q = grip_test_uniform_rows(&s, m, dim, -2.0f, 2.0f);
+            spoil_rows(&s, ref, n, dim, 0, 7);
+            spoil_rows(&s, q, m, dim, 3, 5);
+            const size_t finite_queries = m - (m - 3 + 4) / 5;
+            for (size_t ki = 0; ki < N_KS; ++ki)
+                ck_assert_uint_eq(compare_batched(ref, n, q, m, dim, all_ks[ki], INFINITY, batch_sizes[bi]),
+                                  finite_queries * all_ks[ki]);
+            free(ref);
+            free(q);
+        }
+    }
+    float *ref = grip_test_uniform_rows(&s, 200, 33, -1.0f, 1.0f), *q = grip_test_uniform_rows(&s, 70, 33, -1.0f, 1.0f);
+    spoil_rows(&s, ref, 200, 33, 0, 1);
+    ck_assert_uint_eq(compare_batched(ref, 200, q, 70, 33, 5, INFINITY, 7), 0);
+    free(ref);
+    free(q);
+}
+END_TEST
+
+/* A search with queries and results on the device, against a handle of either kind, cut into passes of `limit`
+ * queries (0: one pass); asserts the CPU twin's bits. */
+static void compare_device_io(grip_ctx *ctx, grip_knn_cuda_ref *dev, const float *ref, size_t n, const float *q,
+                              size_t m, size_t dim, uint32_t k, size_t limit)
+{
+    knn_result cpu = result_alloc(m, k), back = result_alloc(m, k);
+    ck_assert_int_eq(grip_knn_exact(ctx, ref, n, q, m, dim, k, INFINITY, cpu.ids, cpu.sqdist), GRIP_OK);
+    void *dq = NULL, *dids = NULL, *ddist = NULL;
+    int device = -1;
+    ck_assert_int_eq(grip_cuda_upload(ctx, q, m * dim * sizeof(float), &dq, &device), GRIP_OK);
+    ck_assert_int_eq(grip_cuda_upload(ctx, back.ids, m * k * sizeof(uint32_t), &dids, &device), GRIP_OK);
+    ck_assert_int_eq(grip_cuda_upload(ctx, back.sqdist, m * k * sizeof(float), &ddist, &device), GRIP_OK);
+    grip_knn_cuda_ref_limit_queries(dev, limit);
+    ck_assert_int_eq(grip_knn_cuda_search_device(ctx, dev, dq, m, k, INFINITY, dids, ddist), GRIP_OK);
+    ck_assert_int_eq(grip_cuda_copy_to_host(ctx, back.ids, dids, m * k * sizeof(uint32_t)), GRIP_OK);
+    ck_assert_int_eq(grip_cuda_copy_to_host(ctx, back.sqdist, ddist, m * k * sizeof(float)), GRIP_OK);
+    assert_same(&cpu, &back, n, m, dim, k, INFINITY, limit);
+    /* the same through host memory */
+    knn_result host = result_alloc(m, k);
+    ck_assert_int_eq(grip_knn_cuda_search(ctx, dev, q, m, k, INFINITY, host.ids, host.sqdist), GRIP_OK);
+    assert_same(&cpu, &host, n, m, dim, k, INFINITY, limit);
+    grip_knn_cuda_ref_limit_queries(dev, 0);
+    grip_cuda_free(dq);
+    grip_cuda_free(dids);
+    grip_cuda_free(ddist);
+    result_free(&cpu);
+    result_free(&back);
+    result_free(&host);
+}
+
+/* Device-resident queries and results against a streamed reference, and queries cut into passes (50 queries a
+ * pass: 7 passes, the last one short) for both kinds of handle, on the screened path (k = 5) and the exact one. */
+START_TEST(streamed_device_queries_and_query_passes)
+{
+    grip_ctx *ctx = grip_test_ctx();
+    uint64_t s = 204;
+    const size_t n = 1234, m = 321, dim = 33;
+    float *ref = make_duplicates(&s, n, dim, 3000, 40), *q = make_duplicates(&s, m, dim, 3000, 40);
+    grip_knn_cuda_ref *streamed = NULL, *resident = NULL;
+    ck_assert_int_eq(grip_knn_cuda_ref_upload_batched(ctx, ref, n, dim, 300, &streamed), GRIP_OK);
+    ck_assert_int_eq(grip_knn_cuda_ref_upload(ctx, ref, n, dim, &resident), GRIP_OK);
+    static const uint32_t ks[] = {5, 32};
+    for (size_t ki = 0; ki < 2; ++ki) {
+        compare_device_io(ctx, streamed, ref, n, q, m, dim, ks[ki], 0);
+        compare_device_io(ctx, streamed, ref, n, q, m, dim, ks[ki], 50);
+        compare_device_io(ctx, resident, ref, n, q, m, dim, ks[ki], 50);
+        compare_device_io(ctx, resident, ref, n, q, m, dim, ks[ki], 1);
+    }
+    grip_knn_cuda_ref_free(streamed);
+    grip_knn_cuda_ref_free(resident);
+    free(ref);
+    free(q);
+    grip_ctx_free(ctx);
+}
+END_TEST
+
+/* What a handle says about itself, batches larger than the set, an empty streamed set, bad batch sizes. */
+START_TEST(streamed_handle_reports)
+{
+    grip_ctx *ctx = grip_test_ctx();
+    uint64_t s = 205;
+    const size_t n = 1000, m = 77, dim = 33;
+    float *ref = grip_test_uniform_rows(&s, n, dim, -1.0f, 1.0f), *q = grip_test_uniform_rows(&s, m, dim, -1.0f, 1.0f);
+    grip_knn_cuda_ref *streamed = NULL, *resident = NULL;
+    ck_assert_int_eq(grip_knn_cuda_ref_upload_batched(ctx, ref, n, dim, 128, &streamed), GRIP_OK);
+    ck_assert_int_eq(grip_knn_cuda_ref_is_streamed(streamed), 1);
+    ck_assert_ptr_null(grip_knn_cuda_ref_rows(streamed));
+    ck_assert_ptr_nonnull(grip_knn_cuda_ref_host_rows(streamed));
+    ck_assert_int_eq(memcmp(grip_knn_cuda_ref_host_rows(streamed), ref, n * dim * sizeof(float)), 0);
+    const size_t streamed_bytes = grip_knn_cuda_ref_device_bytes(streamed);
+    ck_assert_uint_ge(streamed_bytes, 128 * dim * sizeof(float));
+    ck_assert_uint_lt(streamed_bytes, n * dim * sizeof(float));
+    ck_assert_int_eq(grip_knn_cuda_ref_upload(ctx, ref, n, dim, &resident), GRIP_OK);
+    ck_assert_int_eq(grip_knn_cuda_ref_is_streamed(resident), 0);
+    ck_assert_ptr_nonnull(grip_knn_cuda_ref_rows(resident));
+    ck_assert_ptr_null(grip_knn_cuda_ref_host_rows(resident));
+    /* the rows and their screening: dim 33 is screened, 20 bytes and at least 48 halves a row (the wgmma kernel's
+     * rows are padded to 48, the mma.sync kernel's to 64) */
+    ck_assert_uint_ge(grip_knn_cuda_ref_device_bytes(resident), n * (dim * sizeof(float) + 48 * 2 + 20));
+    ck_assert_uint_eq(grip_knn_cuda_ref_device_bytes(NULL), 0);
+    ck_assert_int_eq(grip_knn_cuda_ref_is_streamed(NULL), 0);
+    grip_knn_cuda_ref_free(streamed);
+    grip_knn_cuda_ref_free(resident);
+    /* one batch larger than the set */
+    ck_assert_uint_eq(compare_batched(ref, n, q, m, dim, 5, INFINITY, 5000), m * 5);
+    /* no rows at all: padding only */
+    ck_assert_uint_eq(compare_batched(ref, 0, q, m, dim, 5, INFINITY, 7), 0);
+    /* batches of no rows: refused, and *out reset */
+    grip_knn_cuda_ref *dev = (grip_knn_cuda_ref *)ref;
+    ck_assert_int_eq(grip_knn_cuda_ref_upload_batched(ctx, ref, n, dim, 0, &dev), GRIP_EINVAL);
+    ck_assert_ptr_null(dev);
+    free(ref);
+    free(q);
+    grip_ctx_free(ctx);
+}
+END_TEST
+
+#ifdef GRIP_HAVE_CUDA
+/* Takes all but `leave` bytes of the device's free memory (cudaMalloc, outside grip's pool), or NULL. */
+static void *fill_device(size_t leave)
+{
+    size_t free_bytes = 0, total = 0;
+    if (cudaMemGetInfo(&free_bytes, &total) != cudaSuccess || free_bytes <= leave)
+        return NULL;
+    void *filler = NULL;
+    for (size_t take = free_bytes - leave; take > leave; take -= (size_t)64 << 20) {
+        if (cudaMalloc(&filler, take) == cudaSuccess)
+            return filler;
+        (void)cudaGetLastError();
+    }
+    return NULL;
+}
+#endif
+
+/* The automatic fallback on a device really filled up: 2e6 rows of 33 dims (264 MB) uploaded from host memory, and
+ * copied from device memory, with only ~200 MB left free: both handles come out streamed, with the CPU twin's
+ * answers. Runs only with GRIP_TEST_FILL_DEVICE=1: while it runs, any other GPU work would find no memory. */
+START_TEST(streamed_when_the_device_is_full)
+{
+#ifdef GRIP_HAVE_CUDA
+    if (!getenv("GRIP_TEST_FILL_DEVICE")) {
+        fprintf(stderr, "streamed_when_the_device_is_full: skipped (set GRIP_TEST_FILL_DEVICE=1, run it alone)\n");
+        return;
+    }
+    grip_ctx *ctx = grip_test_ctx();
+    uint64_t s = 206;
+    const size_t n = 2000000, m = 64, dim = 33;
+    const uint32_t k = 5;
+    float *ref = grip_test_uniform_rows(&s, n, dim, -1.0f, 1.0f), *q = grip_test_uniform_rows(&s, m, dim, -1.0f, 1.0f);
+    void *dref = NULL;
+    int device = -1;
+    ck_assert_int_eq(grip_cuda_upload(ctx, ref, n * dim * sizeof(float), &dref, &device), GRIP_OK);
+    knn_result cpu = result_alloc(m, k), gpu = result_alloc(m, k);
+    ck_assert_int_eq(grip_knn_exact(ctx, ref, n, q, m, dim, k, INFINITY, cpu.ids, cpu.sqdist), GRIP_OK);
+    void *filler = fill_device((size_t)200 << 20);
+    ck_assert_ptr_nonnull(filler);
+    grip_knn_cuda_ref *from_host = NULL, *from_device = NULL;
+    grip_status up_host = grip_knn_cuda_ref_upload(ctx, ref, n, dim, &from_host);
+    grip_status up_device = grip_knn_cuda_ref_copy_device(ctx, dref, n, dim, &from_device);
+    grip_status search_host = from_host ? grip_knn_cuda_search(ctx, from_host, q, m, k, INFINITY, gpu.ids, gpu.sqdist)
+                                        : GRIP_EINVAL;
+    const int same_host = search_host == GRIP_OK && memcmp(cpu.ids, gpu.ids, m * k * sizeof(uint32_t)) == 0 &&
+                          memcmp(cpu.sqdist, gpu.sqdist, m * k * sizeof(float)) == 0;
+    memset(gpu.ids, 0xa5, m * k * sizeof(uint32_t));
+    grip_status search_device = from_device
+                                    ? grip_knn_cuda_search(ctx, from_device, q, m, k, INFINITY, gpu.ids, gpu.sqdist)
+                                    : GRIP_EINVAL;
+    (void)cudaFree(filler); /* before any assertion, so that a failure leaves the device usable */
+    ck_assert_msg(up_host == GRIP_OK && up_device == GRIP_OK, "uploads: %d %d: %s", up_host, up_device,
+                  ctx->last_error);
+    ck_assert_int_eq(grip_knn_cuda_ref_is_streamed(from_host), 1);
+    ck_assert_int_eq(grip_knn_cuda_ref_is_streamed(from_device), 1);
+    ck_assert_msg(search_host == GRIP_OK && search_device == GRIP_OK, "searches: %d %d: %s", search_host,
+                  search_device, ctx->last_error);
+    ck_assert(same_host);
+    assert_same(&cpu, &gpu, n, m, dim, k, INFINITY, 0);
+    grip_knn_cuda_ref_free(from_host);
+    grip_knn_cuda_ref_free(from_device);
+    grip_cuda_free(dref);
+    result_free(&cpu);
+    result_free(&gpu);
+    free(ref);
+    free(q);
+    grip_ctx_free(ctx);
+#endif
+}
+END_TEST
+
 START_TEST(bad_arguments)
 {
     grip_ctx *ctx = grip_test_ctx();
@@ -371,8 +661,10 @@ START_TEST(bad_arguments)
 }
 END_TEST
 
-/* Sizes the device cannot hold fail with GRIP_ENOMEM before any byte is copied (so the small host buffers here
- * are never read past their end), and the next search on the same context works. */
+/* A set neither the device nor the host can hold fails with GRIP_ENOMEM before any byte is copied (so the small
+ * host buffer here is never read past its end): the device cannot hold it, then the host refuses the copy to stream
+ * from (pinned, then pageable). The next upload and search on the same context work. (Queries the device cannot hold are cut into passes,
+ * tested with grip_knn_cuda_ref_limit_queries above, not refused.) */
 START_TEST(out_of_device_memory_leaves_the_context_usable)
 {
     grip_ctx *ctx = grip_test_ctx();
@@ -381,14 +673,14 @@ START_TEST(out_of_device_memory_leaves_the_context_usable)
     /* 2^30 rows x 2^20 dims = 4 PiB */
     ck_assert_int_eq(grip_knn_cuda_ref_upload(ctx, rows, (size_t)1 << 30, (size_t)1 << 20, &dev), GRIP_ENOMEM);
     ck_assert_ptr_null(dev);
-    ck_assert_ptr_nonnull(strstr(ctx->last_error, "cudaMalloc"));
+    ck_assert_ptr_nonnull(strstr(ctx->last_error, "device"));
+    ck_assert_ptr_nonnull(strstr(ctx->last_error, "host memory"));
+    ck_assert_int_eq(grip_knn_cuda_ref_upload_batched(ctx, rows, (size_t)1 << 30, (size_t)1 << 20, 128, &dev),
+                     GRIP_ENOMEM);
+    ck_assert_ptr_null(dev);
     ck_assert_int_eq(grip_knn_cuda_ref_upload(ctx, rows, 4, 3, &dev), GRIP_OK);
     uint32_t ids[4 * 2];
     float d[4 * 2];
-    ids[0] = 7;
-    /* 2^48 queries of 3 dims: 3 PiB */
-    ck_assert_int_eq(grip_knn_cuda_search(ctx, dev, rows, (size_t)1 << 48, 2, INFINITY, ids, d), GRIP_ENOMEM);
-    ck_assert_uint_eq(ids[0], 7);
     ck_assert_int_eq(grip_knn_cuda_search(ctx, dev, rows, 4, 2, INFINITY, ids, d), GRIP_OK);
     for (uint32_t i = 0; i < 4; ++i) {
         ck_assert_uint_eq(ids[2 * i], i); /* each row is its own nearest, at distance 0 */
@@ -418,6 +710,12 @@ int main(void)
     TCase *large = tcase_create("large");
     tcase_add_test(large, many_tiles);
     suite_add_tcase(s, large);
+    grip_test_add_case(s, "streamed_uniform", streamed_uniform_every_dim_and_k);
+    grip_test_add_case(s, "streamed_duplicates", streamed_duplicates_tie_to_the_lower_row);
+    grip_test_add_case(s, "streamed_non_finite", streamed_non_finite_rows_and_queries);
+    grip_test_add_case(s, "streamed_device_queries", streamed_device_queries_and_query_passes);
+    grip_test_add_case(s, "streamed_reports", streamed_handle_reports);
+    grip_test_add_case(s, "streamed_device_full", streamed_when_the_device_is_full);
     TCase *errors = tcase_create("errors");
     tcase_add_test(errors, bad_arguments);
     tcase_add_test(errors, out_of_device_memory_leaves_the_context_usable);
