@@ -42,6 +42,23 @@ struct candidate_lists {
     float *threshold;   // kBlockQueries: the list's last value; only rows below it are offered
 };
 
+// Carves the lists out of a block's shared memory with the caller's allocator (take(bytes) -> unsigned char *),
+// which both kernels also use for the rest of their shared memory.
+template <class Take> __host__ __device__ inline void lists_carve(candidate_lists *l, Take &&take)
+{
+    l->list_d = (float *)take((size_t)kList * kBlockQueries * sizeof(float));
+    l->list_id = (uint32_t *)take((size_t)kList * kBlockQueries * sizeof(uint32_t));
+    l->buf_d = (float *)take((size_t)kBufferCap * kBlockQueries * sizeof(float));
+    l->buf_id = (uint32_t *)take((size_t)kBufferCap * kBlockQueries * sizeof(uint32_t));
+    l->count = (int *)take((size_t)kBlockQueries * sizeof(int));
+    l->threshold = (float *)take((size_t)kBlockQueries * sizeof(float));
+}
+
+__device__ __forceinline__ unsigned smem_addr(const void *p)
+{
+    return (unsigned)__cvta_generic_to_shared(p);
+}
+
 // Offers (d, id) to query q's buffer; false when the buffer was full (offer it again after the next merge).
 __device__ __forceinline__ bool buffer_offer(const candidate_lists &s, int q, float d, uint32_t id)
 {

@@ -208,11 +208,6 @@ constexpr int kChunk = 64;                         // dimensions per staged chun
 constexpr int kStages = 4;                         // chunks in flight
 constexpr int kChunkStride = kChunk * 2 + 16;      // bytes per staged row: 144, off the banks' period
 
-__device__ __forceinline__ unsigned smem_addr(const void *p)
-{
-    return (unsigned)__cvta_generic_to_shared(p);
-}
-
 __device__ __forceinline__ void cp_async16(unsigned dst, const void *src)
 {
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src));
@@ -260,12 +255,7 @@ __host__ __device__ inline size_t screen_smem_carve(screen_smem *s, unsigned cha
     };
     s->queries = take((size_t)kBlockQueries * (kdim * 2 + 16));
     s->ring = take((size_t)kStages * kTileRows * kChunkStride);
-    s->lists.list_d = (float *)take((size_t)kList * kBlockQueries * sizeof(float));
-    s->lists.list_id = (uint32_t *)take((size_t)kList * kBlockQueries * sizeof(uint32_t));
-    s->lists.buf_d = (float *)take((size_t)kBufferCap * kBlockQueries * sizeof(float));
-    s->lists.buf_id = (uint32_t *)take((size_t)kBufferCap * kBlockQueries * sizeof(uint32_t));
-    s->lists.count = (int *)take((size_t)kBlockQueries * sizeof(int));
-    s->lists.threshold = (float *)take((size_t)kBlockQueries * sizeof(float));
+    lists_carve(&s->lists, take);
     return off;
 }
 

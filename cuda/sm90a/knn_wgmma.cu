@@ -49,12 +49,7 @@ __host__ __device__ inline size_t wgmma_smem_carve(wgmma_smem *s, unsigned char 
     s->stages = take((size_t)kStagesW * kStageBytes);
     s->full = (uint64_t *)take(kStagesW * sizeof(uint64_t));
     s->released = (unsigned *)take(kStagesW * sizeof(unsigned));
-    s->lists.list_d = (float *)take((size_t)kList * kBlockQueries * sizeof(float));
-    s->lists.list_id = (uint32_t *)take((size_t)kList * kBlockQueries * sizeof(uint32_t));
-    s->lists.buf_d = (float *)take((size_t)kBufferCap * kBlockQueries * sizeof(float));
-    s->lists.buf_id = (uint32_t *)take((size_t)kBufferCap * kBlockQueries * sizeof(uint32_t));
-    s->lists.count = (int *)take((size_t)kBlockQueries * sizeof(int));
-    s->lists.threshold = (float *)take((size_t)kBlockQueries * sizeof(float));
+    lists_carve(&s->lists, take);
     return off;
 }
 
@@ -66,11 +61,6 @@ template <int KSTEPS> struct tile_walk {
         return chunk == kChunks - 1 ? KSTEPS - 4 * (kChunks - 1) : 4;
     }
 };
-
-__device__ __forceinline__ unsigned smem_addr(const void *p)
-{
-    return (unsigned)__cvta_generic_to_shared(p);
-}
 
 __device__ __forceinline__ void mbar_init(uint64_t *bar, unsigned count)
 {
@@ -189,13 +179,19 @@ __device__ __forceinline__ void load_a(const __half *__restrict__ h, size_t row,
     }
 }
 
-// Accumulator slot 4 j + c is query row0 + 8 (c / 2) and tile row 8 j + 2 t + c % 2.
+// Accumulator slot 4 j + c is query row0 + 8 (c / 2) and tile row 8 j + 2 t + c % 2; its screened value less |q|^2.
+__device__ __forceinline__ float slot_value(const float (&acc)[64], const float2 (&rn)[16], const float (&cq)[2], int j,
+                                            int c)
+{
+    return fmaf(acc[4 * j + c], cq[c / 2], c % 2 ? rn[j].y : rn[j].x);
+}
+
 __device__ __forceinline__ bool offer_slot(const candidate_lists &s, const float (&acc)[64], const float2 (&rn)[16],
                                            const float (&cq)[2], const float (&thr)[2], int row0, size_t col0, int t,
                                            int j, int c)
 {
     const int h = c / 2;
-    const float x = fmaf(acc[4 * j + c], cq[h], c % 2 ? rn[j].y : rn[j].x);
+    const float x = slot_value(acc, rn, cq, j, c);
     if (!(x < thr[h]))
         return true;
     return buffer_offer(s, row0 + 8 * h, x, (uint32_t)(col0 + 8 * j + 2 * t + c % 2));
@@ -217,7 +213,7 @@ __device__ __forceinline__ void select_tile(const candidate_lists &s, const floa
         bool below[4];
 #pragma unroll
         for (int c = 0; c < 4; ++c) {
-            x[c] = fmaf(acc[4 * j + c], cq[c / 2], c % 2 ? rn[j].y : rn[j].x);
+            x[c] = slot_value(acc, rn, cq, j, c);
             below[c] = x[c] < thr[c / 2]; // false for NaN: rows never screened in
         }
         if (!__any_sync(kFullMask, below[0] || below[1] || below[2] || below[3]))
