@@ -11,8 +11,12 @@
 // (insert after the entries of equal distance) makes the ties go to the lower row, as on the CPU. No distance
 // matrix ever reaches global memory.
 //
-// Searches that the fp16 screening serves go through cuda/knn_tensor.cu, which comes back here for the queries
-// whose answer it cannot certify.
+// Few queries (fewer blocks than twice the multiprocessors) would leave most of the GPU idle while their blocks
+// walk every row: the rows are then split into contiguous ranges, each walked by its own blocks (gridDim.y), and
+// the ranges' k-lists merged in row order (merge_splits_kernel), which keeps ties at the lower row.
+//
+// Searches that the tensor-core screening serves go through cuda/knn_tensor.cu, which comes back here for the
+// queries whose answer it cannot certify (typically a handful: the split serves them).
 //
 // A reference set the device cannot hold is streamed instead (the handle, at the end of this file): its rows stay
 // in host memory and each search copies them to the device batch by batch, searches every batch with the kernel
@@ -196,12 +200,18 @@ __device__ __forceinline__ int chunk_length(size_t dim, size_t d0)
 }
 
 __global__ void __launch_bounds__(kThreads)
-    knn_exact_kernel(const float *__restrict__ ref, size_t n, const float *__restrict__ queries, size_t m,
-                     size_t dim, int k, float max_sqdist, uint32_t *__restrict__ ids, float *__restrict__ sqdist)
+    knn_exact_kernel(const float *__restrict__ ref, size_t n, size_t span, const float *__restrict__ queries,
+                     size_t m, size_t dim, int k, float max_sqdist, uint32_t *__restrict__ ids,
+                     float *__restrict__ sqdist)
 {
     __shared__ knn_shared s;
     const int tid = threadIdx.x, tx = tid % 16, ty = tid / 16, lane = tid % 32, warp = tid / 32;
     const size_t q0 = (size_t)blockIdx.x * kBlockQueries;
+    // the block's rows: range blockIdx.y of `span` rows (all of them when gridDim.y == 1); its lists go to the
+    // range's own m x k arrays
+    const size_t row_begin = (size_t)blockIdx.y * span, row_end = min(n, row_begin + span);
+    ids += (size_t)blockIdx.y * m * (size_t)k;
+    sqdist += (size_t)blockIdx.y * m * (size_t)k;
     // with a single chunk the queries are staged once and stay; otherwise every chunk restages them
     const bool restage_queries = dim > (size_t)kChunkDims;
     // d <= max_sqdist exactly when d < the next float up (+inf stays +inf: then only d < k-th distance counts)
@@ -217,10 +227,10 @@ __global__ void __launch_bounds__(kThreads)
     }
     float next_q[kQueryLoads], next_r[kRefLoads];
     fetch_chunk(next_q, queries, q0, m, dim, 0, chunk_length(dim, 0));
-    fetch_chunk(next_r, ref, 0, n, dim, 0, chunk_length(dim, 0));
+    fetch_chunk(next_r, ref, row_begin, row_end, dim, 0, chunk_length(dim, 0));
     store_chunk(s.q, next_q);
     store_chunk(s.r, next_r);
-    for (size_t r0 = 0; r0 < n; r0 += kTileRefs) {
+    for (size_t r0 = row_begin; r0 < row_end; r0 += kTileRefs) {
         float acc[kThreadQueries][kThreadRefs];
 #pragma unroll
         for (int i = 0; i < kThreadQueries; ++i)
@@ -233,11 +243,11 @@ __global__ void __launch_bounds__(kThreads)
             // fetch the next chunk: the next dimensions of this tile, else the first of the next tile
             const bool tile_ends = d0 + kChunkDims >= dim;
             const size_t next_r0 = tile_ends ? r0 + kTileRefs : r0, next_d0 = tile_ends ? 0 : d0 + kChunkDims;
-            const bool more = next_r0 < n;
+            const bool more = next_r0 < row_end;
             if (more) {
                 if (restage_queries)
                     fetch_chunk(next_q, queries, q0, m, dim, next_d0, chunk_length(dim, next_d0));
-                fetch_chunk(next_r, ref, next_r0, n, dim, next_d0, chunk_length(dim, next_d0));
+                fetch_chunk(next_r, ref, next_r0, row_end, dim, next_d0, chunk_length(dim, next_d0));
             }
             if (len == kChunkDims) {
 #pragma unroll
@@ -248,7 +258,7 @@ __global__ void __launch_bounds__(kThreads)
                     accumulate_dim(s, dd, tx, ty, acc);
             }
             if (tile_ends) {
-                const size_t tile_rows = n - r0 < (size_t)kTileRefs ? n - r0 : (size_t)kTileRefs;
+                const size_t tile_rows = row_end - r0 < (size_t)kTileRefs ? row_end - r0 : (size_t)kTileRefs;
                 publish_tile(s, acc, tx, ty, q0, m, tile_rows, above_bound);
                 __syncthreads();
                 select_tile(s, list_d, list_id, r0, k, above_bound, warp, lane);
@@ -271,6 +281,72 @@ __global__ void __launch_bounds__(kThreads)
     }
 }
 
+constexpr int kSplitMergeWarps = 4;
+constexpr size_t kMinSplitRows = 4 * kTileRefs; // a range shorter than this is not worth its merge
+
+// Merges the row ranges' k-lists of each query (range y's at split_ids + y m k) into ids and sqdist: one warp per
+// query, range after range. The running list and the range's are both sorted; an entry's place in the merged
+// list is its own place plus the other list's entries before it, where the running list (lower rows) goes first
+// on equal distances. Padding (UINT32_MAX, +inf) sorts last, as no listed distance is +inf.
+__global__ void __launch_bounds__(32 * kSplitMergeWarps)
+    merge_splits_kernel(const uint32_t *__restrict__ split_ids, const float *__restrict__ split_d, size_t m, int k,
+                        int splits, uint32_t *__restrict__ ids, float *__restrict__ sqdist)
+{
+    __shared__ float merged_d[kSplitMergeWarps][32];
+    __shared__ uint32_t merged_id[kSplitMergeWarps][32];
+    const int w = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const size_t q = (size_t)blockIdx.x * kSplitMergeWarps + (size_t)w;
+    if (q >= m) // the whole warp
+        return;
+    const bool mine = lane < k;
+    float a = mine ? split_d[q * (size_t)k + (size_t)lane] : INFINITY;
+    uint32_t a_id = mine ? split_ids[q * (size_t)k + (size_t)lane] : UINT32_MAX;
+    for (int y = 1; y < splits; ++y) {
+        const size_t at = ((size_t)y * m + q) * (size_t)k + (size_t)lane;
+        const float b = mine ? split_d[at] : INFINITY;
+        const uint32_t b_id = mine ? split_ids[at] : UINT32_MAX;
+        int a_at = lane, b_at = lane;
+        for (int j = 0; j < k; ++j) {
+            a_at += __shfl_sync(kFullMask, b, j) < a;
+            b_at += __shfl_sync(kFullMask, a, j) <= b;
+        }
+        if (mine && a_at < k) {
+            merged_d[w][a_at] = a;
+            merged_id[w][a_at] = a_id;
+        }
+        if (mine && b_at < k) {
+            merged_d[w][b_at] = b;
+            merged_id[w][b_at] = b_id;
+        }
+        __syncwarp();
+        if (mine) {
+            a = merged_d[w][lane];
+            a_id = merged_id[w][lane];
+        }
+        __syncwarp();
+    }
+    if (mine) {
+        ids[q * (size_t)k + (size_t)lane] = a_id;
+        sqdist[q * (size_t)k + (size_t)lane] = a;
+    }
+}
+
+// How many row ranges a search of `blocks` query blocks over n rows takes: enough for two blocks per
+// multiprocessor, each range at least kMinSplitRows rows.
+grip_status split_count(grip_ctx *ctx, size_t blocks, size_t n, size_t *splits)
+{
+    *splits = 1;
+    int sms = 0;
+    GRIP_CUDA_CHECK(ctx, cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, ctx->device));
+    const size_t want = 2 * (size_t)sms;
+    if (blocks >= want)
+        return GRIP_OK;
+    size_t s = (want + blocks - 1) / blocks;
+    s = min(s, max(n / kMinSplitRows, (size_t)1));
+    *splits = min(s, (size_t)65535); // gridDim.y's limit
+    return GRIP_OK;
+}
+
 } // namespace
 
 grip_status grip_knn_cuda_launch(grip_ctx *ctx, const float *ref, size_t n, const float *queries, size_t m,
@@ -280,9 +356,34 @@ grip_status grip_knn_cuda_launch(grip_ctx *ctx, const float *ref, size_t n, cons
     const size_t blocks = (m + kBlockQueries - 1) / kBlockQueries;
     if (blocks > (size_t)INT_MAX)
         return grip_fail(ctx, GRIP_EUNSUPPORTED, "knn (cuda): %zu queries exceed one launch", m);
-    knn_exact_kernel<<<(unsigned)blocks, kThreads, 0, stream>>>(ref, n, queries, m, dim, (int)k, max_sqdist, ids,
-                                                                sqdist);
-    GRIP_CUDA_CHECK(ctx, cudaGetLastError());
+    size_t splits = 1;
+    grip_status st = split_count(ctx, blocks, n, &splits);
+    if (st != GRIP_OK)
+        return st;
+    if (splits == 1) {
+        knn_exact_kernel<<<(unsigned)blocks, kThreads, 0, stream>>>(ref, n, n, queries, m, dim, (int)k, max_sqdist,
+                                                                    ids, sqdist);
+        GRIP_CUDA_CHECK(ctx, cudaGetLastError());
+        return GRIP_OK;
+    }
+    // the ranges' lists, stream-ordered: freed once the merge that reads them has run
+    const size_t span = (n + splits - 1) / splits;
+    splits = (n + span - 1) / span; // every range holds rows
+    const size_t cells = splits * m * (size_t)k;
+    void *lists = NULL;
+    GRIP_CUDA_CHECK(ctx, cudaMallocAsync(&lists, cells * (sizeof(uint32_t) + sizeof(float)), stream));
+    uint32_t *split_ids = (uint32_t *)lists;
+    float *split_d = (float *)(split_ids + cells);
+    knn_exact_kernel<<<dim3((unsigned)blocks, (unsigned)splits), kThreads, 0, stream>>>(
+        ref, n, span, queries, m, dim, (int)k, max_sqdist, split_ids, split_d);
+    cudaError_t err = cudaGetLastError();
+    if (err == cudaSuccess) {
+        merge_splits_kernel<<<(unsigned)((m + kSplitMergeWarps - 1) / kSplitMergeWarps), 32 * kSplitMergeWarps, 0,
+                              stream>>>(split_ids, split_d, m, (int)k, (int)splits, ids, sqdist);
+        err = cudaGetLastError();
+    }
+    (void)cudaFreeAsync(lists, stream);
+    GRIP_CUDA_CHECK(ctx, err);
     return GRIP_OK;
 }
 
@@ -339,7 +440,7 @@ struct grip_knn_cuda_ref {
     float *host_rows; // streamed: n x dim, host memory (pinned when host_pinned); NULL when resident
     size_t n, dim;
     int device;
-    grip_knn_screen *screen; // resident: the fp16 screening of the rows; NULL where it does not apply
+    grip_knn_screen *screen; // resident: the tensor-core screening of the rows; NULL where it does not apply
     bool streamed, host_pinned;
     size_t batch_rows;  // streamed: rows per batch, planned at upload, or the caller's (batch_forced)
     bool batch_forced;  // the caller chose batch_rows: searches keep it instead of planning their own
@@ -353,7 +454,7 @@ struct ref_batch {
     const grip_knn_screen *screen;
 };
 
-// The search of one device-resident batch: fp16-screened where the rows were prepared for it and k is small
+// The search of one device-resident batch: screened where the rows were prepared for it and k is small
 // enough, else the exact kernel alone. Both give grip_knn_exact's answer; the caller synchronises.
 static grip_status search_rows(grip_ctx *ctx, const ref_batch &b, const float *queries, size_t m, uint32_t k,
                                float max_sqdist, uint32_t *ids, float *sqdist)
