@@ -16,16 +16,24 @@ constexpr int kTileRows = 128;     // reference rows per tile, in both kernels
 constexpr int kList = 32;          // candidates kept per query
 constexpr int kBufferCap = 16;     // buffered candidates per query between two merges
 constexpr int kQueriesPerWarp = 16; // a warp merges the buffers of queries 16 w .. 16 w + 15
-constexpr int kWgmmaChunkDims = 64; // dimensions per staged chunk of the wgmma kernel (the last may be shorter)
+constexpr int kWgmmaChunkBytes = 128; // bytes of a row per staged chunk of the wgmma kernel (the last may be shorter):
+                                      // 64 fp16 or 128 int8 dimensions
 constexpr unsigned kFullMask = 0xffffffffu;
+constexpr int kS8NeverNorm = 1 << 30; // above any int8 screened value: the row never enters a list
 
 enum row_state : int { ROW_SCREENED = 0, ROW_NON_FINITE = 1, ROW_OUT_OF_RANGE = 2 };
 
 // Per-row screening data (rows padded to the block or tile size; padding rows are ROW_NON_FINITE).
 struct rows_prep {
-    __half *h;        // rows x kdim, scaled and rounded (row-major, or in wgmma tiles: see knn_tensor.cu)
-    float *norm2;     // |r|^2 in float (NaN for rows never screened in)
-    float *inv_scale; // 1 / scale (a power of two)
+    union {
+        __half *h;        // rows x kdim, scaled and rounded (row-major, or in wgmma tiles: see knn_tensor.cu)
+        signed char *s8;  // or quantized to int8 for the wgmma kernel's int8 screening (same layouts, in bytes)
+    };
+    union {
+        float *norm2; // |r|^2 in float (NaN for rows never screened in); int8 queries: |q~|^2, an exact integer
+        int *norm2_t; // int8 reference rows: |r~|^2 (kS8NeverNorm for rows never screened in)
+    };
+    float *inv_scale; // 1 / scale (a power of two); int8 rows: the quantization step
     float *norm_up;   // an upper bound of |r|
     float *resid_up;  // an upper bound of |r - fp16(r)/scale|
     int *state;

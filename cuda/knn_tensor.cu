@@ -1,4 +1,4 @@
-// knn_tensor.cu -- exact k-NN screened with fp16 tensor cores (see knn_tensor.cuh).
+// knn_tensor.cu -- exact k-NN screened with tensor cores (see knn_tensor.cuh).
 //
 // 1. prep: every row (reference rows once, at build; queries per search) is moved by the same centre c (the mean
 //    of the reference rows' finite values, summed in any order: any c would do, as distances do not depend on it,
@@ -6,8 +6,9 @@
 //    its largest magnitude into [2^13, 2^14) and rounded to fp16 (zero-padded to a multiple of 32 dimensions),
 //    with its squared norm, the norm of its rounding residual r - fp16(r)/scale (computed exactly) and upper
 //    bounds of both. Non-finite rows get a NaN norm, so they are never screened in (nor returned, as on the CPU).
-//    On a Hopper GPU the reference rows are instead all scaled by one power of two (that of the largest centred
-//    value), padded to the wgmma kernel's k-steps and stored in its tiles (fp16_index).
+//    On a Hopper GPU the rows are instead quantized to int8 with one step for all (the reference rows' largest
+//    centred magnitude over a limit near 127, prep_s8_kernel) and the reference rows stored in the wgmma kernel's
+//    tiles (operand_index); with GRIP_KNN_NO_INT8 set, they are fp16 there too, all scaled by one power of two.
 // 2. screen: a block of 8 warps owns 128 queries, held in shared memory, and walks the reference rows in tiles of
 //    128, streamed in chunks of 64 dimensions; mma.sync m16n8k16 products (fp16 in, fp32 accumulated) give q.r,
 //    the screened distance is |q|^2 + |r|^2 - 2 q.r, and each query keeps its 32 smallest in a sorted list in
@@ -17,12 +18,15 @@
 // 3. rerank: one warp per query computes the exact distance of its candidates that may rank among the first k
 //    with the CPU twin's arithmetic (dimension order, __fsub_rn/__fmul_rn/__fadd_rn) and ranks them by
 //    (distance, row), the CPU's tie rule.
-//    Every row not kept has screened distance >= T (the 32nd kept one), hence exact distance >= T - B, where B
-//    bounds |screened - exact| for this query and any reference row (from the norms and residual norms:
-//    fp16 input rounding, tensor-core accumulation, the norms' and the formula's float rounding, and the CPU
-//    sum's own rounding). The answer is certified when the k-th exact distance (or, with fewer than k within the
-//    bound, max_sqdist) is < T - B: no row outside the list can then enter or tie into it. Otherwise the query
-//    goes to a list of failures,
+//    Every row not kept has screened distance >= T (the 32nd kept one), hence exact distance >= L(T), a lower
+//    bound from the screening's error:
+//    - fp16: L(T) = T - B, where B bounds |screened - exact| for this query and any reference row (from the norms
+//      and residual norms: fp16 input rounding, tensor-core accumulation, the norms' and the formula's float
+//      rounding, and the CPU sum's own rounding; screening_bound);
+//    - int8: the screened distance is |q^ - r^|^2 exactly (q^, r^ the quantized rows; integer products and norms),
+//      so L(T) = (sqrt(T) - e_q - e_r)^2 less the float terms, e the residual norms (s8_bound).
+//    The answer is certified when the k-th exact distance (or, with fewer than k valid, max_sqdist) is < L(T): no
+//    row outside the list can then enter or tie into it. Otherwise the query goes to a list of failures,
 // 4. which the exact kernel (knn_bruteforce.cu) searches again.
 #include "cuda/knn_tensor.cuh"
 #include "cuda/knn_bruteforce.cuh"
@@ -54,7 +58,7 @@ struct ref_stats {
 
 __host__ __device__ inline size_t round_up(size_t x, size_t to) { return (x + to - 1) / to * to; }
 
-__device__ __forceinline__ float warp_sum(float v)
+template <class T> __device__ __forceinline__ T warp_sum(T v)
 {
     for (int o = 16; o > 0; o >>= 1)
         v += __shfl_xor_sync(kFullMask, v, o);
@@ -101,19 +105,20 @@ __global__ void centred_max_kernel(const float *__restrict__ ref, size_t count, 
         atomicMax(max_bits, __float_as_int(m)); // non-negative floats order as their bits
 }
 
-// Where dimension d of row `row` goes in the fp16 rows: row-major (kdim halves a row), or, for the wgmma kernel,
-// in tiles of kTileRows rows, each a sequence of chunks of kWgmmaChunkDims dimensions (the last may be shorter),
-// each chunk a grid of 8 x 8 core matrices (8 rows x 16 bytes, stored as 128 contiguous bytes), 8-row groups
-// (kc / 8) core matrices apart: the operand layout wgmma reads without swizzling, so that one bulk copy moves a
-// chunk from global to shared memory as it is.
-__device__ __forceinline__ size_t fp16_index(size_t row, size_t d, size_t kdim, bool tiled)
+// Where dimension d of row `row` goes in the rows (in elements: halves, or int8 bytes; epb of them in 16 bytes):
+// row-major (kdim a row), or, for the wgmma kernel, in tiles of kTileRows rows, each a sequence of chunks of
+// kWgmmaChunkBytes bytes a row (the last may be shorter), each chunk a grid of 8 x 8 core matrices (8 rows x 16
+// bytes, stored as 128 contiguous bytes), 8-row groups (kc / epb) core matrices apart: the operand layout wgmma
+// reads without swizzling, so that one bulk copy moves a chunk from global to shared memory as it is.
+__device__ __forceinline__ size_t operand_index(size_t row, size_t d, size_t kdim, bool tiled, size_t epb)
 {
     if (!tiled)
         return row * kdim + d;
-    const size_t tile = row / kTileRows, n = row % kTileRows, chunk = d / kWgmmaChunkDims, k = d % kWgmmaChunkDims;
-    const size_t kc = min((size_t)kWgmmaChunkDims, kdim - chunk * kWgmmaChunkDims);
-    return tile * kTileRows * kdim + chunk * kTileRows * kWgmmaChunkDims + ((n / 8) * (kc / 8) + k / 8) * 64 +
-           (n % 8) * 8 + k % 8;
+    const size_t chunk_dims = kWgmmaChunkBytes / 16 * epb;
+    const size_t tile = row / kTileRows, n = row % kTileRows, chunk = d / chunk_dims, k = d % chunk_dims;
+    const size_t kc = min(chunk_dims, kdim - chunk * chunk_dims);
+    return tile * kTileRows * kdim + chunk * kTileRows * chunk_dims + ((n / 8) * (kc / epb) + k / epb) * 8 * epb +
+           (n % 8) * epb + k % epb;
 }
 
 // How rows are scaled and stored: a per-row power of two (fixed_e unused), or 2^(14 - fixed_e) for all rows;
@@ -166,7 +171,7 @@ __global__ void prep_kernel(const float *__restrict__ src, size_t rows, size_t p
             norm2 += xc * xc;
             resid2 += r * r;
         }
-        p.h[fp16_index(row, d, kdim, layout.tiled)] = v;
+        p.h[operand_index(row, d, kdim, layout.tiled, 8)] = v;
     }
     norm2 = warp_sum(norm2);
     resid2 = warp_sum(resid2);
@@ -182,6 +187,75 @@ __global__ void prep_kernel(const float *__restrict__ src, size_t rows, size_t p
     if (state == ROW_OUT_OF_RANGE)
         atomicOr(&stats->out_of_range, 1);
     if (state == ROW_SCREENED) { // non-negative floats order as their bits
+        atomicMax((int *)&stats->max_norm_up, __float_as_int(p.norm_up[row]));
+        atomicMax((int *)&stats->max_resid_up, __float_as_int(p.resid_up[row]));
+    }
+}
+
+// The int8 quantization: t = rint(xc / step), clamped to [-limit, limit]. The reference rows' limit keeps the
+// wgmma kernel's integer x = |r~|^2 - 2 q~.r~ below 2^24 in magnitude with queries clamped to 127 (s8_limit), so
+// that the float the lists hold is exact.
+struct s8_quant {
+    float step, inv_step;
+    int limit;
+};
+
+// One warp per row, as prep_kernel, in int8 for the wgmma kernel: |t|^2 (an exact integer: reference rows, which
+// are stored in wgmma tiles, as norm2_t; queries as the float norm2), inv_scale = the step, resid_up bounds
+// |xc - t step| (computed exactly in double), norm_up bounds |xc|. No per-row range: a row far from the reference
+// rows' range is clamped, and its residual fails its certificate.
+__global__ void prep_s8_kernel(const float *__restrict__ src, size_t rows, size_t padded_rows, size_t dim,
+                               size_t kdim, const float *__restrict__ sum, float inv_count, s8_quant quant,
+                               bool reference, rows_prep p, ref_stats *stats)
+{
+    const size_t row = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
+    const int lane = threadIdx.x % 32;
+    if (row >= padded_rows)
+        return;
+    const float *x = src + row * dim;
+    bool finite = true, centred_finite = true;
+    if (row < rows)
+        for (size_t d = lane; d < dim; d += 32) {
+            finite = finite && isfinite(x[d]);
+            centred_finite = centred_finite && isfinite(__fsub_rn(x[d], sum[d] * inv_count));
+        }
+    finite = __all_sync(kFullMask, finite) && row < rows;
+    centred_finite = __all_sync(kFullMask, centred_finite);
+    const int state = !finite ? ROW_NON_FINITE : centred_finite ? ROW_SCREENED : ROW_OUT_OF_RANGE;
+    const float limit = (float)quant.limit;
+    float norm2 = 0.0f;
+    double resid2 = 0.0;
+    int norm2_t = 0;
+    for (size_t d = lane; d < kdim; d += 32) {
+        int t = 0;
+        if (state == ROW_SCREENED && d < dim) {
+            const float xc = __fsub_rn(x[d], sum[d] * inv_count);
+            t = (int)fminf(fmaxf(rintf(xc * quant.inv_step), -limit), limit);
+            const double r = (double)xc - (double)t * (double)quant.step; // exact in double
+            norm2 += xc * xc;
+            resid2 += r * r;
+            norm2_t += t * t;
+        }
+        p.s8[operand_index(row, d, kdim, reference, 16)] = (signed char)t;
+    }
+    norm2 = warp_sum(norm2);
+    resid2 = warp_sum(resid2);
+    norm2_t = warp_sum(norm2_t);
+    if (lane != 0)
+        return;
+    p.state[row] = state;
+    p.inv_scale[row] = quant.step;
+    if (reference)
+        p.norm2_t[row] = state == ROW_SCREENED ? norm2_t : kS8NeverNorm;
+    else
+        p.norm2[row] = state == ROW_SCREENED ? (float)norm2_t : NAN; // < 2^24: exact
+    p.norm_up[row] = norm_upper(norm2, dim);
+    p.resid_up[row] = norm_upper((float)resid2, dim); // norm_upper's margin covers the rounding to float
+    if (!stats)
+        return;
+    if (state == ROW_OUT_OF_RANGE)
+        atomicOr(&stats->out_of_range, 1);
+    if (state == ROW_SCREENED) {
         atomicMax((int *)&stats->max_norm_up, __float_as_int(p.norm_up[row]));
         atomicMax((int *)&stats->max_resid_up, __float_as_int(p.resid_up[row]));
     }
@@ -488,10 +562,46 @@ __device__ __forceinline__ double screening_bound(double a, double ea, double b,
     return 1.02 * sum + 1e-30;
 }
 
+// The CPU twin's squared distance: dimension order, no fused multiply-add.
+__device__ __forceinline__ float exact_distance(const float *__restrict__ x, const float *__restrict__ y, size_t dim)
+{
+    float acc = 0.0f;
+    for (size_t d = 0; d < dim; ++d) {
+        const float diff = __fsub_rn(x[d], y[d]);
+        acc = __fadd_rn(acc, __fmul_rn(diff, diff));
+    }
+    return acc;
+}
+
+// How the candidate lists' values read: the screened distance is (x + |q|^2 when shifted) * step2 (step2 = 1
+// but for int8, whose lists hold integers); s8: the int8 certificate (rerank_s8_lower).
+struct list_units {
+    bool shifted, s8;
+    double step2;
+};
+
+// int8 screening: a lower bound of the exact float distance of the query against any row whose screened distance
+// is at least s. The screened distance is |q^ - r^|^2 exactly (integer products and norms), and
+// | |q^ - r^| - |q - r| | <= |q - q^| + |r - r^| <= e, the residual norms (plus 2^-23 (a + b) for the centring's
+// float rounding, as in screening_bound); then the CPU's own sum, as there: X = (dim + 8) 2^-23 (a + b)^2, 2%
+// more. The square roots and products carry relative margins of 1e-12 for double rounding.
+struct s8_bound {
+    double e, x;
+    __device__ __forceinline__ s8_bound(double a, double ea, double b, double eb, double dim)
+        : e((ea + eb + 0x1p-23 * (a + b)) * (1.0 + 1e-6)), x(1.02 * (dim + 8.0) * 0x1p-23 * (a + b) * (a + b) + 1e-30)
+    {
+    }
+    __device__ __forceinline__ double lower(double s) const
+    {
+        const double root = sqrt(fmax(s, 0.0)) * (1.0 - 1e-12) - e;
+        return root > 0.0 ? root * root * (1.0 - 1e-12) - x : -INFINITY;
+    }
+};
+
 __global__ void __launch_bounds__(kThreads)
     rerank_kernel(const float *__restrict__ ref, const float *__restrict__ queries, size_t m, size_t dim, int k,
                   float max_sqdist, const uint32_t *__restrict__ cand_id, const float *__restrict__ cand_d,
-                  bool shifted, rows_prep q, const ref_stats *__restrict__ stats, uint32_t *__restrict__ ids,
+                  list_units units, rows_prep q, const ref_stats *__restrict__ stats, uint32_t *__restrict__ ids,
                   float *__restrict__ sqdist, uint32_t *__restrict__ failed, uint32_t *__restrict__ n_failed)
 {
     const size_t qi = (size_t)blockIdx.x * kWarps + threadIdx.x / 32;
@@ -500,22 +610,29 @@ __global__ void __launch_bounds__(kThreads)
         return; // the whole warp
     const uint32_t id = cand_id[qi * kList + (size_t)lane];
     const float last = cand_d[qi * kList + kList - 1];
+    const double shift = units.shifted ? (double)q.norm2[qi] : 0.0;
+    const double mine = ((double)cand_d[qi * kList + (size_t)lane] + shift) * units.step2;
     const double bound = screening_bound(q.norm_up[qi], q.resid_up[qi], stats->max_norm_up, stats->max_resid_up,
                                          (double)dim) * (1.0 + 1e-6);
-    // Only rows that may rank among the first k need their exact distance: a row screened above S_k + 2B (S_k the
-    // k-th screened distance) is exactly above S_k + B, hence above the k rows screened at most S_k.
-    const bool needed = id != UINT32_MAX &&
-                        (double)cand_d[qi * kList + (size_t)lane] <= (double)cand_d[qi * kList + k - 1] + 2.0 * bound;
+    const s8_bound b8(q.norm_up[qi], q.resid_up[qi], stats->max_norm_up, stats->max_resid_up, (double)dim);
+    // Only rows that may rank among the first k need their exact distance. First the k best screened: the largest
+    // of their exact distances, U, is at least the k-th exact distance (or U = max_sqdist when they are not all
+    // valid). Then the others whose exact distance may be at most U: screened lower bound <= U. A row left out is
+    // exactly above U, so it neither ranks nor ties among the first k, nor is valid when U = max_sqdist.
+    const bool listed = id != UINT32_MAX;
     float e = INFINITY;
-    if (needed) {
-        const float *x = queries + qi * dim, *y = ref + (size_t)id * dim;
-        float acc = 0.0f;
-        for (size_t d = 0; d < dim; ++d) {
-            const float diff = __fsub_rn(x[d], y[d]);
-            acc = __fadd_rn(acc, __fmul_rn(diff, diff));
-        }
-        e = acc;
+    if (listed && lane < k)
+        e = exact_distance(queries + qi * dim, ref + (size_t)id * dim, dim);
+    const bool first_valid = lane >= k || (listed && e < INFINITY && e <= max_sqdist);
+    float upper = max_sqdist;
+    if (__all_sync(kFullMask, first_valid)) {
+        float first_max = lane < k ? e : -INFINITY;
+        for (int o = 16; o > 0; o >>= 1)
+            first_max = fmaxf(first_max, __shfl_xor_sync(kFullMask, first_max, o));
+        upper = first_max;
     }
+    if (listed && lane >= k && (units.s8 ? b8.lower(mine) : mine - bound) <= (double)upper)
+        e = exact_distance(queries + qi * dim, ref + (size_t)id * dim, dim);
     // the exact kernel lists a row when its distance is < +inf and <= max_sqdist (NaN never)
     const bool valid = id != UINT32_MAX && e < INFINITY && e <= max_sqdist;
     const unsigned long long key = valid ? ((unsigned long long)__float_as_uint(e) << 32) | id : ~0ull;
@@ -527,8 +644,10 @@ __global__ void __launch_bounds__(kThreads)
     const float kth_exact = __shfl_sync(kFullMask, e, holder ? __ffs(holder) - 1 : 0);
     const float threshold = holder ? kth_exact : max_sqdist;
     bool certified = q.state[qi] != ROW_OUT_OF_RANGE;
-    if (certified && last < INFINITY) // a full list: rows outside it exist and must be kept out
-        certified = (double)last + (shifted ? (double)q.norm2[qi] : 0.0) - bound > (double)threshold;
+    if (certified && last < INFINITY) { // a full list: rows outside it exist and must be kept out
+        const double outside = ((double)last + shift) * units.step2; // every row outside is screened at least this
+        certified = (units.s8 ? b8.lower(outside) : outside - bound) > (double)threshold;
+    }
     if (!certified) {
         if (lane == 0)
             failed[atomicAdd(n_failed, 1u)] = (uint32_t)qi;
@@ -576,7 +695,7 @@ size_t screen_smem_bytes(size_t kdim)
 }
 
 // Carves the per-row arrays of `rows` rows out of one allocation; returns its size when base is NULL.
-size_t rows_prep_carve(rows_prep *p, unsigned char *base, size_t rows, size_t kdim)
+size_t rows_prep_carve(rows_prep *p, unsigned char *base, size_t rows, size_t row_bytes)
 {
     size_t off = 0;
     auto take = [&](size_t bytes) {
@@ -584,7 +703,7 @@ size_t rows_prep_carve(rows_prep *p, unsigned char *base, size_t rows, size_t kd
         off += round_up(bytes, 256);
         return at;
     };
-    p->h = reinterpret_cast<__half *>(take(rows * kdim * sizeof(__half)));
+    p->h = reinterpret_cast<__half *>(take(rows * row_bytes));
     p->norm2 = reinterpret_cast<float *>(take(rows * sizeof(float)));
     p->inv_scale = reinterpret_cast<float *>(take(rows * sizeof(float)));
     p->norm_up = reinterpret_cast<float *>(take(rows * sizeof(float)));
@@ -600,7 +719,35 @@ void launch_prep(const float *src, size_t rows, size_t padded_rows, size_t dim, 
     prep_kernel<<<(unsigned)blocks, kThreads>>>(src, rows, padded_rows, dim, kdim, sum, inv_count, layout, p, stats);
 }
 
+void launch_prep_s8(const float *src, size_t rows, size_t padded_rows, size_t dim, size_t kdim, const float *sum,
+                    float inv_count, s8_quant quant, bool reference, const rows_prep &p, ref_stats *stats)
+{
+    const size_t blocks = (padded_rows * 32 + kThreads - 1) / kThreads;
+    prep_s8_kernel<<<(unsigned)blocks, kThreads>>>(src, rows, padded_rows, dim, kdim, sum, inv_count, quant,
+                                                   reference, p, stats);
+}
+
 constexpr prep_layout kPerRowScale = {false, 0, false};
+constexpr int kQueryS8Limit = 127;
+
+// The reference rows' int8 limit L: the largest <= 127 with dim (L^2 + 2 * 127 L) < 2^24, so that
+// |r~|^2 - 2 q~.r~ (|r~_d| <= L, |q~_d| <= 127) is exact in a float.
+int s8_limit(size_t dim)
+{
+    int limit = 127;
+    while (limit > 1 && (double)dim * ((double)limit * limit + 2.0 * kQueryS8Limit * limit) >= 0x1p24)
+        --limit;
+    return limit;
+}
+
+// How the rows are screened: their padded dimension (elements a row), the wgmma kernel's k-steps (0: the mma.sync
+// kernel screens), and whether in int8 (the wgmma kernel only).
+struct screen_shape {
+    size_t kdim;
+    int wgmma_steps;
+    bool s8;
+    size_t row_bytes() const { return kdim * (s8 ? 1 : 2); }
+};
 
 } // namespace
 
@@ -610,9 +757,10 @@ struct grip_knn_screen {
     ref_stats *stats;
     float *sum;      // the centre is sum * inv_count
     float inv_count; // 1 / n
-    size_t n, n_padded, dim, kdim;
-    int wgmma_steps;     // > 0: the Hopper kernel (cuda/knn_wgmma.cuh) screens, with rows of wgmma_steps x 16 dims
-    float ref_inv_scale; // the Hopper kernel's one scale of the reference rows (inverted)
+    size_t n, n_padded, dim;
+    screen_shape shape;
+    float ref_inv_scale; // the Hopper kernel's one scale of the reference rows (inverted), fp16
+    s8_quant quant;      // its int8 quantization of the reference rows
 };
 
 void grip_knn_screen_free(grip_knn_screen *screen)
@@ -623,14 +771,18 @@ void grip_knn_screen_free(grip_knn_screen *screen)
     free(screen);
 }
 
-// The padded dimension of the fp16 rows, and the wgmma kernel's k-steps (0: the mma.sync kernel screens). The
-// Hopper kernel where it runs, unless the environment sets GRIP_KNN_NO_WGMMA (knn_tensor.cuh).
-static size_t screen_kdim(size_t dim, int *wgmma_steps)
+// How rows of dim dimensions are screened on the current device: the Hopper kernel where it runs, in int8, unless
+// the environment sets GRIP_KNN_NO_WGMMA (the mma.sync kernel) or GRIP_KNN_NO_INT8 (fp16) (knn_tensor.cuh).
+static screen_shape screen_shape_of(size_t dim)
 {
-    *wgmma_steps = 0;
-    if (getenv("GRIP_KNN_NO_WGMMA") == NULL && grip_knn_wgmma_usable())
-        *wgmma_steps = grip_knn_wgmma_ksteps(dim);
-    return *wgmma_steps > 0 ? (size_t)*wgmma_steps * 16 : round_up(dim, 32);
+    screen_shape shape = {round_up(dim, 32), 0, false};
+    if (getenv("GRIP_KNN_NO_WGMMA") != NULL || !grip_knn_wgmma_usable())
+        return shape;
+    const bool s8 = getenv("GRIP_KNN_NO_INT8") == NULL;
+    const int steps = grip_knn_wgmma_ksteps(dim, s8);
+    if (steps > 0)
+        shape = {(size_t)steps * (s8 ? 32 : 16), steps, s8};
+    return shape;
 }
 
 static bool screened_dim(size_t dim)
@@ -639,41 +791,65 @@ static bool screened_dim(size_t dim)
 }
 
 // screen_build_on's allocation: the rows' data, 256 bytes of stats, the column sums.
-static size_t screen_alloc_bytes(size_t n_padded, size_t kdim, size_t dim)
+static size_t screen_alloc_bytes(size_t n_padded, size_t row_bytes, size_t dim)
 {
     rows_prep p;
-    return rows_prep_carve(&p, nullptr, n_padded, kdim) + 256 + dim * sizeof(float);
+    return rows_prep_carve(&p, nullptr, n_padded, row_bytes) + 256 + dim * sizeof(float);
 }
 
 size_t grip_knn_screen_bytes(size_t n, size_t dim)
 {
     if (n == 0 || !screened_dim(dim))
         return 0;
-    int steps = 0;
-    return screen_alloc_bytes(round_up(n, kTileRows), screen_kdim(dim, &steps), dim);
+    return screen_alloc_bytes(round_up(n, kTileRows), screen_shape_of(dim).row_bytes(), dim);
 }
 
-// The wgmma layout's scale: the exponent e with every centred finite value below 2^e in magnitude.
-static grip_status common_exponent(grip_ctx *ctx, const grip_knn_screen *s, const float *ref, int *e)
+// The largest magnitude of the reference rows' centred finite values: the wgmma layouts' common scale.
+static grip_status centred_max(grip_ctx *ctx, const grip_knn_screen *s, const float *ref, float *max_abs)
 {
     int *max_bits = &s->stats->max_abs_bits;
     centred_max_kernel<<<1024, kThreads>>>(ref, s->n * s->dim, s->dim, s->sum, s->inv_count, max_bits);
     GRIP_CUDA_CHECK(ctx, cudaGetLastError());
     int bits = 0;
     GRIP_CUDA_CHECK(ctx, cudaMemcpy(&bits, max_bits, sizeof bits, cudaMemcpyDeviceToHost));
+    memcpy(max_abs, &bits, sizeof *max_abs);
+    return GRIP_OK;
+}
+
+// The wgmma kernel's scale: every reference row scaled by one power of two (fp16), or quantized with one step
+// (int8). *usable is false when the rows' magnitude is outside [2^-40, 2^40], as prep_kernel's per-row range.
+static grip_status wgmma_prep(grip_ctx *ctx, grip_knn_screen *s, const float *ref, bool *usable)
+{
     float max_abs = 0.0f;
-    memcpy(&max_abs, &bits, sizeof max_abs);
-    *e = 0;
+    grip_status st = centred_max(ctx, s, ref, &max_abs);
+    if (st != GRIP_OK)
+        return st;
+    int e = 0;
     if (max_abs > 0.0f)
-        (void)frexpf(max_abs, e);
+        (void)frexpf(max_abs, &e);
+    *usable = e <= kScaleExponentLimit && e >= -kScaleExponentLimit;
+    if (!*usable)
+        return GRIP_OK;
+    if (!s->shape.s8) {
+        s->ref_inv_scale = ldexpf(1.0f, e - 14);
+        launch_prep(ref, s->n, s->n_padded, s->dim, s->shape.kdim, s->sum, s->inv_count, {true, e, true}, s->rows,
+                    s->stats);
+        return GRIP_OK;
+    }
+    const int limit = s8_limit(s->dim);
+    const float step = max_abs > 0.0f ? max_abs / (float)limit : 1.0f;
+    s->quant = {step, 1.0f / step, limit};
+    launch_prep_s8(ref, s->n, s->n_padded, s->dim, s->shape.kdim, s->sum, s->inv_count, s->quant, true, s->rows,
+                   s->stats);
     return GRIP_OK;
 }
 
 static grip_status screen_build_on(grip_ctx *ctx, grip_knn_screen *s, const float *ref, bool *usable)
 {
-    const size_t bytes = rows_prep_carve(&s->rows, nullptr, s->n_padded, s->kdim);
-    GRIP_CUDA_CHECK(ctx, cudaMalloc(&s->mem, screen_alloc_bytes(s->n_padded, s->kdim, s->dim)));
-    rows_prep_carve(&s->rows, (unsigned char *)s->mem, s->n_padded, s->kdim);
+    const size_t row_bytes = s->shape.row_bytes();
+    const size_t bytes = rows_prep_carve(&s->rows, nullptr, s->n_padded, row_bytes);
+    GRIP_CUDA_CHECK(ctx, cudaMalloc(&s->mem, screen_alloc_bytes(s->n_padded, row_bytes, s->dim)));
+    rows_prep_carve(&s->rows, (unsigned char *)s->mem, s->n_padded, row_bytes);
     s->stats = reinterpret_cast<ref_stats *>((unsigned char *)s->mem + bytes);
     s->sum = reinterpret_cast<float *>((unsigned char *)s->mem + bytes + 256);
     s->inv_count = 1.0f / (float)s->n;
@@ -681,15 +857,15 @@ static grip_status screen_build_on(grip_ctx *ctx, grip_knn_screen *s, const floa
     const dim3 grid((unsigned)((s->dim + 127) / 128), 256);
     column_sum_kernel<<<grid, 128>>>(ref, s->n, s->dim, s->sum);
     GRIP_CUDA_CHECK(ctx, cudaGetLastError());
-    prep_layout layout = kPerRowScale;
-    if (s->wgmma_steps > 0) {
-        layout = {true, 0, true};
-        grip_status st = common_exponent(ctx, s, ref, &layout.fixed_e);
-        if (st != GRIP_OK)
+    *usable = true;
+    if (s->shape.wgmma_steps > 0) {
+        grip_status st = wgmma_prep(ctx, s, ref, usable);
+        if (st != GRIP_OK || !*usable)
             return st;
-        s->ref_inv_scale = ldexpf(1.0f, layout.fixed_e - 14);
+    } else {
+        launch_prep(ref, s->n, s->n_padded, s->dim, s->shape.kdim, s->sum, s->inv_count, kPerRowScale, s->rows,
+                    s->stats);
     }
-    launch_prep(ref, s->n, s->n_padded, s->dim, s->kdim, s->sum, s->inv_count, layout, s->rows, s->stats);
     GRIP_CUDA_CHECK(ctx, cudaGetLastError());
     ref_stats host;
     GRIP_CUDA_CHECK(ctx, cudaMemcpy(&host, s->stats, sizeof host, cudaMemcpyDeviceToHost));
@@ -708,7 +884,7 @@ grip_status grip_knn_screen_build(grip_ctx *ctx, const float *ref, size_t n, siz
     s->n = n;
     s->n_padded = round_up(n, kTileRows);
     s->dim = dim;
-    s->kdim = screen_kdim(dim, &s->wgmma_steps);
+    s->shape = screen_shape_of(dim);
     bool usable = false;
     grip_status st = screen_build_on(ctx, s, ref, &usable);
     if (st == GRIP_OK && usable)
@@ -716,7 +892,7 @@ grip_status grip_knn_screen_build(grip_ctx *ctx, const float *ref, size_t n, siz
     else
         grip_knn_screen_free(s);
     if (st != GRIP_OK)
-        grip_fail_append(ctx, "knn (cuda): preparing the fp16 screening of %zu rows of %zu dims", n, dim);
+        grip_fail_append(ctx, "knn (cuda): preparing the tensor-core screening of %zu rows of %zu dims", n, dim);
     return st;
 }
 
@@ -731,10 +907,10 @@ struct screen_scratch {
 };
 
 // scratch_alloc's allocation: the queries' data, candidate ids and values, the failure count (256) and list.
-static size_t scratch_bytes(size_t m_padded, size_t kdim)
+static size_t scratch_bytes(size_t m_padded, size_t row_bytes)
 {
     rows_prep p;
-    return rows_prep_carve(&p, nullptr, m_padded, kdim) + 2 * m_padded * kList * sizeof(uint32_t) + 256 +
+    return rows_prep_carve(&p, nullptr, m_padded, row_bytes) + 2 * m_padded * kList * sizeof(uint32_t) + 256 +
            m_padded * sizeof(uint32_t);
 }
 
@@ -749,17 +925,16 @@ size_t grip_knn_screen_search_bytes(size_t m, size_t dim, uint32_t k)
 {
     if (m == 0 || k > GRIP_KNN_SCREEN_MAX_K || !screened_dim(dim))
         return 0;
-    int steps = 0;
-    return scratch_bytes(round_up(m, kBlockQueries), screen_kdim(dim, &steps)) + failed_bytes(m, dim, k);
+    return scratch_bytes(round_up(m, kBlockQueries), screen_shape_of(dim).row_bytes()) + failed_bytes(m, dim, k);
 }
 
-static grip_status scratch_alloc(grip_ctx *ctx, screen_scratch *w, size_t m_padded, size_t kdim)
+static grip_status scratch_alloc(grip_ctx *ctx, screen_scratch *w, size_t m_padded, size_t row_bytes)
 {
-    const size_t prep = rows_prep_carve(&w->q, nullptr, m_padded, kdim);
+    const size_t prep = rows_prep_carve(&w->q, nullptr, m_padded, row_bytes);
     const size_t cands = m_padded * kList * sizeof(uint32_t);
-    GRIP_CUDA_CHECK(ctx, cudaMalloc(&w->mem, scratch_bytes(m_padded, kdim)));
+    GRIP_CUDA_CHECK(ctx, cudaMalloc(&w->mem, scratch_bytes(m_padded, row_bytes)));
     unsigned char *base = (unsigned char *)w->mem;
-    rows_prep_carve(&w->q, base, m_padded, kdim);
+    rows_prep_carve(&w->q, base, m_padded, row_bytes);
     w->cand_id = (uint32_t *)(base + prep);
     w->cand_d = (float *)(base + prep + cands);
     w->n_failed = (uint32_t *)(base + prep + 2 * cands);
@@ -797,25 +972,33 @@ static grip_status screen_search_with(grip_ctx *ctx, const grip_knn_screen *s, s
                                       float *sqdist)
 {
     const size_t m_padded = round_up(m, kBlockQueries);
-    grip_status st = scratch_alloc(ctx, w, m_padded, s->kdim);
+    const screen_shape &shape = s->shape;
+    grip_status st = scratch_alloc(ctx, w, m_padded, shape.row_bytes());
     if (st != GRIP_OK)
         return st;
     GRIP_CUDA_CHECK(ctx, cudaMemsetAsync(w->n_failed, 0, sizeof(uint32_t), 0));
-    launch_prep(queries, m, m_padded, s->dim, s->kdim, s->sum, s->inv_count, kPerRowScale, w->q, nullptr);
+    if (shape.s8) {
+        const s8_quant quant = {s->quant.step, s->quant.inv_step, kQueryS8Limit};
+        launch_prep_s8(queries, m, m_padded, s->dim, shape.kdim, s->sum, s->inv_count, quant, false, w->q, nullptr);
+    } else {
+        launch_prep(queries, m, m_padded, s->dim, shape.kdim, s->sum, s->inv_count, kPerRowScale, w->q, nullptr);
+    }
     GRIP_CUDA_CHECK(ctx, cudaGetLastError());
-    if (s->wgmma_steps > 0) { // its lists hold the screened distances less |q|^2
-        GRIP_CUDA_CHECK(ctx, grip_knn_wgmma_screen(w->q, s->rows, m_padded, s->n_padded, s->wgmma_steps,
+    if (shape.wgmma_steps > 0) { // its lists hold the screened distances less |q|^2
+        GRIP_CUDA_CHECK(ctx, grip_knn_wgmma_screen(w->q, s->rows, m_padded, s->n_padded, shape.wgmma_steps, shape.s8,
                                                    s->ref_inv_scale, w->cand_id, w->cand_d));
     } else {
-        const size_t smem = screen_smem_bytes(s->kdim);
+        const size_t smem = screen_smem_bytes(shape.kdim);
         GRIP_CUDA_CHECK(ctx,
                         cudaFuncSetAttribute(screen_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
         screen_kernel<<<(unsigned)(m_padded / kBlockQueries), kThreads, smem>>>(w->q, s->rows, s->n_padded,
-                                                                               (int)s->kdim, w->cand_id, w->cand_d);
+                                                                               (int)shape.kdim, w->cand_id, w->cand_d);
         GRIP_CUDA_CHECK(ctx, cudaGetLastError());
     }
+    const double step = shape.s8 ? (double)s->quant.step : 1.0;
+    const list_units units = {shape.wgmma_steps > 0, shape.s8, step * step}; // step^2: exact in double
     rerank_kernel<<<(unsigned)((m + kWarps - 1) / kWarps), kThreads>>>(
-        ref, queries, m, s->dim, (int)k, max_sqdist, w->cand_id, w->cand_d, s->wgmma_steps > 0, w->q, s->stats, ids,
+        ref, queries, m, s->dim, (int)k, max_sqdist, w->cand_id, w->cand_d, units, w->q, s->stats, ids,
         sqdist, w->failed, w->n_failed);
     GRIP_CUDA_CHECK(ctx, cudaGetLastError());
     uint32_t count = 0;
@@ -836,6 +1019,6 @@ grip_status grip_knn_screen_search(grip_ctx *ctx, const grip_knn_screen *screen,
     (void)cudaFree(w.sub);
     (void)cudaFree(w.mem);
     if (st != GRIP_OK)
-        grip_fail_append(ctx, "knn (cuda): fp16-screened search of %zu queries, k = %u", m, k);
+        grip_fail_append(ctx, "knn (cuda): screened search of %zu queries, k = %u", m, k);
     return st;
 }

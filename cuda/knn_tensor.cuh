@@ -1,7 +1,8 @@
 // knn_tensor.cuh -- the tensor-core screened k-NN: the results of the exact brute force (grip_knn_cuda_launch,
-// itself bit for bit grip_knn_exact), found faster. fp16 tensor-core products (mma.sync) screen every pair, each
-// query keeps its 32 best screened rows, those are re-ranked with the exact float arithmetic, and a query whose
-// answer the screening's rigorous error bound cannot certify is searched again by the exact kernel.
+// itself bit for bit grip_knn_exact), found faster. Tensor-core products screen every pair (int8 wgmma on a Hopper
+// GPU, fp16 elsewhere), each query keeps its 32 best screened rows, those are re-ranked with the exact float
+// arithmetic, and a query whose answer the screening's rigorous error bound cannot certify is searched again by
+// the exact kernel.
 #ifndef GRIP_CUDA_KNN_TENSOR_CUH
 #define GRIP_CUDA_KNN_TENSOR_CUH
 
@@ -22,10 +23,11 @@ extern "C" {
 #define GRIP_KNN_SCREEN_MAX_DIM 368
 
 // Which kernel screens is chosen per reference set at build: the wgmma kernel (cuda/sm90a/knn_wgmma.cu) on a
-// Hopper GPU, the portable mma.sync kernel elsewhere, or everywhere when the environment sets GRIP_KNN_NO_WGMMA
-// (for tests and side-by-side benchmarks; both give the same answers).
+// Hopper GPU, in int8 (or in fp16 when the environment sets GRIP_KNN_NO_INT8), the portable mma.sync kernel (fp16)
+// elsewhere, or everywhere when the environment sets GRIP_KNN_NO_WGMMA (for tests and side-by-side benchmarks;
+// all give the same answers).
 
-// The screening data of one reference set (fp16 rows, norms, error terms); opaque.
+// The screening data of one reference set (int8 or fp16 rows, norms, error terms); opaque.
 typedef struct grip_knn_screen grip_knn_screen;
 
 // Prepares the screening of ref (n x dim, device memory of the current device). *out is allocated here, freed with

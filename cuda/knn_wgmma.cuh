@@ -1,7 +1,8 @@
 // knn_wgmma.cuh -- the Hopper screening kernel (cuda/sm90a/knn_wgmma.cu), used by cuda/knn_tensor.cu in place of
-// its mma.sync kernel where the device and the build allow it. Same lists, same error model (Hopper's wgmma and
-// mma.sync share the tensor cores' fp16 arithmetic), a different data layout: the reference rows are stored in
-// wgmma tiles (knn_tensor.cu's fp16_index) and all scaled by one power of two.
+// its mma.sync kernel where the device and the build allow it. Same lists, a different data layout: the reference
+// rows are stored in wgmma tiles (knn_tensor.cu's operand_index) and all scaled alike. Two operand kinds: fp16
+// (the error model of mma.sync: Hopper's wgmma and mma.sync share the tensor cores' fp16 arithmetic), and int8
+// (rows quantized with one step, exact integer products, at twice the rate; knn_tensor.cu bounds its error).
 #ifndef GRIP_CUDA_KNN_WGMMA_CUH
 #define GRIP_CUDA_KNN_WGMMA_CUH
 
@@ -13,16 +14,18 @@
 // A failed probe leaves no error behind.
 bool grip_knn_wgmma_usable(void);
 
-// The k-steps (16 dimensions each) of the compiled kernel that serves `dim` dimensions (rows are zero-padded to
-// k-steps x 16); 0 when none does.
-int grip_knn_wgmma_ksteps(size_t dim);
+// The k-steps (32 bytes of a row each: 16 fp16 or 32 int8 dimensions) of the compiled kernel that serves `dim`
+// dimensions (rows are zero-padded to the k-steps); 0 when none does.
+int grip_knn_wgmma_ksteps(size_t dim, bool s8);
 
-// Each of the m_padded queries' kList smallest values x = |r|^2 - 2 q.r (the screened distance less |q|^2, which
-// is the same for all its rows) with their rows, ascending, into cand_x and cand_id (kList per query). q: row-major,
-// ksteps x 16 halves a row, per-row scales; r: n_padded rows in wgmma tiles, each scaled by 1 / ref_inv_scale.
-// Asynchronous on the default stream; returns the launch's error.
+// Each of the m_padded queries' kList smallest values x with their rows, ascending, into cand_x and cand_id (kList
+// per query). q: row-major, ksteps x 32 bytes a row; r: n_padded rows in wgmma tiles. fp16 (s8 false): per-row
+// query scales, the reference rows scaled by 1 / ref_inv_scale, x = |r|^2 - 2 q.r (the screened distance less
+// |q|^2, which is the same for all its rows). int8: queries and rows quantized with one step, x = |r~|^2 - 2 q~.r~
+// in integer units (times the step squared, the screened distance less |q~|^2). Asynchronous on the default
+// stream; returns the launch's error.
 cudaError_t grip_knn_wgmma_screen(const grip_screen::rows_prep &q, const grip_screen::rows_prep &r, size_t m_padded,
-                                  size_t n_padded, int ksteps, float ref_inv_scale, uint32_t *cand_id,
+                                  size_t n_padded, int ksteps, bool s8, float ref_inv_scale, uint32_t *cand_id,
                                   float *cand_x);
 
 #endif

@@ -5,19 +5,26 @@
 // reference rows' L2 traffic, 128 queries' worth per byte, are the suspects; taking turns between the warpgroups
 // and deeper wgmma queues were tried and did not help).
 //
-// A block is two warpgroups (8 warps) and 128 queries; warpgroup w owns queries 64 w .. 64 w + 63, and their fp16
+// Two operand kinds, one kernel template: fp16 (fp32 accumulators, k-steps of 16 dimensions) and int8 (int32
+// accumulators, exact, k-steps of 32 dimensions, twice the fp16 rate). Both take 32 bytes of a row per k-step, in
+// the same byte layouts, so the fragments, the chunks and the descriptors are the same; only the instruction and
+// the epilogue's arithmetic differ (fp16_slots, s8_slots).
+//
+// A block is two warpgroups (8 warps) and 128 queries; warpgroup w owns queries 64 w .. 64 w + 63, and their
 // rows stay in its registers for the whole walk (k-steps x 4 words a thread). The reference rows come in tiles of
-// 128 rows, each as chunks of up to 64 dimensions that the prep stored in wgmma's operand layout
-// (knn_tensor.cu's fp16_index), so one bulk copy (cp.async.bulk) moves a chunk into a ring of kStagesW stages with
-// an mbarrier per stage. The warps release a stage after their wgmmas that read it have completed; the eighth
+// 128 rows, each as chunks of up to 128 bytes a row that the prep stored in wgmma's operand layout
+// (knn_tensor.cu's operand_index), so one bulk copy (cp.async.bulk) moves a chunk into a ring of kStagesW stages
+// with an mbarrier per stage. The warps release a stage after their wgmmas that read it have completed; the eighth
 // release refills it, so neither warpgroup waits for the other except through the data.
 //
 // After a tile's products, each thread holds 2 queries x 32 rows: x = |r|^2 + (-2 / (s_q s_r)) p, the screened
-// distance less |q|^2, with one fused multiply-add. A row whose x beats its query's threshold goes to the query's
+// distance less |q|^2, with one fused multiply-add (int8: x = |r~|^2 - 2 p, an exact integer, one integer
+// multiply-add). A row whose x beats its query's threshold goes to the query's
 // buffer, and a warp holds all 128 rows of its 16 queries, so buffers, merges and thresholds (cuda/knn_screen.cuh)
 // are the warp's alone: no block barrier after the start.
 #include "cuda/knn_wgmma.cuh"
 
+#include <limits.h>
 #include <math.h>
 
 namespace {
@@ -27,8 +34,11 @@ using namespace grip_screen;
 constexpr int kWarpsW = 8;                                  // two warpgroups
 constexpr int kThreadsW = 32 * kWarpsW;
 constexpr int kStagesW = 10;                                // chunks in the ring (the block's 217 KB then)
-constexpr int kStageBytes = kTileRows * kWgmmaChunkDims * 2; // 16 KB: 128 rows x 64 halves
-constexpr int kCompiledSteps[] = {2, 3, 4, 6, 8, 10, 12, 16, 20, 22, 23}; // rows padded up to these x 16 dims
+constexpr int kStageBytes = kTileRows * kWgmmaChunkBytes; // 16 KB: 128 rows x 128 bytes
+constexpr int kStepBytes = 32;                              // a row's bytes per k-step: 16 fp16 or 32 int8 dims
+// rows are padded up to these k-steps (x 16 dimensions in fp16, x 32 in int8)
+constexpr int kCompiledSteps[] = {2, 3, 4, 6, 8, 10, 12, 16, 20, 22, 23};
+constexpr int kCompiledStepsS8[] = {2, 3, 4, 6, 8, 10, 11, 12};
 
 // The block's shared memory: the ring, its barriers and release counts, the candidate lists.
 struct wgmma_smem {
@@ -77,13 +87,15 @@ __device__ __forceinline__ void mbar_wait(uint64_t *bar, unsigned parity)
 }
 
 // Copies chunk c of the walk (tile c / kChunks, chunk c % kChunks) into its stage; one thread.
-template <int KSTEPS> __device__ __forceinline__ void issue_chunk(const wgmma_smem &s, const __half *ref_h, size_t c)
+template <int KSTEPS>
+__device__ __forceinline__ void issue_chunk(const wgmma_smem &s, const unsigned char *ref, size_t c)
 {
     using walk = tile_walk<KSTEPS>;
     const int stage = (int)(c % kStagesW), chunk = (int)(c % walk::kChunks);
     const size_t tile = c / walk::kChunks;
-    const unsigned bytes = (unsigned)(kTileRows * walk::steps(chunk) * 16 * 2);
-    const __half *src = ref_h + tile * kTileRows * (size_t)(KSTEPS * 16) + (size_t)chunk * kTileRows * kWgmmaChunkDims;
+    const unsigned bytes = (unsigned)(kTileRows * walk::steps(chunk) * kStepBytes);
+    const unsigned char *src =
+        ref + tile * kTileRows * (size_t)(KSTEPS * kStepBytes) + (size_t)chunk * kTileRows * kWgmmaChunkBytes;
     const unsigned bar = smem_addr(&s.full[stage]);
     asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
     asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
@@ -95,7 +107,7 @@ template <int KSTEPS> __device__ __forceinline__ void issue_chunk(const wgmma_sm
 // The warp is done with chunk c (its wgmmas that read it have completed); the last of the 8 warps refills the
 // stage with chunk c + kStagesW. The fences make the other warps' completed reads happen before the refill.
 template <int KSTEPS>
-__device__ __forceinline__ void release_chunk(const wgmma_smem &s, const __half *ref_h, size_t c, size_t total,
+__device__ __forceinline__ void release_chunk(const wgmma_smem &s, const unsigned char *ref, size_t c, size_t total,
                                              int lane)
 {
     if (lane != 0)
@@ -105,7 +117,7 @@ __device__ __forceinline__ void release_chunk(const wgmma_smem &s, const __half 
     const unsigned before = atomicAdd(&s.released[stage], 1u);
     if (before % kWarpsW == kWarpsW - 1 && c + kStagesW < total) {
         __threadfence_block();
-        issue_chunk<KSTEPS>(s, ref_h, c + kStagesW);
+        issue_chunk<KSTEPS>(s, ref, c + kStagesW);
     }
 }
 
@@ -133,8 +145,7 @@ template <int N> __device__ __forceinline__ void wgmma_wait()
 
 // D (64 x 128, fp32, accumulator layout) += A (64 x 16, fp16, registers) x B (16 x 128, fp16, shared memory,
 // by descriptor); D = A x B alone when accumulate is false.
-__device__ __forceinline__ void wgmma_m64n128k16(float (&d)[64], const uint32_t (&a)[4], uint64_t b_desc,
-                                                 bool accumulate)
+__device__ __forceinline__ void wgmma_step(float (&d)[64], const uint32_t (&a)[4], uint64_t b_desc, bool accumulate)
 {
     asm volatile(
         "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
@@ -155,6 +166,28 @@ __device__ __forceinline__ void wgmma_m64n128k16(float (&d)[64], const uint32_t 
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_desc), "r"((int)accumulate));
 }
 
+// The same in int8: D (64 x 128, int32) += A (64 x 32, int8, registers) x B (32 x 128, int8, shared memory), exact.
+__device__ __forceinline__ void wgmma_step(int (&d)[64], const uint32_t (&a)[4], uint64_t b_desc, bool accumulate)
+{
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n128k32.s32.s8.s8 {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
+        "{%64, %65, %66, %67}, %68, p;\n}\n"
+        : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]), "+r"(d[7]),
+          "+r"(d[8]), "+r"(d[9]), "+r"(d[10]), "+r"(d[11]), "+r"(d[12]), "+r"(d[13]), "+r"(d[14]), "+r"(d[15]),
+          "+r"(d[16]), "+r"(d[17]), "+r"(d[18]), "+r"(d[19]), "+r"(d[20]), "+r"(d[21]), "+r"(d[22]), "+r"(d[23]),
+          "+r"(d[24]), "+r"(d[25]), "+r"(d[26]), "+r"(d[27]), "+r"(d[28]), "+r"(d[29]), "+r"(d[30]), "+r"(d[31]),
+          "+r"(d[32]), "+r"(d[33]), "+r"(d[34]), "+r"(d[35]), "+r"(d[36]), "+r"(d[37]), "+r"(d[38]), "+r"(d[39]),
+          "+r"(d[40]), "+r"(d[41]), "+r"(d[42]), "+r"(d[43]), "+r"(d[44]), "+r"(d[45]), "+r"(d[46]), "+r"(d[47]),
+          "+r"(d[48]), "+r"(d[49]), "+r"(d[50]), "+r"(d[51]), "+r"(d[52]), "+r"(d[53]), "+r"(d[54]), "+r"(d[55]),
+          "+r"(d[56]), "+r"(d[57]), "+r"(d[58]), "+r"(d[59]), "+r"(d[60]), "+r"(d[61]), "+r"(d[62]), "+r"(d[63])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_desc), "r"((int)accumulate));
+}
+
 // Tells the compiler that the accumulators change here: their reads must stay after the wait that completes them.
 __device__ __forceinline__ void fence_accumulators(float (&d)[64])
 {
@@ -163,13 +196,22 @@ __device__ __forceinline__ void fence_accumulators(float (&d)[64])
         asm volatile("" : "+f"(d[i])::"memory");
 }
 
-// The thread's A fragments (mma's m16n8k16 layout, which wgmma keeps for A in registers): words of queries
-// `row` and row + 8 (g = lane / 4 rows into the warp's 16), k-step j, dimensions 16 j + 2 t and 16 j + 8 + 2 t.
-template <int KSTEPS>
-__device__ __forceinline__ void load_a(const __half *__restrict__ h, size_t row, int t, uint32_t (&a)[KSTEPS][4])
+__device__ __forceinline__ void fence_accumulators(int (&d)[64])
 {
-    const uint32_t *r0 = reinterpret_cast<const uint32_t *>(h + row * (size_t)(KSTEPS * 16));
-    const uint32_t *r1 = reinterpret_cast<const uint32_t *>(h + (row + 8) * (size_t)(KSTEPS * 16));
+#pragma unroll
+    for (int i = 0; i < 64; ++i)
+        asm volatile("" : "+r"(d[i])::"memory");
+}
+
+// The thread's A fragments (mma's m16n8k16 layout, which wgmma keeps for A in registers; m16n8k32's for int8,
+// the same bytes): words of queries `row` and row + 8 (g = lane / 4 rows into the warp's 16), k-step j, bytes
+// 32 j + 4 t and 32 j + 16 + 4 t (fp16 dimensions 16 j + 2 t and 16 j + 8 + 2 t; int8 twice those).
+template <int KSTEPS>
+__device__ __forceinline__ void load_a(const unsigned char *__restrict__ rows, size_t row, int t,
+                                       uint32_t (&a)[KSTEPS][4])
+{
+    const uint32_t *r0 = reinterpret_cast<const uint32_t *>(rows + row * (size_t)(KSTEPS * kStepBytes));
+    const uint32_t *r1 = reinterpret_cast<const uint32_t *>(rows + (row + 8) * (size_t)(KSTEPS * kStepBytes));
 #pragma unroll
     for (int j = 0; j < KSTEPS; ++j) {
         a[j][0] = r0[8 * j + t];
@@ -179,73 +221,143 @@ __device__ __forceinline__ void load_a(const __half *__restrict__ h, size_t row,
     }
 }
 
-// Accumulator slot 4 j + c is query row0 + 8 (c / 2) and tile row 8 j + 2 t + c % 2; its screened value less |q|^2.
-__device__ __forceinline__ float slot_value(const float (&acc)[64], const float2 (&rn)[16], const float (&cq)[2], int j,
-                                            int c)
+// The epilogue's arithmetic, per operand kind. Accumulator slot 4 j + c is query row0 + 8 (c / 2) and tile row
+// 8 j + 2 t + c % 2; value() is its screened value less |q|^2, threshold() turns a list's threshold (a float) into
+// a bound of the same kind, listed() turns a value into the float the lists hold.
+struct fp16_slots {
+    using acc_t = float;
+    using value_t = float;
+    float2 rn[16]; // |r|^2 of the thread's tile rows
+    float cq[2];   // -2 / (s_q s_r) of its two queries: a power of two, exact
+
+    __device__ __forceinline__ void begin(const rows_prep &q, size_t q_row0, float ref_inv_scale)
+    {
+        for (int h = 0; h < 2; ++h)
+            cq[h] = -2.0f * q.inv_scale[q_row0 + 8 * h] * ref_inv_scale;
+    }
+    __device__ __forceinline__ void load_norms(const rows_prep &r, size_t tile, int t)
+    {
+#pragma unroll
+        for (int j = 0; j < 16; ++j)
+            rn[j] = *reinterpret_cast<const float2 *>(r.norm2 + tile * kTileRows + 8 * j + 2 * t);
+    }
+    __device__ __forceinline__ float value(const float (&acc)[64], int j, int c) const
+    {
+        return fmaf(acc[4 * j + c], cq[c / 2], c % 2 ? rn[j].y : rn[j].x);
+    }
+    __device__ __forceinline__ static float threshold(float t) { return t; }
+    __device__ __forceinline__ static float listed(float x) { return x; }
+};
+
+// int8: x = |r~|^2 - 2 q~.r~ in integers, exact, and below 2^24 in magnitude (the prep's quantization limit sees
+// to it), so that the float the lists hold is exact too. Rows never screened in (non-finite rows and padding,
+// whose int8 values are zeros) have the norm kS8NeverNorm, above any threshold.
+struct s8_slots {
+    using acc_t = int;
+    using value_t = int;
+    static constexpr int kAbove = 1 << 25; // above every screened value: stands for a threshold of +inf
+    int2 rn[16];
+
+    __device__ __forceinline__ void begin(const rows_prep &, size_t, float) {}
+    __device__ __forceinline__ void load_norms(const rows_prep &r, size_t tile, int t)
+    {
+#pragma unroll
+        for (int j = 0; j < 16; ++j)
+            rn[j] = *reinterpret_cast<const int2 *>(r.norm2_t + tile * kTileRows + 8 * j + 2 * t);
+    }
+    __device__ __forceinline__ int value(const int (&acc)[64], int j, int c) const
+    {
+        return (c % 2 ? rn[j].y : rn[j].x) - 2 * acc[4 * j + c];
+    }
+    // an integer v is below t exactly when it is below ceil(t)
+    __device__ __forceinline__ static int threshold(float t)
+    {
+        return t >= (float)kAbove ? kAbove : t < -(float)kAbove ? INT_MIN : (int)ceilf(t);
+    }
+    __device__ __forceinline__ static float listed(int x) { return (float)x; }
+};
+
+// Whether p holds for any thread of the warpgroup (all 128 threads take part): named barrier 1 + warpgroup.
+__device__ __forceinline__ bool warpgroup_any(bool p, int warpgroup)
 {
-    return fmaf(acc[4 * j + c], cq[c / 2], c % 2 ? rn[j].y : rn[j].x);
+    int any;
+    asm volatile("{\n.reg .pred p, q;\nsetp.ne.b32 p, %1, 0;\nbar.red.or.pred q, %2, 128, p;\n"
+                 "selp.s32 %0, 1, 0, q;\n}\n"
+                 : "=r"(any)
+                 : "r"((int)p), "r"(1 + warpgroup)
+                 : "memory");
+    return any != 0;
 }
 
-__device__ __forceinline__ bool offer_slot(const candidate_lists &s, const float (&acc)[64], const float2 (&rn)[16],
-                                           const float (&cq)[2], const float (&thr)[2], int row0, size_t col0, int t,
+template <class Slots>
+__device__ __forceinline__ bool offer_slot(const candidate_lists &s, const Slots &sl,
+                                           const typename Slots::acc_t (&acc)[64],
+                                           const typename Slots::value_t (&thr)[2], int row0, size_t col0, int t,
                                            int j, int c)
 {
     const int h = c / 2;
-    const float x = slot_value(acc, rn, cq, j, c);
+    const typename Slots::value_t x = sl.value(acc, j, c);
     if (!(x < thr[h]))
         return true;
-    return buffer_offer(s, row0 + 8 * h, x, (uint32_t)(col0 + 8 * j + 2 * t + c % 2));
+    return buffer_offer(s, row0 + 8 * h, Slots::listed(x), (uint32_t)(col0 + 8 * j + 2 * t + c % 2));
 }
 
-// The tile's epilogue, 4 slots (one column pair, both queries) at a time: one fused multiply-add and one
-// comparison a slot, and a warp vote. Only when some lane has a slot below its query's threshold does the warp
-// offer them; over the whole walk a query sees about 32 ln(tiles) such rows, so most groups end at the vote. Slots
-// that found their buffer full are offered again after the warp merges its buffers, until none is left.
-__device__ __forceinline__ void select_tile(const candidate_lists &s, const float (&acc)[64], const float2 (&rn)[16],
-                                            const float (&cq)[2], float (&thr)[2], int row0, size_t col0, int warp,
+// The tile's epilogue, 8 slots (two column pairs, both queries) at a time: one multiply-add and one comparison a
+// slot, and a warp vote. Only when some lane has a slot below its query's threshold does the warp offer them;
+// over the whole walk a query sees about 32 ln(tiles) such rows, so most groups end at the vote. Slots that found
+// their buffer full are offered again after a merge, until none is left. The warps of a warpgroup merge together
+// (whenever one of them must): a merge is long, and a warp merging alone would hold its three siblings at the
+// next wgmma, which all four must issue.
+template <class Slots>
+__device__ __forceinline__ void select_tile(const candidate_lists &s, const Slots &sl,
+                                            const typename Slots::acc_t (&acc)[64],
+                                            typename Slots::value_t (&thr)[2], int row0, size_t col0, int warp,
                                             int lane)
 {
     const int t = lane % 4;
     unsigned long long retry = 0;
 #pragma unroll
-    for (int j = 0; j < 16; ++j) {
-        float x[4];
-        bool below[4];
+    for (int j0 = 0; j0 < 16; j0 += 2) {
+        typename Slots::value_t x[8];
+        bool below[8], some = false;
 #pragma unroll
-        for (int c = 0; c < 4; ++c) {
-            x[c] = slot_value(acc, rn, cq, j, c);
-            below[c] = x[c] < thr[c / 2]; // false for NaN: rows never screened in
+        for (int i = 0; i < 8; ++i) {
+            x[i] = sl.value(acc, j0 + i / 4, i % 4);
+            below[i] = x[i] < thr[i % 4 / 2]; // false for NaN: rows never screened in
+            some = some || below[i];
         }
-        if (!__any_sync(kFullMask, below[0] || below[1] || below[2] || below[3]))
+        if (!__any_sync(kFullMask, some))
             continue;
 #pragma unroll
-        for (int c = 0; c < 4; ++c)
-            if (below[c] && !buffer_offer(s, row0 + 8 * (c / 2), x[c], (uint32_t)(col0 + 8 * j + 2 * t + c % 2)))
+        for (int i = 0; i < 8; ++i) {
+            const int j = j0 + i / 4, c = i % 4;
+            if (below[i] &&
+                !buffer_offer(s, row0 + 8 * (c / 2), Slots::listed(x[i]), (uint32_t)(col0 + 8 * j + 2 * t + c % 2)))
                 retry |= 1ull << (4 * j + c);
+        }
     }
-    while (__any_sync(kFullMask, retry != 0)) {
+    while (warpgroup_any(retry != 0, warp / 4)) {
         __syncwarp();
         merge_buffers(s, warp, lane);
         __syncwarp();
-        thr[0] = s.threshold[row0];
-        thr[1] = s.threshold[row0 + 8];
+        thr[0] = Slots::threshold(s.threshold[row0]);
+        thr[1] = Slots::threshold(s.threshold[row0 + 8]);
         if (retry)
 #pragma unroll
             for (int j = 0; j < 16; ++j)
 #pragma unroll
                 for (int c = 0; c < 4; ++c) {
                     const unsigned long long bit = 1ull << (4 * j + c);
-                    if ((retry & bit) && offer_slot(s, acc, rn, cq, thr, row0, col0, t, j, c))
+                    if ((retry & bit) && offer_slot(s, sl, acc, thr, row0, col0, t, j, c))
                         retry &= ~bit;
                 }
     }
 }
 
-template <int KSTEPS>
+template <int KSTEPS, class Slots>
 __global__ void __launch_bounds__(kThreadsW, 1)
-    wgmma_screen_kernel(rows_prep q, const __half *__restrict__ ref_h, const float *__restrict__ ref_norm2,
-                        float ref_inv_scale, size_t n_tiles, uint32_t *__restrict__ cand_id,
-                        float *__restrict__ cand_x)
+    wgmma_screen_kernel(rows_prep q, rows_prep r, float ref_inv_scale, size_t n_tiles,
+                        uint32_t *__restrict__ cand_id, float *__restrict__ cand_x)
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     using walk = tile_walk<KSTEPS>;
@@ -254,6 +366,7 @@ __global__ void __launch_bounds__(kThreadsW, 1)
     wgmma_smem_carve(&s, smem);
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
     const size_t qb = (size_t)blockIdx.x * kBlockQueries, total = n_tiles * walk::kChunks;
+    const unsigned char *ref = reinterpret_cast<const unsigned char *>(r.h);
     lists_init(s.lists, q.norm2 + qb);
     if (threadIdx.x == 0) {
         for (int i = 0; i < kStagesW; ++i) {
@@ -265,45 +378,42 @@ __global__ void __launch_bounds__(kThreadsW, 1)
     __syncthreads();
     if (threadIdx.x == 0)
         for (size_t c = 0; c < total && c < (size_t)kStagesW; ++c)
-            issue_chunk<KSTEPS>(s, ref_h, c);
+            issue_chunk<KSTEPS>(s, ref, c);
 
     const int row0 = warp * 16 + g; // the thread's queries: row0 and row0 + 8 of the block
     uint32_t a[KSTEPS][4];
-    load_a<KSTEPS>(q.h, qb + row0, t, a);
-    float cq[2], thr[2];
+    load_a<KSTEPS>(reinterpret_cast<const unsigned char *>(q.h), qb + row0, t, a);
+    Slots sl;
+    sl.begin(q, qb + row0, ref_inv_scale);
+    typename Slots::value_t thr[2];
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-        cq[h] = -2.0f * q.inv_scale[qb + row0 + 8 * h] * ref_inv_scale; // a power of two: exact
-        thr[h] = s.lists.threshold[row0 + 8 * h];
-    }
-    float acc[64];
+    for (int h = 0; h < 2; ++h)
+        thr[h] = Slots::threshold(s.lists.threshold[row0 + 8 * h]);
+    typename Slots::acc_t acc[64];
     size_t c = 0; // the chunk of the walk
     for (size_t tile = 0; tile < n_tiles; ++tile) {
-        float2 rn[16];
-#pragma unroll
-        for (int j = 0; j < 16; ++j)
-            rn[j] = *reinterpret_cast<const float2 *>(ref_norm2 + tile * kTileRows + 8 * j + 2 * t);
+        sl.load_norms(r, tile, t);
 #pragma unroll
         for (int chunk = 0; chunk < walk::kChunks; ++chunk, ++c) {
             const int stage = (int)(c % kStagesW);
             mbar_wait(&s.full[stage], (unsigned)((c / kStagesW) & 1));
             wgmma_fence();
             const unsigned base = smem_addr(s.stages + stage * kStageBytes);
-            const unsigned sbo = (unsigned)walk::steps(chunk) * 256; // 8 rows x the chunk's dimensions x 2 bytes
+            const unsigned sbo = (unsigned)walk::steps(chunk) * 256; // 8 rows x the chunk's bytes
 #pragma unroll
             for (int kk = 0; kk < 4; ++kk)
                 if (kk < walk::steps(chunk))
-                    wgmma_m64n128k16(acc, a[chunk * 4 + kk], smem_desc(base + kk * 256, sbo), chunk + kk > 0);
+                    wgmma_step(acc, a[chunk * 4 + kk], smem_desc(base + kk * 256, sbo), chunk + kk > 0);
             wgmma_commit();
             if (chunk >= 1) { // the previous chunk's products are done with its stage
                 wgmma_wait<1>();
-                release_chunk<KSTEPS>(s, ref_h, c - 1, total, lane);
+                release_chunk<KSTEPS>(s, ref, c - 1, total, lane);
             }
         }
         wgmma_wait<0>();
         fence_accumulators(acc);
-        release_chunk<KSTEPS>(s, ref_h, c - 1, total, lane);
-        select_tile(s.lists, acc, rn, cq, thr, row0, tile * kTileRows, warp, lane);
+        release_chunk<KSTEPS>(s, ref, c - 1, total, lane);
+        select_tile(s.lists, sl, acc, thr, row0, tile * kTileRows, warp, lane);
     }
     __syncwarp();
     merge_buffers(s.lists, warp, lane); // what the last tiles left in the buffers
@@ -312,18 +422,18 @@ __global__ void __launch_bounds__(kThreadsW, 1)
 #endif
 }
 
-template <int KSTEPS>
+template <int KSTEPS, class Slots>
 cudaError_t launch(const rows_prep &q, const rows_prep &r, size_t m_padded, size_t n_padded, float ref_inv_scale,
                    uint32_t *cand_id, float *cand_x)
 {
     wgmma_smem s;
     const size_t smem = wgmma_smem_carve(&s, nullptr);
-    cudaError_t err = cudaFuncSetAttribute(wgmma_screen_kernel<KSTEPS>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                           (int)smem);
+    auto kernel = wgmma_screen_kernel<KSTEPS, Slots>;
+    cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     if (err != cudaSuccess)
         return err;
-    wgmma_screen_kernel<KSTEPS><<<(unsigned)(m_padded / kBlockQueries), kThreadsW, smem>>>(
-        q, r.h, r.norm2, ref_inv_scale, n_padded / kTileRows, cand_id, cand_x);
+    kernel<<<(unsigned)(m_padded / kBlockQueries), kThreadsW, smem>>>(q, r, ref_inv_scale, n_padded / kTileRows,
+                                                                      cand_id, cand_x);
     return cudaGetLastError();
 }
 
@@ -332,14 +442,20 @@ cudaError_t launch(const rows_prep &q, const rows_prep &r, size_t m_padded, size
 bool grip_knn_wgmma_usable(void)
 {
     cudaFuncAttributes attr;
-    if (cudaFuncGetAttributes(&attr, wgmma_screen_kernel<2>) == cudaSuccess)
+    if (cudaFuncGetAttributes(&attr, wgmma_screen_kernel<2, fp16_slots>) == cudaSuccess)
         return true;
     (void)cudaGetLastError(); // no sm_90a image for this device: not an error of the caller's
     return false;
 }
 
-int grip_knn_wgmma_ksteps(size_t dim)
+int grip_knn_wgmma_ksteps(size_t dim, bool s8)
 {
+    if (s8) {
+        for (int steps : kCompiledStepsS8)
+            if ((size_t)steps * 32 >= dim)
+                return steps;
+        return 0;
+    }
     for (int steps : kCompiledSteps)
         if ((size_t)steps * 16 >= dim)
             return steps;
@@ -347,25 +463,39 @@ int grip_knn_wgmma_ksteps(size_t dim)
 }
 
 cudaError_t grip_knn_wgmma_screen(const rows_prep &q, const rows_prep &r, size_t m_padded, size_t n_padded,
-                                  int ksteps, float ref_inv_scale, uint32_t *cand_id, float *cand_x)
+                                  int ksteps, bool s8, float ref_inv_scale, uint32_t *cand_id, float *cand_x)
 {
-    switch (ksteps) {
-#define GRIP_WGMMA_CASE(K)                                                                                             \
+#define GRIP_WGMMA_CASE(K, SLOTS)                                                                                      \
     case K:                                                                                                            \
-        return launch<K>(q, r, m_padded, n_padded, ref_inv_scale, cand_id, cand_x);
-        GRIP_WGMMA_CASE(2)
-        GRIP_WGMMA_CASE(3)
-        GRIP_WGMMA_CASE(4)
-        GRIP_WGMMA_CASE(6)
-        GRIP_WGMMA_CASE(8)
-        GRIP_WGMMA_CASE(10)
-        GRIP_WGMMA_CASE(12)
-        GRIP_WGMMA_CASE(16)
-        GRIP_WGMMA_CASE(20)
-        GRIP_WGMMA_CASE(22)
-        GRIP_WGMMA_CASE(23)
-#undef GRIP_WGMMA_CASE
+        return launch<K, SLOTS>(q, r, m_padded, n_padded, ref_inv_scale, cand_id, cand_x);
+    if (s8) {
+        switch (ksteps) {
+            GRIP_WGMMA_CASE(2, s8_slots)
+            GRIP_WGMMA_CASE(3, s8_slots)
+            GRIP_WGMMA_CASE(4, s8_slots)
+            GRIP_WGMMA_CASE(6, s8_slots)
+            GRIP_WGMMA_CASE(8, s8_slots)
+            GRIP_WGMMA_CASE(10, s8_slots)
+            GRIP_WGMMA_CASE(11, s8_slots)
+            GRIP_WGMMA_CASE(12, s8_slots)
+        default:
+            return cudaErrorInvalidValue;
+        }
+    }
+    switch (ksteps) {
+        GRIP_WGMMA_CASE(2, fp16_slots)
+        GRIP_WGMMA_CASE(3, fp16_slots)
+        GRIP_WGMMA_CASE(4, fp16_slots)
+        GRIP_WGMMA_CASE(6, fp16_slots)
+        GRIP_WGMMA_CASE(8, fp16_slots)
+        GRIP_WGMMA_CASE(10, fp16_slots)
+        GRIP_WGMMA_CASE(12, fp16_slots)
+        GRIP_WGMMA_CASE(16, fp16_slots)
+        GRIP_WGMMA_CASE(20, fp16_slots)
+        GRIP_WGMMA_CASE(22, fp16_slots)
+        GRIP_WGMMA_CASE(23, fp16_slots)
     default:
         return cudaErrorInvalidValue;
     }
+#undef GRIP_WGMMA_CASE
 }

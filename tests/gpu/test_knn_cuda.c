@@ -3,7 +3,7 @@
  * coordinates, NaN/inf rows and queries, D = 3, 33, 128, 352, k = 1, 2, 5, 32 (also k > n), sizes that are no
  * multiple of the kernel's tiles (64 queries x 128 rows), inclusive max_sqdist bounds; device-resident queries
  * and results; bad arguments; device out of memory leaves the context usable. Dimensions >= 32 with k <= 16 take
- * the fp16-screened path (cuda/knn_tensor.cu), also tested at its edges: rows far from the origin, magnitudes
+ * the tensor-core screened path (cuda/knn_tensor.cu), also tested at its edges: rows far from the origin, magnitudes
  * 1e-9 .. 1e15, near-duplicates beyond fp16's resolution, k = 16 against 17.
  * Streamed references (the rows kept in host memory, searched in batches, forced by grip_knn_cuda_ref_upload_batched
  * with batches of 1, 7, 128 and 1000 rows): the same bit-for-bit comparison on uniform, duplicate-heavy (ties across
@@ -274,7 +274,7 @@ static void compare_screened_ks(const float *ref, size_t n, const float *q, size
         ck_assert_uint_eq(compare_with_cpu(ref, n, q, m, dim, screened_ks[ki], INFINITY), per_k * screened_ks[ki]);
 }
 
-/* The fp16-screened path (dim >= 32, k <= 16) where its screening is hardest: rows far from the origin with a
+/* The screened path (dim >= 32, k <= 16) where its screening is hardest: rows far from the origin with a
  * tiny spread (the centring), magnitudes fp16 cannot hold unscaled (1e9, 1e-9) and past the screened range
  * (1e15: the exact kernel serves all), near-duplicates closer than fp16 tells apart (the per-query fallback), and
  * single queries past the screened range among screened ones. */
@@ -540,9 +540,9 @@ START_TEST(streamed_handle_reports)
     ck_assert_int_eq(grip_knn_cuda_ref_is_streamed(resident), 0);
     ck_assert_ptr_nonnull(grip_knn_cuda_ref_rows(resident));
     ck_assert_ptr_null(grip_knn_cuda_ref_host_rows(resident));
-    /* the rows and their screening: dim 33 is screened, 20 bytes and at least 48 halves a row (the wgmma kernel's
-     * rows are padded to 48, the mma.sync kernel's to 64) */
-    ck_assert_uint_ge(grip_knn_cuda_ref_device_bytes(resident), n * (dim * sizeof(float) + 48 * 2 + 20));
+    /* the rows and their screening: dim 33 is screened, 20 bytes and at least 64 bytes a row (the wgmma kernel's
+     * rows are padded to 64 int8 or 48 fp16 dimensions, the mma.sync kernel's to 64 fp16) */
+    ck_assert_uint_ge(grip_knn_cuda_ref_device_bytes(resident), n * (dim * sizeof(float) + 64 + 20));
     ck_assert_uint_eq(grip_knn_cuda_ref_device_bytes(NULL), 0);
     ck_assert_int_eq(grip_knn_cuda_ref_is_streamed(NULL), 0);
     grip_knn_cuda_ref_free(streamed);
