@@ -247,6 +247,7 @@ struct fp16_slots {
     }
     __device__ __forceinline__ static float threshold(float t) { return t; }
     __device__ __forceinline__ static float listed(float x) { return x; }
+    __device__ __forceinline__ static float lower(float a, float b) { return fminf(a, b); } // NaN only if both
 };
 
 // int8: x = |r~|^2 - 2 q~.r~ in integers, exact, and below 2^24 in magnitude (the prep's quantization limit sees
@@ -275,6 +276,7 @@ struct s8_slots {
         return t >= (float)kAbove ? kAbove : t < -(float)kAbove ? INT_MIN : (int)ceilf(t);
     }
     __device__ __forceinline__ static float listed(int x) { return (float)x; }
+    __device__ __forceinline__ static int lower(int a, int b) { return min(a, b); }
 };
 
 // Whether p holds for any thread of the warpgroup (all 128 threads take part): named barrier 1 + warpgroup.
@@ -302,9 +304,10 @@ __device__ __forceinline__ bool offer_slot(const candidate_lists &s, const Slots
     return buffer_offer(s, row0 + 8 * h, Slots::listed(x), (uint32_t)(col0 + 8 * j + 2 * t + c % 2));
 }
 
-// The tile's epilogue, 8 slots (two column pairs, both queries) at a time: one multiply-add and one comparison a
-// slot, and a warp vote. Only when some lane has a slot below its query's threshold does the warp offer them;
-// over the whole walk a query sees about 32 ln(tiles) such rows, so most groups end at the vote. Slots that found
+// The tile's epilogue, in groups of 8 slots (two column pairs, both queries): one multiply-add a slot, a minimum
+// per query, a comparison and a warp vote a group. Only the groups where some lane has a slot below its query's
+// threshold are offered; over the whole walk a query sees about 32 ln(tiles) such rows, so most groups end at the
+// vote. Slots that found
 // their buffer full are offered again after a merge, until none is left. The warps of a warpgroup merge together
 // (whenever one of them must): a merge is long, and a warp merging alone would hold its three siblings at the
 // next wgmma, which all four must issue.
@@ -314,25 +317,33 @@ __device__ __forceinline__ void select_tile(const candidate_lists &s, const Slot
                                             typename Slots::value_t (&thr)[2], int row0, size_t col0, int warp,
                                             int lane)
 {
+    using value_t = typename Slots::value_t;
     const int t = lane % 4;
+    // First the groups that hold a slot below its query's threshold, for the whole warp: per group and query the
+    // smallest of its 4 slots (a tree, not one long chain of comparisons), and one ballot a group.
+    unsigned groups = 0;
+#pragma unroll
+    for (int g = 0; g < 8; ++g) {
+        value_t least[2];
+#pragma unroll
+        for (int h = 0; h < 2; ++h)
+            least[h] = Slots::lower(Slots::lower(sl.value(acc, 2 * g, 2 * h), sl.value(acc, 2 * g, 2 * h + 1)),
+                                    Slots::lower(sl.value(acc, 2 * g + 1, 2 * h),
+                                                 sl.value(acc, 2 * g + 1, 2 * h + 1)));
+        if (__ballot_sync(kFullMask, least[0] < thr[0] || least[1] < thr[1])) // false for NaN: never screened in
+            groups |= 1u << g;
+    }
     unsigned long long retry = 0;
 #pragma unroll
-    for (int j0 = 0; j0 < 16; j0 += 2) {
-        typename Slots::value_t x[8];
-        bool below[8], some = false;
-#pragma unroll
-        for (int i = 0; i < 8; ++i) {
-            x[i] = sl.value(acc, j0 + i / 4, i % 4);
-            below[i] = x[i] < thr[i % 4 / 2]; // false for NaN: rows never screened in
-            some = some || below[i];
-        }
-        if (!__any_sync(kFullMask, some))
+    for (int g = 0; g < 8; ++g) {
+        if (!(groups & (1u << g)))
             continue;
 #pragma unroll
         for (int i = 0; i < 8; ++i) {
-            const int j = j0 + i / 4, c = i % 4;
-            if (below[i] &&
-                !buffer_offer(s, row0 + 8 * (c / 2), Slots::listed(x[i]), (uint32_t)(col0 + 8 * j + 2 * t + c % 2)))
+            const int j = 2 * g + i / 4, c = i % 4;
+            const value_t x = sl.value(acc, j, c);
+            if (x < thr[c / 2] &&
+                !buffer_offer(s, row0 + 8 * (c / 2), Slots::listed(x), (uint32_t)(col0 + 8 * j + 2 * t + c % 2)))
                 retry |= 1ull << (4 * j + c);
         }
     }

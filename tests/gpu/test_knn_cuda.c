@@ -663,8 +663,8 @@ END_TEST
 
 /* A set neither the device nor the host can hold fails with GRIP_ENOMEM before any byte is copied (so the small
  * host buffer here is never read past its end): the device cannot hold it, then the host refuses the copy to stream
- * from (pinned, then pageable). The next upload and search on the same context work. (Queries the device cannot hold are cut into passes,
- * tested with grip_knn_cuda_ref_limit_queries above, not refused.) */
+ * from (pinned, then pageable). The next upload and search on the same context work. (Queries the device cannot
+ * hold are cut into passes, tested with grip_knn_cuda_ref_limit_queries above, not refused.) */
 START_TEST(out_of_device_memory_leaves_the_context_usable)
 {
     grip_ctx *ctx = grip_test_ctx();
