@@ -574,7 +574,7 @@ __device__ __forceinline__ float exact_distance(const float *__restrict__ x, con
 }
 
 // How the candidate lists' values read: the screened distance is (x + |q|^2 when shifted) * step2 (step2 = 1
-// but for int8, whose lists hold integers); s8: the int8 certificate (rerank_s8_lower).
+// but for int8, whose lists hold integers); s8: the int8 certificate (s8_bound).
 struct list_units {
     bool shifted, s8;
     double step2;

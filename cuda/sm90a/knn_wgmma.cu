@@ -307,10 +307,9 @@ __device__ __forceinline__ bool offer_slot(const candidate_lists &s, const Slots
 // The tile's epilogue, in groups of 8 slots (two column pairs, both queries): one multiply-add a slot, a minimum
 // per query, a comparison and a warp vote a group. Only the groups where some lane has a slot below its query's
 // threshold are offered; over the whole walk a query sees about 32 ln(tiles) such rows, so most groups end at the
-// vote. Slots that found
-// their buffer full are offered again after a merge, until none is left. The warps of a warpgroup merge together
-// (whenever one of them must): a merge is long, and a warp merging alone would hold its three siblings at the
-// next wgmma, which all four must issue.
+// vote. Slots that found their buffer full are offered again after a merge, until none is left. The warps of a
+// warpgroup merge together (whenever one of them must): a merge is long, and a warp merging alone would hold its
+// three siblings at the next wgmma, which all four must issue.
 template <class Slots>
 __device__ __forceinline__ void select_tile(const candidate_lists &s, const Slots &sl,
                                             const typename Slots::acc_t (&acc)[64],
