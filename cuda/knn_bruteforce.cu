@@ -28,6 +28,7 @@
 // row likewise gets nothing.
 #include "cuda/knn_bruteforce.cuh"
 #include "cuda/check.cuh"
+#include "cuda/knn_screen.cuh"
 #include "cuda/knn_tensor.cuh"
 
 extern "C" {
@@ -50,7 +51,7 @@ constexpr int kChunkDims = 8;                          // dimensions staged in s
 constexpr int kRowsPerWarp = kBlockQueries / kWarps;   // queries whose lists one warp keeps
 constexpr int kQueryStride = kBlockQueries + 4;        // padded (16-byte aligned) rows of the staged chunks
 constexpr int kRefStride = kTileRefs + 4;
-constexpr unsigned kFullMask = 0xffffffffu;
+using grip_screen::kFullMask;
 
 // Thread (tx, ty), tx = tid % 16, ty = tid / 16, computes queries 4ty..4ty+3 against rows 4tx..4tx+3 and
 // 64+4tx..64+4tx+3 of the tile: float4 reads of the staged rows are then conflict-free, and the 16 threads of one
@@ -146,23 +147,27 @@ __device__ __forceinline__ void publish_tile(knn_shared &s, float acc[kThreadQue
 }
 
 // Inserts (d, id) into the warp's sorted list (entry j in lane j), after the entries of equal distance, as the
-// CPU's list_insert does. The caller has checked d < kth, so the entry lands within the first k lanes; lanes >= k
-// only ever hold evicted entries, which are >= kth > d and so never counted.
+// CPU's list_insert does (the screening's warp list, cuda/knn_screen.cuh), and updates kth. The caller has checked
+// d < kth, so the entry lands within the first k lanes; lanes >= k only ever hold evicted entries, which are
+// >= kth > d and so never counted.
 __device__ __forceinline__ void list_insert(float &list_d, uint32_t &list_id, float &kth, float d, uint32_t id,
                                             int k, int lane)
 {
-    const int pos = __popc(__ballot_sync(kFullMask, list_d <= d));
-    const float up_d = __shfl_up_sync(kFullMask, list_d, 1);
-    const uint32_t up_id = __shfl_up_sync(kFullMask, list_id, 1);
-    if (lane > pos) {
-        list_d = up_d;
-        list_id = up_id;
-    }
-    if (lane == pos) {
-        list_d = d;
-        list_id = id;
-    }
+    grip_screen::list_insert(list_d, list_id, d, id, lane);
     kth = __shfl_sync(kFullMask, list_d, k - 1);
+}
+
+// The places, in the merge of two sorted k-lists (entry j in lane j; a from the earlier, lower rows), of the lane's
+// entries a and b: each one's own place plus the other list's entries that go before it, the earlier list first
+// on equal distances. Padding (+inf) sorts last, as no listed distance is +inf.
+__device__ __forceinline__ void merged_places(float a, float b, int k, int lane, int &a_at, int &b_at)
+{
+    a_at = lane;
+    b_at = lane;
+    for (int j = 0; j < k; ++j) {
+        a_at += __shfl_sync(kFullMask, b, j) < a;
+        b_at += __shfl_sync(kFullMask, a, j) <= b;
+    }
 }
 
 // Each warp merges the flagged rows of its queries into their lists, candidates in ascending reference order.
@@ -285,9 +290,7 @@ constexpr int kSplitMergeWarps = 4;
 constexpr size_t kMinSplitRows = 4 * kTileRefs; // a range shorter than this is not worth its merge
 
 // Merges the row ranges' k-lists of each query (range y's at split_ids + y m k) into ids and sqdist: one warp per
-// query, range after range. The running list and the range's are both sorted; an entry's place in the merged
-// list is its own place plus the other list's entries before it, where the running list (lower rows) goes first
-// on equal distances. Padding (UINT32_MAX, +inf) sorts last, as no listed distance is +inf.
+// query, range after range (merged_places: the running list holds the lower rows).
 __global__ void __launch_bounds__(32 * kSplitMergeWarps)
     merge_splits_kernel(const uint32_t *__restrict__ split_ids, const float *__restrict__ split_d, size_t m, int k,
                         int splits, uint32_t *__restrict__ ids, float *__restrict__ sqdist)
@@ -305,11 +308,8 @@ __global__ void __launch_bounds__(32 * kSplitMergeWarps)
         const size_t at = ((size_t)y * m + q) * (size_t)k + (size_t)lane;
         const float b = mine ? split_d[at] : INFINITY;
         const uint32_t b_id = mine ? split_ids[at] : UINT32_MAX;
-        int a_at = lane, b_at = lane;
-        for (int j = 0; j < k; ++j) {
-            a_at += __shfl_sync(kFullMask, b, j) < a;
-            b_at += __shfl_sync(kFullMask, a, j) <= b;
-        }
+        int a_at, b_at;
+        merged_places(a, b, k, lane, a_at, b_at);
         if (mine && a_at < k) {
             merged_d[w][a_at] = a;
             merged_id[w][a_at] = a_id;
@@ -400,11 +400,9 @@ constexpr size_t kPlannedQueries = (size_t)1 << 16;   // the queries an automati
 constexpr int kMergeThreads = 128;
 
 // Merges a batch's k-lists (ids counted from the batch's first row, `offset`) into the running ones, keeping the k
-// smallest by (distance, row); one warp per query, entry j of both lists in lane j. Each entry's place in the
-// merged list is its own rank plus the number of entries of the other list that go before it: the running entries
-// all come from lower rows, so they go before the batch's equal ones. Padding (UINT32_MAX, +inf) sorts last, as no
-// listed distance is +inf. Every lane reads before any writes (the shuffles order them), so the merge is in place;
-// no per-thread arrays, so no local memory to reserve on a device that is short of it.
+// smallest by (distance, row); one warp per query, entry j of both lists in lane j, placed by merged_places (the
+// running entries all come from lower rows). Every lane reads before any writes (the shuffles order them), so the
+// merge is in place; no per-thread arrays, so no local memory to reserve on a device that is short of it.
 __global__ void merge_kernel(uint32_t *__restrict__ run_ids, float *__restrict__ run_d,
                              const uint32_t *__restrict__ batch_ids, const float *__restrict__ batch_d, size_t m,
                              int k, uint32_t offset)
@@ -417,11 +415,8 @@ __global__ void merge_kernel(uint32_t *__restrict__ run_ids, float *__restrict__
     const bool mine = lane < k;
     const float a = mine ? run_d[row + lane] : INFINITY, b = mine ? batch_d[row + lane] : INFINITY;
     const uint32_t a_id = mine ? run_ids[row + lane] : UINT32_MAX, b_id = mine ? batch_ids[row + lane] : UINT32_MAX;
-    int a_at = lane, b_at = lane;
-    for (int j = 0; j < k; ++j) {
-        a_at += __shfl_sync(kFullMask, b, j) < a;
-        b_at += __shfl_sync(kFullMask, a, j) <= b;
-    }
+    int a_at, b_at;
+    merged_places(a, b, k, lane, a_at, b_at);
     __syncwarp();
     if (mine && a_at < k) {
         run_ids[row + a_at] = a_id;
