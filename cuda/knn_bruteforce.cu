@@ -13,7 +13,8 @@
 //
 // Few queries (fewer blocks than twice the multiprocessors) would leave most of the GPU idle while their blocks
 // walk every row: the rows are then split into contiguous ranges, each walked by its own blocks (gridDim.y), and
-// the ranges' k-lists merged in row order (merge_splits_kernel), which keeps ties at the lower row.
+// the ranges' k-lists merged in row order (merge_splits_kernel), which keeps ties at the lower row. Up to 16
+// queries go to cuda/knn_few.cu's kernel instead (one pass over the rows for them all), split the same way.
 //
 // Searches that the tensor-core screening serves go through cuda/knn_tensor.cu, which comes back here for the
 // queries whose answer it cannot certify (typically a handful: the split serves them).
@@ -28,6 +29,7 @@
 // row likewise gets nothing.
 #include "cuda/knn_bruteforce.cuh"
 #include "cuda/check.cuh"
+#include "cuda/knn_few.cuh"
 #include "cuda/knn_screen.cuh"
 #include "cuda/knn_tensor.cuh"
 
@@ -52,6 +54,8 @@ constexpr int kRowsPerWarp = kBlockQueries / kWarps;   // queries whose lists on
 constexpr int kQueryStride = kBlockQueries + 4;        // padded (16-byte aligned) rows of the staged chunks
 constexpr int kRefStride = kTileRefs + 4;
 using grip_screen::kFullMask;
+using grip_screen::list_insert_kth;
+using grip_screen::merged_places;
 
 // Thread (tx, ty), tx = tid % 16, ty = tid / 16, computes queries 4ty..4ty+3 against rows 4tx..4tx+3 and
 // 64+4tx..64+4tx+3 of the tile: float4 reads of the staged rows are then conflict-free, and the 16 threads of one
@@ -146,30 +150,6 @@ __device__ __forceinline__ void publish_tile(knn_shared &s, float acc[kThreadQue
     }
 }
 
-// Inserts (d, id) into the warp's sorted list (entry j in lane j), after the entries of equal distance, as the
-// CPU's list_insert does (the screening's warp list, cuda/knn_screen.cuh), and updates kth. The caller has checked
-// d < kth, so the entry lands within the first k lanes; lanes >= k only ever hold evicted entries, which are
-// >= kth > d and so never counted.
-__device__ __forceinline__ void list_insert(float &list_d, uint32_t &list_id, float &kth, float d, uint32_t id,
-                                            int k, int lane)
-{
-    grip_screen::list_insert(list_d, list_id, d, id, lane);
-    kth = __shfl_sync(kFullMask, list_d, k - 1);
-}
-
-// The places, in the merge of two sorted k-lists (entry j in lane j; a from the earlier, lower rows), of the lane's
-// entries a and b: each one's own place plus the other list's entries that go before it, the earlier list first
-// on equal distances. Padding (+inf) sorts last, as no listed distance is +inf.
-__device__ __forceinline__ void merged_places(float a, float b, int k, int lane, int &a_at, int &b_at)
-{
-    a_at = lane;
-    b_at = lane;
-    for (int j = 0; j < k; ++j) {
-        a_at += __shfl_sync(kFullMask, b, j) < a;
-        b_at += __shfl_sync(kFullMask, a, j) <= b;
-    }
-}
-
 // Each warp merges the flagged rows of its queries into their lists, candidates in ascending reference order.
 __device__ __forceinline__ void select_tile(knn_shared &s, float list_d[kRowsPerWarp],
                                             uint32_t list_id[kRowsPerWarp], size_t r0, int k, float above_bound,
@@ -190,7 +170,7 @@ __device__ __forceinline__ void select_tile(knn_shared &s, float list_d[kRowsPer
                 candidates &= candidates - 1;
                 const float cd = __shfl_sync(kFullMask, d, src);
                 if (cd < kth) // the list may have tightened since the ballot
-                    list_insert(list_d[i], list_id[i], kth, cd, (uint32_t)(r0 + (size_t)(c * 32 + src)), k,
+                    list_insert_kth(list_d[i], list_id[i], kth, cd, (uint32_t)(r0 + (size_t)(c * 32 + src)), k,
                                 lane);
             }
         }
@@ -331,13 +311,17 @@ __global__ void __launch_bounds__(32 * kSplitMergeWarps)
     }
 }
 
-// How many row ranges a search of `blocks` query blocks over n rows takes: enough for two blocks per
-// multiprocessor, each range at least kMinSplitRows rows.
-grip_status split_count(grip_ctx *ctx, size_t blocks, size_t n, size_t *splits)
+// How many row ranges a search of m queries (`blocks` blocks of them) over n rows takes. The 64-query kernel: enough
+// for two blocks per multiprocessor, each range at least kMinSplitRows rows; the few-queries kernel: its own rule.
+grip_status split_count(grip_ctx *ctx, bool few, size_t m, size_t blocks, size_t n, size_t *splits)
 {
     *splits = 1;
     int sms = 0;
     GRIP_CUDA_CHECK(ctx, cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, ctx->device));
+    if (few) {
+        *splits = grip_knn_few_ranges(m, n, sms);
+        return GRIP_OK;
+    }
     const size_t want = 2 * (size_t)sms;
     if (blocks >= want)
         return GRIP_OK;
@@ -345,6 +329,18 @@ grip_status split_count(grip_ctx *ctx, size_t blocks, size_t n, size_t *splits)
     s = min(s, max(n / kMinSplitRows, (size_t)1));
     *splits = min(s, (size_t)65535); // gridDim.y's limit
     return GRIP_OK;
+}
+
+// Enqueues the kernel for the search: row range y (`span` rows) writes its lists at ids and sqdist + y m k.
+cudaError_t enqueue_ranges(bool few, const float *ref, size_t n, size_t span, size_t ranges, const float *queries,
+                           size_t m, size_t blocks, size_t dim, uint32_t k, float max_sqdist, uint32_t *ids,
+                           float *sqdist, cudaStream_t stream)
+{
+    if (few)
+        return grip_knn_few_enqueue(ref, n, span, ranges, queries, m, dim, (int)k, max_sqdist, ids, sqdist, stream);
+    knn_exact_kernel<<<dim3((unsigned)blocks, (unsigned)ranges), kThreads, 0, stream>>>(
+        ref, n, span, queries, m, dim, (int)k, max_sqdist, ids, sqdist);
+    return cudaGetLastError();
 }
 
 } // namespace
@@ -356,14 +352,16 @@ grip_status grip_knn_cuda_launch(grip_ctx *ctx, const float *ref, size_t n, cons
     const size_t blocks = (m + kBlockQueries - 1) / kBlockQueries;
     if (blocks > (size_t)INT_MAX)
         return grip_fail(ctx, GRIP_EUNSUPPORTED, "knn (cuda): %zu queries exceed one launch", m);
+    // a handful of queries (the screening's uncertified ones, typically) take the few-queries kernel: the 64-query
+    // one would do a whole block's work for them
+    const bool few = grip_knn_few_applies(m, dim);
     size_t splits = 1;
-    grip_status st = split_count(ctx, blocks, n, &splits);
+    grip_status st = split_count(ctx, few, m, blocks, n, &splits);
     if (st != GRIP_OK)
         return st;
     if (splits == 1) {
-        knn_exact_kernel<<<(unsigned)blocks, kThreads, 0, stream>>>(ref, n, n, queries, m, dim, (int)k, max_sqdist,
-                                                                    ids, sqdist);
-        GRIP_CUDA_CHECK(ctx, cudaGetLastError());
+        GRIP_CUDA_CHECK(ctx, enqueue_ranges(few, ref, n, n, 1, queries, m, blocks, dim, k, max_sqdist, ids, sqdist,
+                                            stream));
         return GRIP_OK;
     }
     // the ranges' lists, stream-ordered: freed once the merge that reads them has run
@@ -374,9 +372,8 @@ grip_status grip_knn_cuda_launch(grip_ctx *ctx, const float *ref, size_t n, cons
     GRIP_CUDA_CHECK(ctx, cudaMallocAsync(&lists, cells * (sizeof(uint32_t) + sizeof(float)), stream));
     uint32_t *split_ids = (uint32_t *)lists;
     float *split_d = (float *)(split_ids + cells);
-    knn_exact_kernel<<<dim3((unsigned)blocks, (unsigned)splits), kThreads, 0, stream>>>(
-        ref, n, span, queries, m, dim, (int)k, max_sqdist, split_ids, split_d);
-    cudaError_t err = cudaGetLastError();
+    cudaError_t err =
+        enqueue_ranges(few, ref, n, span, splits, queries, m, blocks, dim, k, max_sqdist, split_ids, split_d, stream);
     if (err == cudaSuccess) {
         merge_splits_kernel<<<(unsigned)((m + kSplitMergeWarps - 1) / kSplitMergeWarps), 32 * kSplitMergeWarps, 0,
                               stream>>>(split_ids, split_d, m, (int)k, (int)splits, ids, sqdist);

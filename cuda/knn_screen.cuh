@@ -1,7 +1,8 @@
-// knn_screen.cuh -- what the two fp16 screening kernels share (cuda/knn_tensor.cu: mma.sync, any sm_80+ GPU;
+// knn_screen.cuh -- what the two screening kernels share (cuda/knn_tensor.cu: mma.sync, any sm_80+ GPU;
 // cuda/sm90a/knn_wgmma.cu: wgmma, Hopper only): the prepared rows, and each query's list of its kList best
-// screened rows in shared memory, fed through a small per-query buffer. Internal to the screening; the public
-// face is cuda/knn_tensor.cuh.
+// screened rows in shared memory, fed through a small per-query buffer; and the warp-held sorted lists that the
+// exact kernels (cuda/knn_bruteforce.cu, cuda/knn_few.cu) keep too. Internal; the public faces are
+// cuda/knn_tensor.cuh and cuda/knn_bruteforce.cuh.
 #ifndef GRIP_CUDA_KNN_SCREEN_CUH
 #define GRIP_CUDA_KNN_SCREEN_CUH
 
@@ -91,6 +92,29 @@ __device__ __forceinline__ void list_insert(float &list_d, uint32_t &list_id, fl
     if (lane == pos) {
         list_d = d;
         list_id = id;
+    }
+}
+
+// list_insert for a list of k <= 32 entries whose k-th distance the caller keeps in kth (and has checked d < kth,
+// so the entry lands within the first k lanes; lanes >= k only ever hold evicted entries, which are >= kth > d
+// and so never counted).
+__device__ __forceinline__ void list_insert_kth(float &list_d, uint32_t &list_id, float &kth, float d, uint32_t id,
+                                                int k, int lane)
+{
+    list_insert(list_d, list_id, d, id, lane);
+    kth = __shfl_sync(kFullMask, list_d, k - 1);
+}
+
+// The places, in the merge of two sorted k-lists (entry j in lane j; a from the earlier, lower rows), of the lane's
+// entries a and b: each one's own place plus the other list's entries that go before it, the earlier list first
+// on equal distances. Padding (+inf) sorts last, as no listed distance is +inf.
+__device__ __forceinline__ void merged_places(float a, float b, int k, int lane, int &a_at, int &b_at)
+{
+    a_at = lane;
+    b_at = lane;
+    for (int j = 0; j < k; ++j) {
+        a_at += __shfl_sync(kFullMask, b, j) < a;
+        b_at += __shfl_sync(kFullMask, a, j) <= b;
     }
 }
 

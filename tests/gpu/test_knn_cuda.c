@@ -245,6 +245,33 @@ START_TEST(small_and_empty_sets)
 }
 END_TEST
 
+/* A handful of queries (the screening's uncertified leftovers; cuda/knn_few.cu): a full query group and partial
+ * ones, rows split into ranges, each range split among warps; ties everywhere, negative coordinates, non-finite
+ * rows and queries, dimensions with and without float4 rows, a bound. k = 32 keeps D = 33 and 352 off the
+ * screening. */
+START_TEST(few_queries_over_row_ranges)
+{
+    static const size_t dims[] = {3, 7, 33, 352};
+    static const size_t ms[] = {1, 5, 13, 16};
+    uint64_t s = 108;
+    for (size_t di = 0; di < 4; ++di) {
+        const size_t dim = dims[di], n = dim > 100 ? 6007 : 20011;
+        float *ref = make_duplicates(&s, n, dim, 1000, 40), *q = make_duplicates(&s, 16, dim, 1000, 40);
+        spoil_rows(&s, ref, n, dim, 5, 97);
+        spoil_rows(&s, q, 16, dim, 11, 50); /* query 11 */
+        for (size_t mi = 0; mi < 4; ++mi) {
+            const size_t m = ms[mi], finite = m - (m > 11);
+            ck_assert_uint_eq(compare_with_cpu(ref, n, q, m, dim, 32, INFINITY), finite * 32);
+            if (dim < 32)
+                ck_assert_uint_eq(compare_with_cpu(ref, n, q, m, dim, 1, INFINITY), finite);
+        }
+        ck_assert_uint_gt(compare_with_cpu(ref, n, q, 13, dim, 32, 0.0f), 0); /* exact duplicates only */
+        free(ref);
+        free(q);
+    }
+}
+END_TEST
+
 /* Many blocks and tiles: a tile boundary inside every block, queries and rows past the last full tile. */
 START_TEST(many_tiles)
 {
@@ -709,6 +736,7 @@ int main(void)
     suite_add_tcase(s, exact);
     TCase *large = tcase_create("large");
     tcase_add_test(large, many_tiles);
+    tcase_add_test(large, few_queries_over_row_ranges);
     suite_add_tcase(s, large);
     grip_test_add_case(s, "streamed_uniform", streamed_uniform_every_dim_and_k);
     grip_test_add_case(s, "streamed_duplicates", streamed_duplicates_tie_to_the_lower_row);
