@@ -17,7 +17,8 @@
 // queries go to cuda/knn_few.cu's kernel instead (one pass over the rows for them all), split the same way.
 //
 // Searches that the tensor-core screening serves go through cuda/knn_tensor.cu, which comes back here for the
-// queries whose answer it cannot certify (typically a handful: the split serves them).
+// queries whose answer it cannot certify (on SHOT-like rows a handful at 1e5 rows, about 0.6% of the queries at 1e6,
+// and then, at 0.3 s of a 1e6 x 1e6 search's 1.2 s, the largest cost after the screening: the split serves them).
 //
 // A reference set the device cannot hold is streamed instead (the handle, at the end of this file): its rows stay
 // in host memory and each search copies them to the device batch by batch, searches every batch with the kernel
