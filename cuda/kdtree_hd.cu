@@ -18,6 +18,7 @@
 // finish_below are active, they are finished by the exact brute-force kernel (cuda/knn_bruteforce.cu).
 #include "cuda/check.cuh"
 #include "cuda/knn_bruteforce.cuh"
+#include "cuda/knn_screen.cuh"
 
 extern "C" {
 #include "index/kdtree_hd_cuda.h"
@@ -440,16 +441,7 @@ __device__ void list_offer_warp(float &ld, uint32_t &lid, float d, uint32_t id, 
         if (__ballot_sync(kFull, (uint32_t)lane < k && lid == cid))
             continue; // met already in another tree
         const int pos = __popc(__ballot_sync(kFull, (uint32_t)lane < k && entry_before(ld, lid, cd, cid)));
-        const float up_d = __shfl_up_sync(kFull, ld, 1);
-        const uint32_t up_id = __shfl_up_sync(kFull, lid, 1);
-        if (lane > pos) {
-            ld = up_d;
-            lid = up_id;
-        }
-        if (lane == pos) {
-            ld = cd;
-            lid = cid;
-        }
+        grip_screen::list_put(ld, lid, pos, cd, cid, lane);
     }
 }
 
@@ -484,10 +476,8 @@ __global__ void k_scan_leaves(const uint32_t *__restrict__ n_runs, const uint32_
             const float *q = queries + (size_t)qi * dim;
             float acc = 0.0f;
             if (mine)
-                for (uint32_t d = 0; d < dim; ++d) {
-                    const float diff = __fsub_rn(q[d], staged[(size_t)d * kWindowStride + lane]);
-                    acc = __fadd_rn(acc, __fmul_rn(diff, diff));
-                }
+                for (uint32_t d = 0; d < dim; ++d)
+                    acc = grip_screen::add_squared_diff(acc, q[d], staged[(size_t)d * kWindowStride + lane]);
             const size_t at = (size_t)qi * k + (size_t)lane;
             float ld = (uint32_t)lane < k ? sqdist[at] : INFINITY;
             uint32_t lid = (uint32_t)lane < k ? ids[at] : kNone;

@@ -113,10 +113,8 @@ __device__ __forceinline__ void accumulate_dim(const knn_shared &s, int dd, int 
 #pragma unroll
     for (int i = 0; i < kThreadQueries; ++i)
 #pragma unroll
-        for (int j = 0; j < kThreadRefs; ++j) {
-            const float diff = __fsub_rn(qv[i], rv[j]);
-            acc[i][j] = __fadd_rn(acc[i][j], __fmul_rn(diff, diff));
-        }
+        for (int j = 0; j < kThreadRefs; ++j)
+            acc[i][j] = grip_screen::add_squared_diff(acc[i][j], qv[i], rv[j]);
 }
 
 // Writes the thread's distances into the tile (+inf for columns past the last row) and flags the queries that
@@ -271,7 +269,7 @@ constexpr int kSplitMergeWarps = 4;
 constexpr size_t kMinSplitRows = 4 * kTileRefs; // a range shorter than this is not worth its merge
 
 // Merges the row ranges' k-lists of each query (range y's at split_ids + y m k) into ids and sqdist: one warp per
-// query, range after range (merged_places: the running list holds the lower rows).
+// query, range after range (merge_into: the running list holds the lower rows).
 __global__ void __launch_bounds__(32 * kSplitMergeWarps)
     merge_splits_kernel(const uint32_t *__restrict__ split_ids, const float *__restrict__ split_d, size_t m, int k,
                         int splits, uint32_t *__restrict__ ids, float *__restrict__ sqdist)
@@ -287,24 +285,8 @@ __global__ void __launch_bounds__(32 * kSplitMergeWarps)
     uint32_t a_id = mine ? split_ids[q * (size_t)k + (size_t)lane] : UINT32_MAX;
     for (int y = 1; y < splits; ++y) {
         const size_t at = ((size_t)y * m + q) * (size_t)k + (size_t)lane;
-        const float b = mine ? split_d[at] : INFINITY;
-        const uint32_t b_id = mine ? split_ids[at] : UINT32_MAX;
-        int a_at, b_at;
-        merged_places(a, b, k, lane, a_at, b_at);
-        if (mine && a_at < k) {
-            merged_d[w][a_at] = a;
-            merged_id[w][a_at] = a_id;
-        }
-        if (mine && b_at < k) {
-            merged_d[w][b_at] = b;
-            merged_id[w][b_at] = b_id;
-        }
-        __syncwarp();
-        if (mine) {
-            a = merged_d[w][lane];
-            a_id = merged_id[w][lane];
-        }
-        __syncwarp();
+        grip_screen::merge_into(a, a_id, mine ? split_d[at] : INFINITY, mine ? split_ids[at] : UINT32_MAX, k, lane,
+                                merged_d[w], merged_id[w]);
     }
     if (mine) {
         ids[q * (size_t)k + (size_t)lane] = a_id;

@@ -10,7 +10,7 @@
 //
 // Lists: each warp walks a contiguous part of its block's range, in row order, and keeps a sorted k-list per query
 // in its lanes (cuda/knn_screen.cuh's list_insert_kth: after the entries of equal distance, so ties go to the
-// lower row, as on the CPU). At the end the block's 8 warps' lists are merged in warp order (merged_places: the
+// lower row, as on the CPU). At the end the block's 8 warps' lists are merged in warp order (merge_into: the
 // earlier list first on equal distances) into the range's list; the caller merges the ranges the same way.
 #include "cuda/knn_few.cuh"
 #include "cuda/knn_screen.cuh"
@@ -37,14 +37,10 @@ size_t few_smem_bytes(size_t dim)
 // Adds the squared differences of 4 dimensions to acc, in order.
 __device__ __forceinline__ float add_squares4(float acc, float4 q, float4 r)
 {
-    float d = __fsub_rn(q.x, r.x);
-    acc = __fadd_rn(acc, __fmul_rn(d, d));
-    d = __fsub_rn(q.y, r.y);
-    acc = __fadd_rn(acc, __fmul_rn(d, d));
-    d = __fsub_rn(q.z, r.z);
-    acc = __fadd_rn(acc, __fmul_rn(d, d));
-    d = __fsub_rn(q.w, r.w);
-    return __fadd_rn(acc, __fmul_rn(d, d));
+    acc = grip_screen::add_squared_diff(acc, q.x, r.x);
+    acc = grip_screen::add_squared_diff(acc, q.y, r.y);
+    acc = grip_screen::add_squared_diff(acc, q.z, r.z);
+    return grip_screen::add_squared_diff(acc, q.w, r.w);
 }
 
 // The squared distances of row `row` (the lane's) to the group's nq queries (staged in sq, dim floats each).
@@ -71,10 +67,8 @@ __device__ __forceinline__ void row_distances(const float *__restrict__ row, con
             const float r = __ldg(row + d);
 #pragma unroll
             for (int q = 0; q < GRIP_KNN_FEW_GROUP; ++q)
-                if (q < nq) {
-                    const float diff = __fsub_rn(sq[(size_t)q * dim + d], r);
-                    acc[q] = __fadd_rn(acc[q], __fmul_rn(diff, diff));
-                }
+                if (q < nq)
+                    acc[q] = grip_screen::add_squared_diff(acc[q], sq[(size_t)q * dim + d], r);
         }
     }
 }
@@ -90,24 +84,8 @@ __device__ __forceinline__ void merge_warp_lists(const float *lists_d, const uin
     uint32_t a_id = mine ? lists_id[q * 32 + lane] : UINT32_MAX;
     for (int w = 1; w < kFewWarps; ++w) {
         const size_t at = (size_t)(w * GRIP_KNN_FEW_GROUP + q) * 32 + lane;
-        const float b = mine ? lists_d[at] : INFINITY;
-        const uint32_t b_id = mine ? lists_id[at] : UINT32_MAX;
-        int a_at, b_at;
-        grip_screen::merged_places(a, b, k, lane, a_at, b_at);
-        if (mine && a_at < k) {
-            scratch_d[a_at] = a;
-            scratch_id[a_at] = a_id;
-        }
-        if (mine && b_at < k) {
-            scratch_d[b_at] = b;
-            scratch_id[b_at] = b_id;
-        }
-        __syncwarp();
-        if (mine) {
-            a = scratch_d[lane];
-            a_id = scratch_id[lane];
-        }
-        __syncwarp();
+        grip_screen::merge_into(a, a_id, mine ? lists_d[at] : INFINITY, mine ? lists_id[at] : UINT32_MAX, k, lane,
+                                scratch_d, scratch_id);
     }
     out_d = a;
     out_id = a_id;

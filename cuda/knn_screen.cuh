@@ -1,8 +1,8 @@
 // knn_screen.cuh -- what the two screening kernels share (cuda/knn_tensor.cu: mma.sync, any sm_80+ GPU;
 // cuda/sm90a/knn_wgmma.cu: wgmma, Hopper only): the prepared rows, and each query's list of its kList best
-// screened rows in shared memory, fed through a small per-query buffer; and the warp-held sorted lists that the
-// exact kernels (cuda/knn_bruteforce.cu, cuda/knn_few.cu) keep too. Internal; the public faces are
-// cuda/knn_tensor.cuh and cuda/knn_bruteforce.cuh.
+// screened rows in shared memory, fed through a small per-query buffer; and what the exact kernels
+// (cuda/knn_bruteforce.cu, cuda/knn_few.cu, cuda/kdtree_hd.cu) share with it: the CPU's distance step and the
+// warp-held sorted lists. Internal; the public faces are cuda/knn_tensor.cuh and cuda/knn_bruteforce.cuh.
 #ifndef GRIP_CUDA_KNN_SCREEN_CUH
 #define GRIP_CUDA_KNN_SCREEN_CUH
 
@@ -79,10 +79,18 @@ __device__ __forceinline__ bool buffer_offer(const candidate_lists &s, int q, fl
     return true;
 }
 
-// Inserts (d, id) into a warp's sorted list of kList entries (entry j in lane j), after equal values.
-__device__ __forceinline__ void list_insert(float &list_d, uint32_t &list_id, float d, uint32_t id, int lane)
+// One dimension of the CPU twin's squared distance (src/index/knn_exact.c): acc + (a - b)^2, each step rounded
+// on its own (no FMA contraction), so that a sum over the dimensions in order is the CPU's bit for bit. Every
+// exact kernel sums with it.
+__device__ __forceinline__ float add_squared_diff(float acc, float a, float b)
 {
-    const int pos = __popc(__ballot_sync(kFullMask, list_d <= d));
+    const float diff = __fsub_rn(a, b);
+    return __fadd_rn(acc, __fmul_rn(diff, diff));
+}
+
+// Puts (d, id) at place pos of a warp's sorted list (entry j in lane j), the entries from pos on moving up a lane.
+__device__ __forceinline__ void list_put(float &list_d, uint32_t &list_id, int pos, float d, uint32_t id, int lane)
+{
     const float up_d = __shfl_up_sync(kFullMask, list_d, 1);
     const uint32_t up_id = __shfl_up_sync(kFullMask, list_id, 1);
     if (lane > pos) {
@@ -93,6 +101,12 @@ __device__ __forceinline__ void list_insert(float &list_d, uint32_t &list_id, fl
         list_d = d;
         list_id = id;
     }
+}
+
+// Inserts (d, id) into a warp's sorted list of kList entries (entry j in lane j), after equal values.
+__device__ __forceinline__ void list_insert(float &list_d, uint32_t &list_id, float d, uint32_t id, int lane)
+{
+    list_put(list_d, list_id, __popc(__ballot_sync(kFullMask, list_d <= d)), d, id, lane);
 }
 
 // list_insert for a list of k <= 32 entries whose k-th distance the caller keeps in kth (and has checked d < kth,
@@ -116,6 +130,31 @@ __device__ __forceinline__ void merged_places(float a, float b, int k, int lane,
         a_at += __shfl_sync(kFullMask, b, j) < a;
         b_at += __shfl_sync(kFullMask, a, j) <= b;
     }
+}
+
+// Merges the sorted k-list b (entry j in lane j, +inf / UINT32_MAX past k) into the sorted k-list a, whose entries
+// come from lower rows (merged_places: a's first on equal distances), through 32 entries of shared memory the
+// warp owns (scratch_d, scratch_id).
+__device__ __forceinline__ void merge_into(float &a, uint32_t &a_id, float b, uint32_t b_id, int k, int lane,
+                                           float *scratch_d, uint32_t *scratch_id)
+{
+    const bool mine = lane < k;
+    int a_at, b_at;
+    merged_places(a, b, k, lane, a_at, b_at);
+    if (mine && a_at < k) {
+        scratch_d[a_at] = a;
+        scratch_id[a_at] = a_id;
+    }
+    if (mine && b_at < k) {
+        scratch_d[b_at] = b;
+        scratch_id[b_at] = b_id;
+    }
+    __syncwarp();
+    if (mine) {
+        a = scratch_d[lane];
+        a_id = scratch_id[lane];
+    }
+    __syncwarp();
 }
 
 // Merges the buffers of the warp's kQueriesPerWarp queries into their lists (one list in the warp's lanes at a

@@ -566,10 +566,8 @@ __device__ __forceinline__ double screening_bound(double a, double ea, double b,
 __device__ __forceinline__ float exact_distance(const float *__restrict__ x, const float *__restrict__ y, size_t dim)
 {
     float acc = 0.0f;
-    for (size_t d = 0; d < dim; ++d) {
-        const float diff = __fsub_rn(x[d], y[d]);
-        acc = __fadd_rn(acc, __fmul_rn(diff, diff));
-    }
+    for (size_t d = 0; d < dim; ++d)
+        acc = add_squared_diff(acc, x[d], y[d]);
     return acc;
 }
 
