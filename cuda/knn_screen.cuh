@@ -88,6 +88,15 @@ __device__ __forceinline__ float add_squared_diff(float acc, float a, float b)
     return __fadd_rn(acc, __fmul_rn(diff, diff));
 }
 
+// The CPU twin's squared distance of two rows: add_squared_diff over the dimensions in order.
+__device__ __forceinline__ float exact_distance(const float *__restrict__ x, const float *__restrict__ y, size_t dim)
+{
+    float acc = 0.0f;
+    for (size_t d = 0; d < dim; ++d)
+        acc = add_squared_diff(acc, x[d], y[d]);
+    return acc;
+}
+
 // Puts (d, id) at place pos of a warp's sorted list (entry j in lane j), the entries from pos on moving up a lane.
 __device__ __forceinline__ void list_put(float &list_d, uint32_t &list_id, int pos, float d, uint32_t id, int lane)
 {

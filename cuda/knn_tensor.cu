@@ -27,9 +27,13 @@
 //      so L(T) = (sqrt(T) - e_q - e_r)^2 less the float terms, e the residual norms (s8_bound).
 //    The answer is certified when the k-th exact distance (or, with fewer than k valid, max_sqdist) is < L(T): no
 //    row outside the list can then enter or tie into it. Otherwise the query goes to a list of failures,
-// 4. which the exact kernel (knn_bruteforce.cu) searches again.
+// 4. which, after the wgmma kernel, are screened again with that k-th exact distance U as their bound
+//    (knn_rescreen.cu: every row whose screened lower bound is at most U is found and ranked exactly), and
+//    otherwise (the mma.sync kernel; U infinite; too many such rows) searched again by the exact kernel
+//    (knn_bruteforce.cu).
 #include "cuda/knn_tensor.cuh"
 #include "cuda/knn_bruteforce.cuh"
+#include "cuda/knn_rescreen.cuh"
 #include "cuda/knn_screen.cuh"
 #include "cuda/knn_wgmma.cuh"
 #include "cuda/check.cuh"
@@ -562,19 +566,12 @@ __device__ __forceinline__ double screening_bound(double a, double ea, double b,
     return 1.02 * sum + 1e-30;
 }
 
-// The CPU twin's squared distance: dimension order, no fused multiply-add.
-__device__ __forceinline__ float exact_distance(const float *__restrict__ x, const float *__restrict__ y, size_t dim)
-{
-    float acc = 0.0f;
-    for (size_t d = 0; d < dim; ++d)
-        acc = add_squared_diff(acc, x[d], y[d]);
-    return acc;
-}
-
 // How the candidate lists' values read: the screened distance is (x + |q|^2 when shifted) * step2 (step2 = 1
-// but for int8, whose lists hold integers); s8: the int8 certificate (s8_bound).
+// but for int8, whose lists hold integers); s8: the int8 certificate (s8_bound). rescreen: the queries the lists
+// cannot certify are screened again (the wgmma kernel's lists only, cuda/knn_rescreen.cuh), unless the
+// environment sets GRIP_KNN_NO_RESCREEN; rescreen_all (GRIP_KNN_RESCREEN_ALL, for tests): all of them are.
 struct list_units {
-    bool shifted, s8;
+    bool shifted, s8, rescreen, rescreen_all;
     double step2;
 };
 
@@ -594,13 +591,41 @@ struct s8_bound {
         const double root = sqrt(fmax(s, 0.0)) * (1.0 - 1e-12) - e;
         return root > 0.0 ? root * root * (1.0 - 1e-12) - x : -INFINITY;
     }
+    // At least the largest s with lower(s) <= u (lower increases with s): the rows screened above it are exactly
+    // above u. The margins as lower's, the other way.
+    __device__ __forceinline__ double largest_at_most(double u) const
+    {
+        const double root = (sqrt(fmax(u + x, 0.0) / (1.0 - 1e-12)) + e) / (1.0 - 1e-12);
+        return root * root * (1.0 + 1e-9);
+    }
+};
+
+// The re-screen's limit for a query whose k-th exact distance (or max_sqdist) is u: a float above the list value
+// x (kernel units: screened distance / step2 - shift) of every row whose exact distance may be at most u, with a
+// relative margin of 1e-6 over the double arithmetic (a row too many costs one exact distance). +inf when u is.
+__device__ __forceinline__ float rescreen_limit(const list_units &units, const s8_bound &b8, double bound,
+                                                double shift, float u)
+{
+    if (!(u < INFINITY))
+        return INFINITY;
+    const double screened = (units.s8 ? b8.largest_at_most(u) : (double)u + bound) / units.step2;
+    const double x = screened - shift, margin = 1e-6 * (fabs(screened) + fabs(shift)) + 1e-30;
+    const float f = (float)(x + margin);
+    return (double)f > x ? f : nextafterf(f, INFINITY);
+}
+
+// Where the rerank sends the queries it cannot certify: those it can re-screen to retry (with their limits), the
+// others to failed (the exact kernel's); counts[0] and counts[1] count them.
+struct screen_outcome {
+    uint32_t *failed, *retry, *counts;
+    float *retry_limit;
 };
 
 __global__ void __launch_bounds__(kThreads)
     rerank_kernel(const float *__restrict__ ref, const float *__restrict__ queries, size_t m, size_t dim, int k,
                   float max_sqdist, const uint32_t *__restrict__ cand_id, const float *__restrict__ cand_d,
                   list_units units, rows_prep q, const ref_stats *__restrict__ stats, uint32_t *__restrict__ ids,
-                  float *__restrict__ sqdist, uint32_t *__restrict__ failed, uint32_t *__restrict__ n_failed)
+                  float *__restrict__ sqdist, screen_outcome out)
 {
     const size_t qi = (size_t)blockIdx.x * kWarps + threadIdx.x / 32;
     const int lane = threadIdx.x % 32;
@@ -646,9 +671,19 @@ __global__ void __launch_bounds__(kThreads)
         const double outside = ((double)last + shift) * units.step2; // every row outside is screened at least this
         certified = (units.s8 ? b8.lower(outside) : outside - bound) > (double)threshold;
     }
-    if (!certified) {
-        if (lane == 0)
-            failed[atomicAdd(n_failed, 1u)] = (uint32_t)qi;
+    if (!certified || units.rescreen_all) {
+        if (lane == 0) {
+            const float limit = units.rescreen && q.state[qi] == ROW_SCREENED
+                                    ? rescreen_limit(units, b8, bound, shift, threshold)
+                                    : INFINITY;
+            if (limit < INFINITY) {
+                const uint32_t at = atomicAdd(&out.counts[1], 1u);
+                out.retry[at] = (uint32_t)qi;
+                out.retry_limit[at] = limit;
+            } else {
+                out.failed[atomicAdd(&out.counts[0], 1u)] = (uint32_t)qi;
+            }
+        }
         return;
     }
     if (valid && rank < k) {
@@ -899,17 +934,30 @@ grip_status grip_knn_screen_build(grip_ctx *ctx, const float *ref, size_t n, siz
 struct screen_scratch {
     void *mem;
     rows_prep q;
-    uint32_t *cand_id, *failed, *n_failed;
+    uint32_t *cand_id;
     float *cand_d;
+    screen_outcome out;
     void *sub; // the exact kernel's inputs and outputs for the failed queries
 };
 
-// scratch_alloc's allocation: the queries' data, candidate ids and values, the failure count (256) and list.
-static size_t scratch_bytes(size_t m_padded, size_t row_bytes)
+// Carves a search's scratch (screen_scratch) out of one allocation: the queries' data, candidate ids and values,
+// the two counts (256 bytes), the failed and retried queries and the retried ones' limits. Returns its size when
+// base is NULL.
+static size_t scratch_carve(screen_scratch *w, unsigned char *base, size_t m_padded, size_t row_bytes)
 {
-    rows_prep p;
-    return rows_prep_carve(&p, nullptr, m_padded, row_bytes) + 2 * m_padded * kList * sizeof(uint32_t) + 256 +
-           m_padded * sizeof(uint32_t);
+    size_t off = rows_prep_carve(&w->q, base, m_padded, row_bytes);
+    auto take = [&](size_t bytes) {
+        unsigned char *at = base ? base + off : nullptr;
+        off += round_up(bytes, 256);
+        return at;
+    };
+    w->cand_id = (uint32_t *)take(m_padded * kList * sizeof(uint32_t));
+    w->cand_d = (float *)take(m_padded * kList * sizeof(float));
+    w->out.counts = (uint32_t *)take(2 * sizeof(uint32_t));
+    w->out.failed = (uint32_t *)take(m_padded * sizeof(uint32_t));
+    w->out.retry = (uint32_t *)take(m_padded * sizeof(uint32_t));
+    w->out.retry_limit = (float *)take(m_padded * sizeof(float));
+    return off;
 }
 
 // search_failed's allocation for `count` failed queries: their rows, ids and distances.
@@ -923,20 +971,19 @@ size_t grip_knn_screen_search_bytes(size_t m, size_t dim, uint32_t k)
 {
     if (m == 0 || k > GRIP_KNN_SCREEN_MAX_K || !screened_dim(dim))
         return 0;
-    return scratch_bytes(round_up(m, kBlockQueries), screen_shape_of(dim).row_bytes()) + failed_bytes(m, dim, k);
+    const screen_shape shape = screen_shape_of(dim);
+    screen_scratch w;
+    const size_t scratch = scratch_carve(&w, nullptr, round_up(m, kBlockQueries), shape.row_bytes());
+    // the re-screen's scratch is freed before the exact kernel's is allocated
+    const size_t rescreen = shape.wgmma_steps > 0 ? grip_knn_rescreen_bytes(m, shape.row_bytes()) : 0;
+    const size_t failed = failed_bytes(m, dim, k);
+    return scratch + (rescreen > failed ? rescreen : failed);
 }
 
 static grip_status scratch_alloc(grip_ctx *ctx, screen_scratch *w, size_t m_padded, size_t row_bytes)
 {
-    const size_t prep = rows_prep_carve(&w->q, nullptr, m_padded, row_bytes);
-    const size_t cands = m_padded * kList * sizeof(uint32_t);
-    GRIP_CUDA_CHECK(ctx, cudaMalloc(&w->mem, scratch_bytes(m_padded, row_bytes)));
-    unsigned char *base = (unsigned char *)w->mem;
-    rows_prep_carve(&w->q, base, m_padded, row_bytes);
-    w->cand_id = (uint32_t *)(base + prep);
-    w->cand_d = (float *)(base + prep + cands);
-    w->n_failed = (uint32_t *)(base + prep + 2 * cands);
-    w->failed = (uint32_t *)(base + prep + 2 * cands + 256);
+    GRIP_CUDA_CHECK(ctx, cudaMalloc(&w->mem, scratch_carve(w, nullptr, m_padded, row_bytes)));
+    scratch_carve(w, (unsigned char *)w->mem, m_padded, row_bytes);
     return GRIP_OK;
 }
 
@@ -951,14 +998,15 @@ static grip_status search_failed(grip_ctx *ctx, screen_scratch *w, const float *
     float *sub_q = (float *)w->sub;
     uint32_t *sub_ids = (uint32_t *)((unsigned char *)w->sub + rows_bytes);
     float *sub_d = (float *)((unsigned char *)w->sub + rows_bytes + ids_bytes);
-    gather_kernel<<<(unsigned)(((size_t)count * 32 + kThreads - 1) / kThreads), kThreads>>>(queries, dim, w->failed,
-                                                                                            count, sub_q);
+    gather_kernel<<<(unsigned)(((size_t)count * 32 + kThreads - 1) / kThreads), kThreads>>>(queries, dim,
+                                                                                            w->out.failed, count,
+                                                                                            sub_q);
     GRIP_CUDA_CHECK(ctx, cudaGetLastError());
     grip_status st = grip_knn_cuda_launch(ctx, ref, n, sub_q, count, dim, k, max_sqdist, sub_ids, sub_d, 0);
     if (st != GRIP_OK)
         return st;
     const size_t cells = (size_t)count * k;
-    scatter_kernel<<<(unsigned)((cells + kThreads - 1) / kThreads), kThreads>>>(w->failed, count, (int)k, sub_ids,
+    scatter_kernel<<<(unsigned)((cells + kThreads - 1) / kThreads), kThreads>>>(w->out.failed, count, (int)k, sub_ids,
                                                                                sub_d, ids, sqdist);
     GRIP_CUDA_CHECK(ctx, cudaGetLastError());
     GRIP_CUDA_CHECK(ctx, cudaStreamSynchronize(0));
@@ -974,7 +1022,7 @@ static grip_status screen_search_with(grip_ctx *ctx, const grip_knn_screen *s, s
     grip_status st = scratch_alloc(ctx, w, m_padded, shape.row_bytes());
     if (st != GRIP_OK)
         return st;
-    GRIP_CUDA_CHECK(ctx, cudaMemsetAsync(w->n_failed, 0, sizeof(uint32_t), 0));
+    GRIP_CUDA_CHECK(ctx, cudaMemsetAsync(w->out.counts, 0, 2 * sizeof(uint32_t), 0));
     if (shape.s8) {
         const s8_quant quant = {s->quant.step, s->quant.inv_step, kQueryS8Limit};
         launch_prep_s8(queries, m, m_padded, s->dim, shape.kdim, s->sum, s->inv_count, quant, false, w->q, nullptr);
@@ -994,16 +1042,28 @@ static grip_status screen_search_with(grip_ctx *ctx, const grip_knn_screen *s, s
         GRIP_CUDA_CHECK(ctx, cudaGetLastError());
     }
     const double step = shape.s8 ? (double)s->quant.step : 1.0;
-    const list_units units = {shape.wgmma_steps > 0, shape.s8, step * step}; // step^2: exact in double
-    rerank_kernel<<<(unsigned)((m + kWarps - 1) / kWarps), kThreads>>>(
-        ref, queries, m, s->dim, (int)k, max_sqdist, w->cand_id, w->cand_d, units, w->q, s->stats, ids,
-        sqdist, w->failed, w->n_failed);
+    const bool wgmma = shape.wgmma_steps > 0;
+    const list_units units = {wgmma, shape.s8, wgmma && getenv("GRIP_KNN_NO_RESCREEN") == NULL,
+                              wgmma && getenv("GRIP_KNN_RESCREEN_ALL") != NULL, step * step}; // step^2: exact
+    rerank_kernel<<<(unsigned)((m + kWarps - 1) / kWarps), kThreads>>>(ref, queries, m, s->dim, (int)k, max_sqdist,
+                                                                        w->cand_id, w->cand_d, units, w->q, s->stats,
+                                                                        ids, sqdist, w->out);
     GRIP_CUDA_CHECK(ctx, cudaGetLastError());
-    uint32_t count = 0;
-    GRIP_CUDA_CHECK(ctx, cudaMemcpy(&count, w->n_failed, sizeof count, cudaMemcpyDeviceToHost));
-    if (count == 0)
+    uint32_t counts[2] = {0, 0}; // failed, retried
+    GRIP_CUDA_CHECK(ctx, cudaMemcpy(counts, w->out.counts, sizeof counts, cudaMemcpyDeviceToHost));
+    if (counts[1] > 0) {
+        const grip_knn_rescreen_rows rows = {&w->q,           &s->rows,   s->n_padded,      shape.row_bytes(),
+                                             shape.wgmma_steps, shape.s8, s->ref_inv_scale};
+        const grip_knn_retry retry = {w->out.retry, w->out.retry_limit, counts[1]};
+        st = grip_knn_rescreen(ctx, rows, ref, queries, s->dim, retry, k, max_sqdist, ids, sqdist, w->out.failed,
+                               &w->out.counts[0]);
+        if (st != GRIP_OK)
+            return st;
+        GRIP_CUDA_CHECK(ctx, cudaMemcpy(counts, w->out.counts, sizeof(uint32_t), cudaMemcpyDeviceToHost));
+    }
+    if (counts[0] == 0)
         return GRIP_OK;
-    return search_failed(ctx, w, ref, s->n, queries, s->dim, count, k, max_sqdist, ids, sqdist);
+    return search_failed(ctx, w, ref, s->n, queries, s->dim, counts[0], k, max_sqdist, ids, sqdist);
 }
 
 grip_status grip_knn_screen_search(grip_ctx *ctx, const grip_knn_screen *screen, const float *ref,

@@ -1,8 +1,8 @@
 // knn_tensor.cuh -- the tensor-core screened k-NN: the results of the exact brute force (grip_knn_cuda_launch,
 // itself bit for bit grip_knn_exact), found faster. Tensor-core products screen every pair (int8 wgmma on a Hopper
 // GPU, fp16 elsewhere), each query keeps its 32 best screened rows, those are re-ranked with the exact float
-// arithmetic, and a query whose answer the screening's rigorous error bound cannot certify is searched again by
-// the exact kernel.
+// arithmetic, and a query whose answer the screening's rigorous error bound cannot certify is screened again with
+// the bound its exact candidates give (cuda/knn_rescreen.cuh) or searched again by the exact kernel.
 #ifndef GRIP_CUDA_KNN_TENSOR_CUH
 #define GRIP_CUDA_KNN_TENSOR_CUH
 

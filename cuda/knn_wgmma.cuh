@@ -28,4 +28,15 @@ cudaError_t grip_knn_wgmma_screen(const grip_screen::rows_prep &q, const grip_sc
                                   size_t n_padded, int ksteps, bool s8, float ref_inv_scale, uint32_t *cand_id,
                                   float *cand_x);
 
+// The re-screen of queries whose lists could not certify their answer (cuda/knn_rescreen.cu): every row whose value
+// x (as above: the same products and arithmetic) is below its query's limit[i] (a float in the lists' units; -inf
+// for padding queries) is found. Query i's rows go to found[i * capacity ..], in no order, and count[i] (zeroed by
+// the caller) counts them all, also past capacity. q: m_padded rows, only h (and inv_scale, for fp16) read. The
+// rows are walked in `ranges` ranges of whole tiles, a block each per 128 queries, so that a few queries still
+// fill the GPU. Asynchronous on the default stream; returns the launch's error.
+cudaError_t grip_knn_wgmma_rescreen(const grip_screen::rows_prep &q, const grip_screen::rows_prep &r,
+                                    size_t m_padded, size_t n_padded, int ksteps, bool s8, float ref_inv_scale,
+                                    const float *limit, int ranges, uint32_t capacity, uint32_t *count,
+                                    uint32_t *found);
+
 #endif

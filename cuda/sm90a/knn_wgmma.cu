@@ -320,22 +320,15 @@ __device__ __forceinline__ bool offer_slot(const candidate_lists &s, const Slots
     return buffer_offer(s, row0 + 8 * h, Slots::listed(x), (uint32_t)(col0 + 8 * j + 2 * t + c % 2));
 }
 
-// The tile's epilogue, in groups of 8 slots (two column pairs, both queries): one multiply-add a slot, a minimum
-// per query, a comparison and a warp vote a group. Only the groups where some lane has a slot below its query's
-// threshold are offered; over the whole walk a query sees about 32 ln(tiles) such rows, so most groups end at the
-// vote. Slots that found their buffer full are offered again after a merge, until none is left. The warps of a
-// warpgroup merge together (whenever one of them must): a merge is long, and a warp merging alone would hold its
-// three siblings at the next wgmma, which all four must issue.
+// The groups of 8 slots (two column pairs, both queries) in which some lane of the warp has a slot below its
+// query's bound: per group and query the smallest of its 4 slots (a tree, not one long chain of comparisons), and
+// one ballot a group (bit g for group g). One multiply-add a slot, and most tiles end here: over the whole walk a
+// query sees about 32 ln(tiles) rows that beat its list.
 template <class Slots>
-__device__ __forceinline__ void select_tile(const candidate_lists &s, const Slots &sl,
-                                            const typename Slots::acc_t (&acc)[64],
-                                            typename Slots::value_t (&thr)[2], int row0, size_t col0, int warp,
-                                            int lane)
+__device__ __forceinline__ unsigned groups_below(const Slots &sl, const typename Slots::acc_t (&acc)[64],
+                                                 const typename Slots::value_t (&thr)[2])
 {
     using value_t = typename Slots::value_t;
-    const int t = lane % 4;
-    // First the groups that hold a slot below its query's threshold, for the whole warp: per group and query the
-    // smallest of its 4 slots (a tree, not one long chain of comparisons), and one ballot a group.
     unsigned groups = 0;
 #pragma unroll
     for (int g = 0; g < 8; ++g) {
@@ -348,6 +341,22 @@ __device__ __forceinline__ void select_tile(const candidate_lists &s, const Slot
         if (__ballot_sync(kFullMask, least[0] < thr[0] || least[1] < thr[1])) // false for NaN: never screened in
             groups |= 1u << g;
     }
+    return groups;
+}
+
+// The tile's epilogue for the candidate lists: the slots of the groups_below are offered to their queries'
+// buffers. Slots that found their buffer full are offered again after a merge, until none is left. The warps of a
+// warpgroup merge together (whenever one of them must): a merge is long, and a warp merging alone would hold its
+// three siblings at the next wgmma, which all four must issue.
+template <class Slots>
+__device__ __forceinline__ void select_tile(const candidate_lists &s, const Slots &sl,
+                                            const typename Slots::acc_t (&acc)[64],
+                                            typename Slots::value_t (&thr)[2], int row0, size_t col0, int warp,
+                                            int lane)
+{
+    using value_t = typename Slots::value_t;
+    const int t = lane % 4;
+    const unsigned groups = groups_below(sl, acc, thr);
     unsigned long long retry = 0;
 #pragma unroll
     for (int g = 0; g < 8; ++g) {
@@ -380,20 +389,37 @@ __device__ __forceinline__ void select_tile(const candidate_lists &s, const Slot
     }
 }
 
-template <int KSTEPS, class Slots>
-__global__ void __launch_bounds__(kThreadsW, 1)
-    wgmma_screen_kernel(rows_prep q, rows_prep r, float ref_inv_scale, size_t n_tiles,
-                        uint32_t *__restrict__ cand_id, float *__restrict__ cand_x)
+// The tile's epilogue for the re-screen: every slot below its query's limit is a row found; its place in the
+// query's `capacity` is counted out, and a count past it tells the caller that the query overflowed.
+template <class Slots>
+__device__ __forceinline__ void emit_tile(const Slots &sl, const typename Slots::acc_t (&acc)[64],
+                                          const typename Slots::value_t (&limit)[2], size_t query0, size_t col0,
+                                          int t, uint32_t capacity, uint32_t *__restrict__ count,
+                                          uint32_t *__restrict__ found)
 {
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-    using walk = tile_walk<KSTEPS>;
-    extern __shared__ __align__(1024) unsigned char smem[];
-    wgmma_smem s;
-    wgmma_smem_carve(&s, smem);
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
-    const size_t qb = (size_t)blockIdx.x * kBlockQueries, total = n_tiles * walk::kChunks;
-    const unsigned char *ref = reinterpret_cast<const unsigned char *>(r.h);
-    lists_init(s.lists, q.norm2 + qb);
+    const unsigned groups = groups_below(sl, acc, limit);
+#pragma unroll
+    for (int g = 0; g < 8; ++g) {
+        if (!(groups & (1u << g)))
+            continue;
+#pragma unroll
+        for (int i = 0; i < 8; ++i) {
+            const int j = 2 * g + i / 4, c = i % 4;
+            if (!(sl.value(acc, j, c) < limit[c / 2]))
+                continue;
+            const size_t query = query0 + 8 * (c / 2);
+            const uint32_t at = atomicAdd(&count[query], 1u);
+            if (at < capacity)
+                found[query * capacity + at] = (uint32_t)(col0 + 8 * j + 2 * t + c % 2);
+        }
+    }
+}
+
+// Starts the ring on a walk of `total` chunks from ref: its barriers, then the first kStagesW chunks on their way.
+// By all the block's threads (a barrier inside).
+template <int KSTEPS>
+__device__ __forceinline__ void ring_start(const wgmma_smem &s, const unsigned char *ref, size_t total)
+{
     if (threadIdx.x == 0) {
         for (int i = 0; i < kStagesW; ++i) {
             mbar_init(&s.full[i], 1);
@@ -405,20 +431,22 @@ __global__ void __launch_bounds__(kThreadsW, 1)
     if (threadIdx.x == 0)
         for (size_t c = 0; c < total && c < (size_t)kStagesW; ++c)
             issue_chunk<KSTEPS>(s, ref, c);
+}
 
-    const int row0 = warp * 16 + g; // the thread's queries: row0 and row0 + 8 of the block
-    uint32_t a[KSTEPS][4];
-    load_a<KSTEPS>(reinterpret_cast<const unsigned char *>(q.h), qb + row0, t, a);
-    Slots sl;
-    sl.begin(q, qb + row0, ref_inv_scale);
-    typename Slots::value_t thr[2];
-#pragma unroll
-    for (int h = 0; h < 2; ++h)
-        thr[h] = Slots::threshold(s.lists.threshold[row0 + 8 * h]);
+// The block's walk over `tiles` tiles of reference rows, ref pointing at the first (tile `tile0` of the set, whose
+// norms r holds; ring_start on the same ref): each tile's products of the thread's queries `a` into acc, then
+// epilogue(acc, tile), tile counted in the whole set.
+template <int KSTEPS, class Slots, class Epilogue>
+__device__ __forceinline__ void walk_tiles(const wgmma_smem &s, const unsigned char *ref, const rows_prep &r,
+                                           Slots &sl, const uint32_t (&a)[KSTEPS][4], size_t tile0, size_t tiles,
+                                           int lane, Epilogue &&epilogue)
+{
+    using walk = tile_walk<KSTEPS>;
+    const size_t total = tiles * walk::kChunks;
     typename Slots::acc_t acc[64];
     ring_cursor at, prev; // the chunk of the walk, and the one before
-    for (size_t tile = 0; tile < n_tiles; ++tile) {
-        sl.load_norms(r, tile, t);
+    for (size_t tile = tile0; tile < tile0 + tiles; ++tile) {
+        sl.load_norms(r, tile, lane % 4);
 #pragma unroll
         for (int chunk = 0; chunk < walk::kChunks; ++chunk) {
             mbar_wait(&s.full[at.stage], at.parity);
@@ -440,8 +468,38 @@ __global__ void __launch_bounds__(kThreadsW, 1)
         wgmma_wait<0>();
         fence_accumulators(acc);
         release_chunk<KSTEPS>(s, ref, prev, total, lane);
-        select_tile(s.lists, sl, acc, thr, row0, tile * kTileRows, warp, lane);
+        epilogue(acc, tile);
     }
+}
+
+template <int KSTEPS, class Slots>
+__global__ void __launch_bounds__(kThreadsW, 1)
+    wgmma_screen_kernel(rows_prep q, rows_prep r, float ref_inv_scale, size_t n_tiles,
+                        uint32_t *__restrict__ cand_id, float *__restrict__ cand_x)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    using acc_t = typename Slots::acc_t;
+    extern __shared__ __align__(1024) unsigned char smem[];
+    wgmma_smem s;
+    wgmma_smem_carve(&s, smem);
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const size_t qb = (size_t)blockIdx.x * kBlockQueries;
+    const unsigned char *ref = reinterpret_cast<const unsigned char *>(r.h);
+    lists_init(s.lists, q.norm2 + qb);
+    ring_start<KSTEPS>(s, ref, n_tiles * tile_walk<KSTEPS>::kChunks);
+
+    const int row0 = warp * 16 + lane / 4; // the thread's queries: row0 and row0 + 8 of the block
+    uint32_t a[KSTEPS][4];
+    load_a<KSTEPS>(reinterpret_cast<const unsigned char *>(q.h), qb + row0, lane % 4, a);
+    Slots sl;
+    sl.begin(q, qb + row0, ref_inv_scale);
+    typename Slots::value_t thr[2];
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+        thr[h] = Slots::threshold(s.lists.threshold[row0 + 8 * h]);
+    walk_tiles<KSTEPS>(s, ref, r, sl, a, 0, n_tiles, lane, [&](const acc_t (&acc)[64], size_t tile) {
+        select_tile(s.lists, sl, acc, thr, row0, tile * kTileRows, warp, lane);
+    });
     __syncwarp();
     merge_buffers(s.lists, warp, lane); // what the last tiles left in the buffers
     __syncwarp();
@@ -449,52 +507,91 @@ __global__ void __launch_bounds__(kThreadsW, 1)
 #endif
 }
 
+// The re-screen (grip_knn_wgmma_rescreen): block (x, y) walks row range y (of gridDim.y, in whole tiles) for
+// queries 128 x .. 128 x + 127. Its shared memory is the screen's (the lists unused), so both fit alike.
 template <int KSTEPS, class Slots>
-cudaError_t launch(const rows_prep &q, const rows_prep &r, size_t m_padded, size_t n_padded, float ref_inv_scale,
-                   uint32_t *cand_id, float *cand_x)
+__global__ void __launch_bounds__(kThreadsW, 1)
+    wgmma_rescreen_kernel(rows_prep q, rows_prep r, float ref_inv_scale, size_t n_tiles,
+                          const float *__restrict__ limit, uint32_t capacity, uint32_t *__restrict__ count,
+                          uint32_t *__restrict__ found)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    using acc_t = typename Slots::acc_t;
+    const size_t per_range = (n_tiles + gridDim.y - 1) / gridDim.y, tile0 = blockIdx.y * per_range;
+    if (tile0 >= n_tiles)
+        return; // the whole block, before any barrier
+    const size_t tiles = min(per_range, n_tiles - tile0);
+    extern __shared__ __align__(1024) unsigned char smem[];
+    wgmma_smem s;
+    wgmma_smem_carve(&s, smem);
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const size_t qb = (size_t)blockIdx.x * kBlockQueries;
+    const unsigned char *ref =
+        reinterpret_cast<const unsigned char *>(r.h) + tile0 * kTileRows * (size_t)(KSTEPS * kStepBytes);
+    ring_start<KSTEPS>(s, ref, tiles * tile_walk<KSTEPS>::kChunks);
+
+    const int row0 = warp * 16 + lane / 4;
+    uint32_t a[KSTEPS][4];
+    load_a<KSTEPS>(reinterpret_cast<const unsigned char *>(q.h), qb + row0, lane % 4, a);
+    Slots sl;
+    sl.begin(q, qb + row0, ref_inv_scale);
+    typename Slots::value_t lim[2];
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+        lim[h] = Slots::threshold(limit[qb + row0 + 8 * h]);
+    walk_tiles<KSTEPS>(s, ref, r, sl, a, tile0, tiles, lane, [&](const acc_t (&acc)[64], size_t tile) {
+        emit_tile(sl, acc, lim, qb + row0, tile * kTileRows, lane % 4, capacity, count, found);
+    });
+#endif
+}
+
+// Shared-memory size set once per kernel, then the launch.
+template <class Kernel, class... Args>
+cudaError_t launch_walk(Kernel kernel, dim3 grid, Args... args)
 {
     wgmma_smem s;
     const size_t smem = wgmma_smem_carve(&s, nullptr);
-    auto kernel = wgmma_screen_kernel<KSTEPS, Slots>;
     cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     if (err != cudaSuccess)
         return err;
-    kernel<<<(unsigned)(m_padded / kBlockQueries), kThreadsW, smem>>>(q, r, ref_inv_scale, n_padded / kTileRows,
-                                                                      cand_id, cand_x);
+    kernel<<<grid, kThreadsW, smem>>>(args...);
     return cudaGetLastError();
 }
 
-} // namespace
-
-bool grip_knn_wgmma_usable(void)
-{
-    cudaFuncAttributes attr;
-    if (cudaFuncGetAttributes(&attr, wgmma_screen_kernel<2, fp16_slots>) == cudaSuccess)
-        return true;
-    (void)cudaGetLastError(); // no sm_90a image for this device: not an error of the caller's
-    return false;
-}
-
-int grip_knn_wgmma_ksteps(size_t dim, bool s8)
-{
-    if (s8) {
-        for (int steps : kCompiledStepsS8)
-            if ((size_t)steps * 32 >= dim)
-                return steps;
-        return 0;
+struct screen_launch {
+    const rows_prep &q, &r;
+    size_t m_padded, n_padded;
+    float ref_inv_scale;
+    uint32_t *cand_id;
+    float *cand_x;
+    template <int KSTEPS, class Slots> cudaError_t run() const
+    {
+        return launch_walk(wgmma_screen_kernel<KSTEPS, Slots>, dim3((unsigned)(m_padded / kBlockQueries)), q, r,
+                           ref_inv_scale, n_padded / kTileRows, cand_id, cand_x);
     }
-    for (int steps : kCompiledSteps)
-        if ((size_t)steps * 16 >= dim)
-            return steps;
-    return 0;
-}
+};
 
-cudaError_t grip_knn_wgmma_screen(const rows_prep &q, const rows_prep &r, size_t m_padded, size_t n_padded,
-                                  int ksteps, bool s8, float ref_inv_scale, uint32_t *cand_id, float *cand_x)
+struct rescreen_launch {
+    const rows_prep &q, &r;
+    size_t m_padded, n_padded;
+    float ref_inv_scale;
+    const float *limit;
+    int ranges;
+    uint32_t capacity, *count, *found;
+    template <int KSTEPS, class Slots> cudaError_t run() const
+    {
+        return launch_walk(wgmma_rescreen_kernel<KSTEPS, Slots>,
+                           dim3((unsigned)(m_padded / kBlockQueries), (unsigned)ranges), q, r, ref_inv_scale,
+                           n_padded / kTileRows, limit, capacity, count, found);
+    }
+};
+
+// Runs launch.run<KSTEPS, Slots>() for the compiled kernel of `ksteps` and the operand kind.
+template <class Launch> cudaError_t dispatch(int ksteps, bool s8, const Launch &launch)
 {
 #define GRIP_WGMMA_CASE(K, SLOTS)                                                                                      \
     case K:                                                                                                            \
-        return launch<K, SLOTS>(q, r, m_padded, n_padded, ref_inv_scale, cand_id, cand_x);
+        return launch.template run<K, SLOTS>();
     if (s8) {
         switch (ksteps) {
             GRIP_WGMMA_CASE(2, s8_slots)
@@ -525,4 +622,43 @@ cudaError_t grip_knn_wgmma_screen(const rows_prep &q, const rows_prep &r, size_t
         return cudaErrorInvalidValue;
     }
 #undef GRIP_WGMMA_CASE
+}
+
+} // namespace
+
+bool grip_knn_wgmma_usable(void)
+{
+    cudaFuncAttributes attr;
+    if (cudaFuncGetAttributes(&attr, wgmma_screen_kernel<2, fp16_slots>) == cudaSuccess)
+        return true;
+    (void)cudaGetLastError(); // no sm_90a image for this device: not an error of the caller's
+    return false;
+}
+
+int grip_knn_wgmma_ksteps(size_t dim, bool s8)
+{
+    if (s8) {
+        for (int steps : kCompiledStepsS8)
+            if ((size_t)steps * 32 >= dim)
+                return steps;
+        return 0;
+    }
+    for (int steps : kCompiledSteps)
+        if ((size_t)steps * 16 >= dim)
+            return steps;
+    return 0;
+}
+
+cudaError_t grip_knn_wgmma_screen(const rows_prep &q, const rows_prep &r, size_t m_padded, size_t n_padded,
+                                  int ksteps, bool s8, float ref_inv_scale, uint32_t *cand_id, float *cand_x)
+{
+    return dispatch(ksteps, s8, screen_launch{q, r, m_padded, n_padded, ref_inv_scale, cand_id, cand_x});
+}
+
+cudaError_t grip_knn_wgmma_rescreen(const rows_prep &q, const rows_prep &r, size_t m_padded, size_t n_padded,
+                                    int ksteps, bool s8, float ref_inv_scale, const float *limit, int ranges,
+                                    uint32_t capacity, uint32_t *count, uint32_t *found)
+{
+    return dispatch(ksteps, s8,
+                    rescreen_launch{q, r, m_padded, n_padded, ref_inv_scale, limit, ranges, capacity, count, found});
 }
