@@ -93,7 +93,7 @@ __device__ __forceinline__ bool before(float d, uint32_t id, float e, uint32_t j
 // taken; rounds that find nothing write the padding (UINT32_MAX, +inf). A query whose count passed the capacity
 // goes to the failed list instead.
 __global__ void __launch_bounds__(kThreads)
-    finish_kernel(const float *__restrict__ ref, const float *__restrict__ queries, size_t dim, size_t count,
+    finish_kernel(const float *__restrict__ ref, size_t n_ref, const float *__restrict__ queries, size_t dim, size_t count,
                   batch_scratch b, uint32_t cap, int k, float max_sqdist, uint32_t *__restrict__ ids,
                   float *__restrict__ sqdist, uint32_t *__restrict__ failed, uint32_t *__restrict__ n_failed)
 {
@@ -111,7 +111,8 @@ __global__ void __launch_bounds__(kThreads)
     const uint32_t *rows = b.found + i * cap;
     float *d = b.found_d + i * cap;
     for (uint32_t j = lane; j < n; j += 32) {
-        const float e = exact_distance(queries + qi * dim, ref + (size_t)rows[j] * dim, dim);
+        const float e = rows[j] < n_ref ? exact_distance(queries + qi * dim, ref + (size_t)rows[j] * dim, dim)
+                                        : INFINITY; // a padding row (folded norms list them)
         d[j] = e < INFINITY && e <= max_sqdist ? e : INFINITY;
     }
     __syncwarp();
@@ -171,10 +172,10 @@ grip_status rescreen_batches(grip_ctx *ctx, const grip_knn_rescreen_rows &rows, 
         GRIP_CUDA_CHECK(ctx, cudaGetLastError());
         GRIP_CUDA_CHECK(ctx, cudaMemsetAsync(b.count, 0, padded * sizeof(uint32_t), 0));
         const int ranges = row_ranges(sms, padded / kBlockQueries, rows.n_padded / kTileRows);
-        GRIP_CUDA_CHECK(ctx, grip_knn_wgmma_rescreen(b.sub, *rows.r, padded, rows.n_padded, rows.ksteps, rows.s8,
+        GRIP_CUDA_CHECK(ctx, grip_knn_wgmma_rescreen(b.sub, *rows.r, padded, rows.n_padded, rows.ksteps, rows.operands,
                                                      rows.ref_inv_scale, b.limit, ranges, cap, b.count, b.found));
         finish_kernel<<<(unsigned)((count + kWarps - 1) / kWarps), kThreads>>>(
-            ref, queries, dim, count, b, cap, (int)k, max_sqdist, ids, sqdist, failed, n_failed);
+            ref, rows.n, queries, dim, count, b, cap, (int)k, max_sqdist, ids, sqdist, failed, n_failed);
         GRIP_CUDA_CHECK(ctx, cudaGetLastError());
     }
     GRIP_CUDA_CHECK(ctx, cudaStreamSynchronize(0));

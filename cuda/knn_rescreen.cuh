@@ -9,6 +9,7 @@
 #define GRIP_CUDA_KNN_RESCREEN_CUH
 
 #include "cuda/knn_screen.cuh"
+#include "cuda/knn_wgmma.cuh"
 
 #include <cuda_runtime.h>
 
@@ -20,9 +21,9 @@ extern "C" {
 // the prepared reference rows, and their shape.
 struct grip_knn_rescreen_rows {
     const grip_screen::rows_prep *q, *r;
-    size_t n_padded, row_bytes;
+    size_t n, n_padded, row_bytes;
     int ksteps;
-    bool s8;
+    grip_wgmma_operands operands;
     float ref_inv_scale;
 };
 

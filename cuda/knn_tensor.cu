@@ -202,12 +202,32 @@ __global__ void prep_kernel(const float *__restrict__ src, size_t rows, size_t p
 struct s8_quant {
     float step, inv_step;
     int limit;
+    int fold; // the folded norm's columns (s8_fold_columns), 0 when not folded
 };
+
+// The norm folded into the products (int8 rows with spare padding columns: s8_fold_columns): the queries are
+// negated and the reference rows' floor(|r~|^2 / 2) = h = 128 A + B is written in the fold's columns, so that
+// the wgmma's integer product is h - q~.r~ itself, half the screened value less |q~|^2 (less 1/2 when |r~|^2 is
+// odd): no norm to load and add per product. Column j < fold - 1 pairs a query's -128 with a row's -a_j (a_j in
+// [0, 127], summing to A), the last pairs -1 with -B. Rows never screened in get -128 throughout (of no
+// consequence: the rerank finds their distance not valid, or their row past n).
+__device__ __forceinline__ int fold_query_column(int j, int fold)
+{
+    return j == fold - 1 ? -1 : -128;
+}
+
+__device__ __forceinline__ int fold_row_column(int j, int fold, int h, bool never)
+{
+    if (never)
+        return -128;
+    return j == fold - 1 ? -(h % 128) : -min(max(h / 128 - 127 * j, 0), 127);
+}
 
 // One warp per row, as prep_kernel, in int8 for the wgmma kernel: |t|^2 (an exact integer: reference rows, which
 // are stored in wgmma tiles, as norm2_t; queries as the float norm2), inv_scale = the step, resid_up bounds
 // |xc - t step| (computed exactly in double), norm_up bounds |xc|. No per-row range: a row far from the reference
-// rows' range is clamped, and its residual fails its certificate.
+// rows' range is clamped, and its residual fails its certificate. With quant.fold, the padding columns from dim
+// on carry the folded norm (fold_row_column, fold_query_column).
 __global__ void prep_s8_kernel(const float *__restrict__ src, size_t rows, size_t padded_rows, size_t dim,
                                size_t kdim, const float *__restrict__ sum, float inv_count, s8_quant quant,
                                bool reference, rows_prep p, ref_stats *stats)
@@ -240,11 +260,16 @@ __global__ void prep_s8_kernel(const float *__restrict__ src, size_t rows, size_
             resid2 += r * r;
             norm2_t += t * t;
         }
+        if (quant.fold > 0 && !reference) // the query's side of the fold
+            t = d < dim ? -t : d < dim + quant.fold ? fold_query_column((int)(d - dim), quant.fold) : 0;
         p.s8[operand_index(row, d, kdim, reference, 16)] = (signed char)t;
     }
     norm2 = warp_sum(norm2);
     resid2 = warp_sum(resid2);
     norm2_t = warp_sum(norm2_t);
+    if (quant.fold > 0 && reference && lane < quant.fold)
+        p.s8[operand_index(row, dim + lane, kdim, true, 16)] =
+            (signed char)fold_row_column(lane, quant.fold, norm2_t / 2, state != ROW_SCREENED);
     if (lane != 0)
         return;
     p.state[row] = state;
@@ -622,7 +647,7 @@ struct screen_outcome {
 };
 
 __global__ void __launch_bounds__(kThreads)
-    rerank_kernel(const float *__restrict__ ref, const float *__restrict__ queries, size_t m, size_t dim, int k,
+    rerank_kernel(const float *__restrict__ ref, size_t n, const float *__restrict__ queries, size_t m, size_t dim, int k,
                   float max_sqdist, const uint32_t *__restrict__ cand_id, const float *__restrict__ cand_d,
                   list_units units, rows_prep q, const ref_stats *__restrict__ stats, uint32_t *__restrict__ ids,
                   float *__restrict__ sqdist, screen_outcome out)
@@ -642,7 +667,7 @@ __global__ void __launch_bounds__(kThreads)
     // of their exact distances, U, is at least the k-th exact distance (or U = max_sqdist when they are not all
     // valid). Then the others whose exact distance may be at most U: screened lower bound <= U. A row left out is
     // exactly above U, so it neither ranks nor ties among the first k, nor is valid when U = max_sqdist.
-    const bool listed = id != UINT32_MAX;
+    const bool listed = id < n; // not the padding of a short list, nor (folded norms) a padding row
     float e = INFINITY;
     if (listed && lane < k)
         e = exact_distance(queries + qi * dim, ref + (size_t)id * dim, dim);
@@ -657,7 +682,7 @@ __global__ void __launch_bounds__(kThreads)
     if (listed && lane >= k && (units.s8 ? b8.lower(mine) : mine - bound) <= (double)upper)
         e = exact_distance(queries + qi * dim, ref + (size_t)id * dim, dim);
     // the exact kernel lists a row when its distance is < +inf and <= max_sqdist (NaN never)
-    const bool valid = id != UINT32_MAX && e < INFINITY && e <= max_sqdist;
+    const bool valid = listed && e < INFINITY && e <= max_sqdist;
     const unsigned long long key = valid ? ((unsigned long long)__float_as_uint(e) << 32) | id : ~0ull;
     int rank = 0;
     for (int j = 0; j < 32; ++j)
@@ -773,13 +798,26 @@ int s8_limit(size_t dim)
     return limit;
 }
 
+// The columns the folded norm takes (fold_row_column): J of up to 128 x 127 each and one of up to 127, for
+// h = floor(|r~|^2 / 2) <= floor(dim L^2 / 2).
+int s8_fold_columns(size_t dim, int limit)
+{
+    const long long h_max = (long long)dim * limit * limit / 2;
+    return (int)((h_max / 128 + 126) / 127) + 1;
+}
+
 // How the rows are screened: their padded dimension (elements a row), the wgmma kernel's k-steps (0: the mma.sync
-// kernel screens), and whether in int8 (the wgmma kernel only).
+// kernel screens), whether in int8 (the wgmma kernel only), and the columns of the folded norm (0: not folded).
 struct screen_shape {
     size_t kdim;
     int wgmma_steps;
     bool s8;
+    int fold;
     size_t row_bytes() const { return kdim * (s8 ? 1 : 2); }
+    grip_wgmma_operands operands() const
+    {
+        return !s8 ? GRIP_WGMMA_FP16 : fold > 0 ? GRIP_WGMMA_S8_FOLDED : GRIP_WGMMA_S8;
+    }
 };
 
 } // namespace
@@ -805,16 +843,23 @@ void grip_knn_screen_free(grip_knn_screen *screen)
 }
 
 // How rows of dim dimensions are screened on the current device: the Hopper kernel where it runs, in int8, unless
-// the environment sets GRIP_KNN_NO_WGMMA (the mma.sync kernel) or GRIP_KNN_NO_INT8 (fp16) (knn_tensor.cuh).
+// the environment sets GRIP_KNN_NO_WGMMA (the mma.sync kernel) or GRIP_KNN_NO_INT8 (fp16) (knn_tensor.cuh); in
+// int8 with the norm folded into the products where the padding columns hold it and the kernel is short
+// (GRIP_WGMMA_FOLD_MAX_STEPS), unless the environment sets GRIP_KNN_NO_FOLD (for side-by-side benchmarks).
 static screen_shape screen_shape_of(size_t dim)
 {
-    screen_shape shape = {round_up(dim, 32), 0, false};
+    screen_shape shape = {round_up(dim, 32), 0, false, 0};
     if (getenv("GRIP_KNN_NO_WGMMA") != NULL || !grip_knn_wgmma_usable())
         return shape;
     const bool s8 = getenv("GRIP_KNN_NO_INT8") == NULL;
     const int steps = grip_knn_wgmma_ksteps(dim, s8);
-    if (steps > 0)
-        shape = {(size_t)steps * (s8 ? 32 : 16), steps, s8};
+    if (steps == 0)
+        return shape;
+    shape = {(size_t)steps * (s8 ? 32 : 16), steps, s8, 0};
+    const int fold = s8_fold_columns(dim, s8_limit(dim));
+    if (s8 && steps <= GRIP_WGMMA_FOLD_MAX_STEPS && shape.kdim - dim >= (size_t)fold &&
+        getenv("GRIP_KNN_NO_FOLD") == NULL)
+        shape.fold = fold;
     return shape;
 }
 
@@ -871,7 +916,7 @@ static grip_status wgmma_prep(grip_ctx *ctx, grip_knn_screen *s, const float *re
     }
     const int limit = s8_limit(s->dim);
     const float step = max_abs > 0.0f ? max_abs / (float)limit : 1.0f;
-    s->quant = {step, 1.0f / step, limit};
+    s->quant = {step, 1.0f / step, limit, s->shape.fold};
     launch_prep_s8(ref, s->n, s->n_padded, s->dim, s->shape.kdim, s->sum, s->inv_count, s->quant, true, s->rows,
                    s->stats);
     return GRIP_OK;
@@ -1024,14 +1069,14 @@ static grip_status screen_search_with(grip_ctx *ctx, const grip_knn_screen *s, s
         return st;
     GRIP_CUDA_CHECK(ctx, cudaMemsetAsync(w->out.counts, 0, 2 * sizeof(uint32_t), 0));
     if (shape.s8) {
-        const s8_quant quant = {s->quant.step, s->quant.inv_step, kQueryS8Limit};
+        const s8_quant quant = {s->quant.step, s->quant.inv_step, kQueryS8Limit, shape.fold};
         launch_prep_s8(queries, m, m_padded, s->dim, shape.kdim, s->sum, s->inv_count, quant, false, w->q, nullptr);
     } else {
         launch_prep(queries, m, m_padded, s->dim, shape.kdim, s->sum, s->inv_count, kPerRowScale, w->q, nullptr);
     }
     GRIP_CUDA_CHECK(ctx, cudaGetLastError());
     if (shape.wgmma_steps > 0) { // its lists hold the screened distances less |q|^2
-        GRIP_CUDA_CHECK(ctx, grip_knn_wgmma_screen(w->q, s->rows, m_padded, s->n_padded, shape.wgmma_steps, shape.s8,
+        GRIP_CUDA_CHECK(ctx, grip_knn_wgmma_screen(w->q, s->rows, m_padded, s->n_padded, shape.wgmma_steps, shape.operands(),
                                                    s->ref_inv_scale, w->cand_id, w->cand_d));
     } else {
         const size_t smem = screen_smem_bytes(shape.kdim);
@@ -1045,15 +1090,16 @@ static grip_status screen_search_with(grip_ctx *ctx, const grip_knn_screen *s, s
     const bool wgmma = shape.wgmma_steps > 0;
     const list_units units = {wgmma, shape.s8, wgmma && getenv("GRIP_KNN_NO_RESCREEN") == NULL,
                               wgmma && getenv("GRIP_KNN_RESCREEN_ALL") != NULL, step * step}; // step^2: exact
-    rerank_kernel<<<(unsigned)((m + kWarps - 1) / kWarps), kThreads>>>(ref, queries, m, s->dim, (int)k, max_sqdist,
+    rerank_kernel<<<(unsigned)((m + kWarps - 1) / kWarps), kThreads>>>(ref, s->n, queries, m, s->dim, (int)k, max_sqdist,
                                                                         w->cand_id, w->cand_d, units, w->q, s->stats,
                                                                         ids, sqdist, w->out);
     GRIP_CUDA_CHECK(ctx, cudaGetLastError());
     uint32_t counts[2] = {0, 0}; // failed, retried
     GRIP_CUDA_CHECK(ctx, cudaMemcpy(counts, w->out.counts, sizeof counts, cudaMemcpyDeviceToHost));
     if (counts[1] > 0) {
-        const grip_knn_rescreen_rows rows = {&w->q,           &s->rows,   s->n_padded,      shape.row_bytes(),
-                                             shape.wgmma_steps, shape.s8, s->ref_inv_scale};
+        const grip_knn_rescreen_rows rows = {&w->q,       &s->rows,          s->n,
+                                             s->n_padded, shape.row_bytes(), shape.wgmma_steps,
+                                             shape.operands(), s->ref_inv_scale};
         const grip_knn_retry retry = {w->out.retry, w->out.retry_limit, counts[1]};
         st = grip_knn_rescreen(ctx, rows, ref, queries, s->dim, retry, k, max_sqdist, ids, sqdist, w->out.failed,
                                &w->out.counts[0]);

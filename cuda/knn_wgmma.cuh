@@ -18,15 +18,23 @@ bool grip_knn_wgmma_usable(void);
 // dimensions (rows are zero-padded to the k-steps); 0 when none does.
 int grip_knn_wgmma_ksteps(size_t dim, bool s8);
 
+// The operands of a screening: fp16, int8, or int8 with the reference rows' norm folded into the products
+// (knn_tensor.cu's fold_row_column). The fold takes about dim / 2 padding columns, so only rows of 2 k-steps
+// (up to 64 dimensions) have them, for up to about 42 dimensions: FPFH's 33 among them, where the products are
+// short and the epilogue's arithmetic weighs most.
+enum grip_wgmma_operands { GRIP_WGMMA_FP16, GRIP_WGMMA_S8, GRIP_WGMMA_S8_FOLDED };
+#define GRIP_WGMMA_FOLD_MAX_STEPS 2
+
 // Each of the m_padded queries' kList smallest values x with their rows, ascending, into cand_x and cand_id (kList
-// per query). q: row-major, ksteps x 32 bytes a row; r: n_padded rows in wgmma tiles. fp16 (s8 false): per-row
+// per query). q: row-major, ksteps x 32 bytes a row; r: n_padded rows in wgmma tiles. fp16: per-row
 // query scales, the reference rows scaled by 1 / ref_inv_scale, x = |r|^2 - 2 q.r (the screened distance less
 // |q|^2, which is the same for all its rows). int8: queries and rows quantized with one step, x = |r~|^2 - 2 q~.r~
-// in integer units (times the step squared, the screened distance less |q~|^2). Asynchronous on the default
-// stream; returns the launch's error.
+// in integer units (times the step squared, the screened distance less |q~|^2); folded, x less 1 where |r~|^2 is
+// odd (a lower value never hides a row from the certificate, knn_tensor.cu). Asynchronous on the default stream;
+// returns the launch's error.
 cudaError_t grip_knn_wgmma_screen(const grip_screen::rows_prep &q, const grip_screen::rows_prep &r, size_t m_padded,
-                                  size_t n_padded, int ksteps, bool s8, float ref_inv_scale, uint32_t *cand_id,
-                                  float *cand_x);
+                                  size_t n_padded, int ksteps, grip_wgmma_operands operands, float ref_inv_scale,
+                                  uint32_t *cand_id, float *cand_x);
 
 // The re-screen of queries whose lists could not certify their answer (cuda/knn_rescreen.cu): every row whose value
 // x (as above: the same products and arithmetic) is below its query's limit[i] (a float in the lists' units; -inf
@@ -35,7 +43,8 @@ cudaError_t grip_knn_wgmma_screen(const grip_screen::rows_prep &q, const grip_sc
 // rows are walked in `ranges` ranges of whole tiles, a block each per 128 queries, so that a few queries still
 // fill the GPU. Asynchronous on the default stream; returns the launch's error.
 cudaError_t grip_knn_wgmma_rescreen(const grip_screen::rows_prep &q, const grip_screen::rows_prep &r,
-                                    size_t m_padded, size_t n_padded, int ksteps, bool s8, float ref_inv_scale,
+                                    size_t m_padded, size_t n_padded, int ksteps, grip_wgmma_operands operands,
+                                    float ref_inv_scale,
                                     const float *limit, int ranges, uint32_t capacity, uint32_t *count,
                                     uint32_t *found);
 

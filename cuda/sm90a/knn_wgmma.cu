@@ -295,6 +295,26 @@ struct s8_slots {
     __device__ __forceinline__ static int lower(int a, int b) { return min(a, b); }
 };
 
+// int8 with the norm folded (knn_tensor.cu's fold_row_column): the product itself is v = x / 2, x = |r~|^2 - 2 q~.r~
+// less 1 when |r~|^2 is odd, so a slot's value is its accumulator, with no norm to load or add. The lists hold x
+// = 2 v, as s8_slots' (exact: below 2^24).
+struct s8_folded_slots {
+    using acc_t = int;
+    using value_t = int;
+    static constexpr int kAbove = s8_slots::kAbove;
+
+    __device__ __forceinline__ void begin(const rows_prep &, size_t, float) {}
+    __device__ __forceinline__ void load_norms(const rows_prep &, size_t, int) {}
+    __device__ __forceinline__ int value(const int (&acc)[64], int j, int c) const { return acc[4 * j + c]; }
+    // an integer v has 2 v below t exactly when v is below ceil(t / 2)
+    __device__ __forceinline__ static int threshold(float t)
+    {
+        return t >= 2.0f * kAbove ? kAbove : t < -2.0f * kAbove ? INT_MIN : (int)ceilf(0.5f * t);
+    }
+    __device__ __forceinline__ static float listed(int v) { return (float)(2 * v); }
+    __device__ __forceinline__ static int lower(int a, int b) { return min(a, b); }
+};
+
 // Whether p holds for any thread of the warpgroup (all 128 threads take part): named barrier 1 + warpgroup.
 __device__ __forceinline__ bool warpgroup_any(bool p, int warpgroup)
 {
@@ -586,13 +606,21 @@ struct rescreen_launch {
     }
 };
 
-// Runs launch.run<KSTEPS, Slots>() for the compiled kernel of `ksteps` and the operand kind.
-template <class Launch> cudaError_t dispatch(int ksteps, bool s8, const Launch &launch)
+// Runs launch.run<KSTEPS, Slots>() for the compiled kernel of `ksteps` and the operands.
+template <class Launch> cudaError_t dispatch(int ksteps, grip_wgmma_operands operands, const Launch &launch)
 {
 #define GRIP_WGMMA_CASE(K, SLOTS)                                                                                      \
     case K:                                                                                                            \
         return launch.template run<K, SLOTS>();
-    if (s8) {
+    static_assert(GRIP_WGMMA_FOLD_MAX_STEPS == 2, "the folded cases below");
+    if (operands == GRIP_WGMMA_S8_FOLDED) {
+        switch (ksteps) {
+            GRIP_WGMMA_CASE(2, s8_folded_slots)
+        default:
+            return cudaErrorInvalidValue;
+        }
+    }
+    if (operands == GRIP_WGMMA_S8) {
         switch (ksteps) {
             GRIP_WGMMA_CASE(2, s8_slots)
             GRIP_WGMMA_CASE(3, s8_slots)
@@ -650,15 +678,17 @@ int grip_knn_wgmma_ksteps(size_t dim, bool s8)
 }
 
 cudaError_t grip_knn_wgmma_screen(const rows_prep &q, const rows_prep &r, size_t m_padded, size_t n_padded,
-                                  int ksteps, bool s8, float ref_inv_scale, uint32_t *cand_id, float *cand_x)
+                                  int ksteps, grip_wgmma_operands operands, float ref_inv_scale, uint32_t *cand_id,
+                                  float *cand_x)
 {
-    return dispatch(ksteps, s8, screen_launch{q, r, m_padded, n_padded, ref_inv_scale, cand_id, cand_x});
+    return dispatch(ksteps, operands, screen_launch{q, r, m_padded, n_padded, ref_inv_scale, cand_id, cand_x});
 }
 
 cudaError_t grip_knn_wgmma_rescreen(const rows_prep &q, const rows_prep &r, size_t m_padded, size_t n_padded,
-                                    int ksteps, bool s8, float ref_inv_scale, const float *limit, int ranges,
-                                    uint32_t capacity, uint32_t *count, uint32_t *found)
+                                    int ksteps, grip_wgmma_operands operands, float ref_inv_scale,
+                                    const float *limit, int ranges, uint32_t capacity, uint32_t *count,
+                                    uint32_t *found)
 {
-    return dispatch(ksteps, s8,
+    return dispatch(ksteps, operands,
                     rescreen_launch{q, r, m_padded, n_padded, ref_inv_scale, limit, ranges, capacity, count, found});
 }
