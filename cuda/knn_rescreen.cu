@@ -21,8 +21,6 @@ constexpr size_t kBatch = 4096;        // queries re-screened at once: bounds th
 constexpr uint32_t kCapacity = 1024;   // rows listed per query; more and the exact kernel takes the query
 constexpr int kWarps = kThreads / 32;
 
-size_t round_up(size_t x, size_t to) { return (x + to - 1) / to * to; }
-
 // Rows listed per query: kCapacity, or GRIP_KNN_RESCREEN_CAPACITY (>= 1) for tests that must send queries on to
 // the exact kernel.
 uint32_t capacity(void)
