@@ -8,8 +8,8 @@
  * synchronous. Searches with 32 <= dim <= 368 and k <= 16 take a faster path with the same results
  * (cuda/knn_tensor.cu): fp16 tensor-core products (wgmma on Hopper, mma.sync elsewhere) screen the rows, each
  * query's 32 best are re-ranked with the exact float arithmetic, and a query the screening's rigorous error bound
- * cannot certify is searched again by the exact kernel; its data (dim rounded up to 16 or 32 halves, and 20 bytes
- * per row) is prepared at upload. A CPU-only
+ * cannot certify is screened again with the bound its exact candidates give, or searched again by the exact kernel;
+ * its data (dim rounded up to 16 or 32 halves, and 20 bytes per row) is prepared at upload. A CPU-only
  * build links src/index/knn_cuda_absent.c instead, whose functions fail with GRIP_EUNSUPPORTED.
  *
  * A reference set the device cannot hold (rows and screening) is not refused: the handle keeps the rows in host
