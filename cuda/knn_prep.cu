@@ -192,8 +192,11 @@ __global__ void prep_s8_kernel(const float *__restrict__ src, size_t rows, size_
             resid2 += r * r;
             norm2_t += t * t;
         }
+        const bool fold_column = quant.fold > 0 && d >= dim && d < dim + quant.fold;
+        if (fold_column && reference)
+            continue; // the row's side of the fold: written below, by one lane, once the norm is known
         if (quant.fold > 0 && !reference) // the query's side of the fold
-            t = d < dim ? -t : d < dim + quant.fold ? fold_query_column((int)(d - dim), quant.fold) : 0;
+            t = d < dim ? -t : fold_column ? fold_query_column((int)(d - dim), quant.fold) : 0;
         p.s8[operand_index(row, d, kdim, reference, 16)] = (signed char)t;
     }
     norm2 = warp_sum(norm2);

@@ -19,9 +19,10 @@
 //
 // After a tile's products, each thread holds 2 queries x 32 rows: x = |r|^2 + (-2 / (s_q s_r)) p, the screened
 // distance less |q|^2, with one fused multiply-add (int8: x = |r~|^2 - 2 p, an exact integer, one integer
-// multiply-add). A row whose x beats its query's threshold goes to the query's
-// buffer, and a warp holds all 128 rows of its 16 queries, so buffers, merges and thresholds (cuda/knn_screen.cuh)
-// are the warp's alone: no block barrier after the start.
+// multiply-add; with the norm folded into the products, x / 2 is p itself). A row whose x beats its query's
+// threshold goes to the query's buffer, and a warp holds all 128 rows of its 16 queries, so buffers, merges and
+// thresholds (cuda/knn_screen.cuh) are the warp's alone: no block barrier after the start. The same walk, with
+// another epilogue, serves the re-screen of uncertified queries (cuda/knn_rescreen.cu).
 #include "cuda/knn_wgmma.cuh"
 
 #include <limits.h>
@@ -342,8 +343,8 @@ __device__ __forceinline__ bool offer_slot(const candidate_lists &s, const Slots
 
 // The groups of 8 slots (two column pairs, both queries) in which some lane of the warp has a slot below its
 // query's bound: per group and query the smallest of its 4 slots (a tree, not one long chain of comparisons), and
-// one ballot a group (bit g for group g). One multiply-add a slot, and most tiles end here: over the whole walk a
-// query sees about 32 ln(tiles) rows that beat its list.
+// one ballot a group (bit g for group g). At most one multiply-add a slot (none with the norm folded), and most
+// tiles end here: over the whole walk a query sees about 32 ln(tiles) rows that beat its list.
 template <class Slots>
 __device__ __forceinline__ unsigned groups_below(const Slots &sl, const typename Slots::acc_t (&acc)[64],
                                                  const typename Slots::value_t (&thr)[2])
