@@ -41,7 +41,6 @@
 #include "cuda/check.cuh"
 
 #include <cuda_fp16.h>
-#include <float.h>
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
