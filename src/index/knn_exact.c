@@ -93,9 +93,8 @@ static void panel_distances(const float *const q[QGROUP], const float *panel, si
     }
 }
 
-/* Inserts (id, dist) into a sorted list of k entries whose last entry is worse. Entries of equal distance stay
- * ahead: they come from lower rows, since rows are visited in ascending order. */
-static void list_insert(uint32_t *ids, float *dist, uint32_t k, uint32_t id, float d)
+/* Entries of equal distance stay ahead: here they come from lower rows, since rows are visited in ascending order. */
+void grip_knn_list_insert(uint32_t *ids, float *dist, uint32_t k, uint32_t id, float d)
 {
     uint32_t pos = k - 1;
     while (pos > 0 && dist[pos - 1] > d) {
@@ -133,7 +132,7 @@ static void search_group(const knn_job *job, const size_t *rows, int count, size
             for (int l = 0; l < PANEL; ++l) {
                 const float d = acc[g][l];
                 if (d < dist[job->k - 1] && d <= job->max_sqdist && lane_ids[l] != UINT32_MAX)
-                    list_insert(ids, dist, job->k, lane_ids[l], d);
+                    grip_knn_list_insert(ids, dist, job->k, lane_ids[l], d);
             }
         }
     }

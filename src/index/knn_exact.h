@@ -25,4 +25,8 @@
 grip_status grip_knn_exact(grip_ctx *ctx, const float *ref, size_t n, const float *queries, size_t m, size_t dim,
                            uint32_t k, float max_sqdist, uint32_t *ids, float *sqdist);
 
+/* Inserts (id, d) into the sorted list ids/dist of k entries (caller's arrays) whose last entry is worse than d,
+ * after the entries of equal distance: the tie rule above, when entries are offered in row order. */
+void grip_knn_list_insert(uint32_t *ids, float *dist, uint32_t k, uint32_t id, float d);
+
 #endif

@@ -344,20 +344,6 @@ static float *uniform_rows_parallel(size_t rows, size_t dim, uint64_t seed)
     return a;
 }
 
-/* Inserts (id, d) into a sorted list of k entries whose last entry is worse, after the entries of equal distance:
- * grip_knn_exact's rule, which sends ties to the entry met first. */
-static void list_insert(uint32_t *ids, float *dist, uint32_t k, uint32_t id, float d)
-{
-    uint32_t pos = k - 1;
-    while (pos > 0 && dist[pos - 1] > d) {
-        ids[pos] = ids[pos - 1];
-        dist[pos] = dist[pos - 1];
-        --pos;
-    }
-    ids[pos] = id;
-    dist[pos] = d;
-}
-
 static void lists_pad(uint32_t *ids, float *dist, size_t cells)
 {
     for (size_t i = 0; i < cells; ++i) {
@@ -385,7 +371,7 @@ static void host_knn_range(const float *ref, size_t r0, size_t r1, const float *
         }
         for (int j = 0; j < LARGEST_CHECKED; ++j)
             if (acc[j] < dist[j * LARGEST_K + LARGEST_K - 1])
-                list_insert(ids + j * LARGEST_K, dist + j * LARGEST_K, LARGEST_K, (uint32_t)i, acc[j]);
+                grip_knn_list_insert(ids + j * LARGEST_K, dist + j * LARGEST_K, LARGEST_K, (uint32_t)i, acc[j]);
     }
 }
 
@@ -415,7 +401,7 @@ static int host_knn_prefix(const float *ref, size_t n, const float *q, size_t di
             for (size_t e = 0; e < per_thread; ++e) {
                 const size_t j = e / LARGEST_K, at = (size_t)t * per_thread + e;
                 if (td[at] < dist[j * LARGEST_K + LARGEST_K - 1])
-                    list_insert(ids + j * LARGEST_K, dist + j * LARGEST_K, LARGEST_K, tids[at], td[at]);
+                    grip_knn_list_insert(ids + j * LARGEST_K, dist + j * LARGEST_K, LARGEST_K, tids[at], td[at]);
             }
     }
     free(qt);
