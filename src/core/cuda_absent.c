@@ -33,6 +33,12 @@ grip_status grip_cuda_copy_to_device(grip_ctx *ctx, void *dev, const void *host,
     (void)dev; (void)host; (void)bytes;
     return grip_fail(ctx, GRIP_EUNSUPPORTED, "device memory given to a CPU-only build of grip");
 }
+grip_status grip_cuda_gather_rows(grip_ctx *ctx, const float *rows, size_t dim, const uint32_t *row_ids, size_t count,
+                                  float *out)
+{
+    (void)rows; (void)dim; (void)row_ids; (void)count; (void)out;
+    return grip_fail(ctx, GRIP_EUNSUPPORTED, "device memory given to a CPU-only build of grip");
+}
 #else
 /* the CUDA build gets these from cuda/device.cu; keep this translation unit non-empty */
 typedef int grip_cuda_absent_unused;

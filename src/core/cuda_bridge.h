@@ -25,6 +25,11 @@ void grip_cuda_free(void *dev);
 grip_status grip_cuda_alloc(grip_ctx *ctx, size_t bytes, void **dev);
 /* Copies host bytes into existing device memory (synchronously). */
 grip_status grip_cuda_copy_to_device(grip_ctx *ctx, void *dev, const void *host, size_t bytes);
+/* Copies rows row_ids[0 .. count) of `rows` (device memory, each `dim` floats; the ids in host memory, each below
+ * the rows' number, which the caller checks) into out (device memory, count x dim, allocated by the caller), in
+ * that order. Enqueued on the default stream: ordered with the synchronous calls above. */
+grip_status grip_cuda_gather_rows(grip_ctx *ctx, const float *rows, size_t dim, const uint32_t *row_ids, size_t count,
+                                  float *out);
 /* Waits for the work queued on the default stream; a kernel's fault surfaces here, named by this call. */
 grip_status grip_cuda_sync(grip_ctx *ctx);
 /* Frees the context's CUDA state: hands the pool's cached memory back to the driver. Safe when none was made. */

@@ -1,7 +1,9 @@
 /* match_knn.c -- the `knn` match stage: k nearest reference rows per query under a squared-distance bound, with
  * Lowe's ratio test and the mutual filter as options (src/match/match_select.c). Works with any plugin's index:
- * it only calls index->search (and reads index->reference for the mutual filter). */
+ * it only calls index->search (and reads index->reference for the mutual filter). The lists are selected on the CPU;
+ * on a CUDA stage the mutual filter's reverse search runs on the GPU. */
 #include "stages/stage.h"
+#include "match/match_mutual.h"
 #include "match/match_select.h"
 
 #include <math.h>
@@ -44,34 +46,26 @@ static grip_status search_lists(grip_ctx *ctx, grip_index *index, const grip_arr
     return s;
 }
 
-/* For the mutual filter: each reference row's nearest query. *nearest is malloc'd (caller frees). */
-static grip_status nearest_queries(grip_ctx *ctx, grip_index *index, const grip_array *queries, uint32_t **nearest)
+/* For the mutual filter: the nearest query of each reference row the lists name (match_mutual.h), on the GPU when
+ * the stage runs there. *nearest is malloc'd (caller frees). */
+static grip_status nearest_queries(grip_stage *st, grip_index *index, const grip_array *queries,
+                                   const grip_array *ids, uint32_t **nearest)
 {
+    grip_ctx *ctx = st->ctx;
     *nearest = NULL;
     if (index->struct_size < offsetof(grip_index, reference) + sizeof index->reference || index->reference.rows == 0)
         return grip_fail(ctx, GRIP_EUNSUPPORTED, "match.mutual: this index keeps no copy of its reference rows");
-    grip_array ref, q;
-    int own_ref = 0, own_q = 0;
     grip_status s = grip_array_check(ctx, &index->reference, GRIP_F32, index->dim, "match: index reference");
     if (!s && index->reference.rows != index->rows) /* nearest[] has index->rows entries */
         s = grip_fail(ctx, GRIP_EINVAL, "match: the index keeps %llu reference rows but says it has %llu",
                       (unsigned long long)index->reference.rows, (unsigned long long)index->rows);
     if (s)
         return s;
-    s = grip_array_to_host(ctx, &index->reference, &ref, &own_ref, "match: index reference");
-    if (!s)
-        s = grip_array_to_host(ctx, queries, &q, &own_q, "match: queries");
-    if (!s) {
-        *nearest = malloc((size_t)index->rows * sizeof **nearest + 1);
-        s = *nearest ? grip_match_nearest_queries(ctx, ref.data, (size_t)index->rows, q.data, (size_t)q.rows,
-                                                  index->dim, *nearest)
-                     : grip_fail(ctx, GRIP_ENOMEM, "match: out of memory");
-    }
-    if (own_ref)
-        grip_array_free_host(&ref);
-    if (own_q)
-        grip_array_free_host(&q);
-    return s;
+    *nearest = malloc((size_t)index->rows * sizeof **nearest + 1);
+    if (!*nearest)
+        return grip_fail(ctx, GRIP_ENOMEM, "match: out of memory");
+    return grip_match_nearest_queries_listed(ctx, st->use_cuda, &index->reference, queries, ids->data,
+                                             (uint32_t)ids->cols, *nearest);
 }
 
 static void matches_release(grip_matches *m)
@@ -173,7 +167,7 @@ static grip_status knn_match(grip_stage *st, grip_index *index, const grip_array
     if (!s)
         s = search_lists(ctx, index, queries, &p, &ids, &sqdist);
     if (!s && p.mutual)
-        s = nearest_queries(ctx, index, queries, &nearest);
+        s = nearest_queries(st, index, queries, &ids, &nearest);
     if (!s)
         s = grip_match_select(ctx, &p, ids.data, sqdist.data, (size_t)queries->rows, (uint32_t)ids.cols,
                               (size_t)index->rows, index->model_ids.data, nearest, &c);
@@ -193,7 +187,11 @@ const grip_stage_impl grip_match_knn = {
     .kind = GRIP_STAGE_MATCH,
     .name = "knn",
     .summary = "k nearest reference descriptors per query, squared-distance bound, ratio test, mutual filter",
+#ifdef GRIP_HAVE_CUDA
+    .backends = GRIP_BACKEND_CPU | GRIP_BACKEND_CUDA,
+#else
     .backends = GRIP_BACKEND_CPU,
+#endif
     .n_params = sizeof knn_params / sizeof knn_params[0],
     .params = knn_params,
     .create = knn_create,

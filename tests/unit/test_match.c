@@ -2,10 +2,13 @@
  * Euclidean distances, the mutual filter with its tie rule, k > 1 ordering and model ids, bad lists and
  * policies. (PCL's tutorial matching is in test_match_tutorial.c, which needs the shared data.) */
 #include "test_support.h"
+#include "core/array.h"
 #include "index/knn_exact.h"
+#include "match/match_mutual.h"
 #include "match/match_select.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define MAX_Q 16
@@ -139,6 +142,50 @@ START_TEST(mutual_filter)
 }
 END_TEST
 
+/* The reverse search over the listed rows only (match_mutual.h) gives each listed row the nearest query the full
+ * reverse search gives it, and UINT32_MAX to every other row: on clustered rows with exact duplicates (ties among
+ * queries), negative coordinates and non-finite rows among both sets. */
+START_TEST(mutual_over_listed_rows_equals_the_full_reverse_search)
+{
+    grip_ctx *ctx = grip_test_ctx();
+    uint64_t state = 4242;
+    const size_t n = 700, m = 120, dim = 9;
+    const uint32_t k = 3;
+    float *ref = grip_test_clustered_rows(&state, n, dim, 20), *q = grip_test_clustered_rows(&state, m, dim, 20);
+    for (size_t i = 0; i + 1 < m; i += 7) /* twins: the lower query must win */
+        memcpy(q + (i + 1) * dim, q + i * dim, dim * sizeof *q);
+    ref[5 * dim + 2] = NAN;
+    ref[17 * dim] = INFINITY;
+    q[3 * dim + 4] = NAN;
+    uint32_t *ids = malloc(m * k * sizeof *ids), *full = malloc(n * sizeof *full), *listed = malloc(n * sizeof *listed);
+    float *d = malloc(m * k * sizeof *d);
+    ck_assert(ids && full && listed && d);
+    ck_assert_int_eq(grip_knn_exact(ctx, ref, n, q, m, dim, k, INFINITY, ids, d), GRIP_OK);
+    ids[0] = 5; /* a non-finite row listed: it has no nearest query */
+    ck_assert_int_eq(grip_match_nearest_queries(ctx, ref, n, q, m, dim, full), GRIP_OK);
+    grip_array ref_a = grip_array_host_view(GRIP_F32, n, dim, ref), q_a = grip_array_host_view(GRIP_F32, m, dim, q);
+    ck_assert_int_eq(grip_match_nearest_queries_listed(ctx, 0, &ref_a, &q_a, ids, k, listed), GRIP_OK);
+    size_t n_listed = 0;
+    for (size_t r = 0; r < n; ++r) {
+        int is_listed = 0;
+        for (size_t i = 0; i < m * k; ++i)
+            is_listed |= ids[i] == r;
+        n_listed += is_listed;
+        ck_assert_uint_eq(listed[r], is_listed ? full[r] : UINT32_MAX);
+    }
+    ck_assert_uint_eq(listed[5], UINT32_MAX);
+    ck_assert_uint_gt(n_listed, 50);
+    ck_assert_uint_lt(n_listed, n); /* the search really was restricted */
+    free(ids);
+    free(full);
+    free(listed);
+    free(d);
+    free(ref);
+    free(q);
+    grip_ctx_free(ctx);
+}
+END_TEST
+
 START_TEST(k_lists_sorted_with_model_ids)
 {
     grip_ctx *ctx = grip_test_ctx();
@@ -199,6 +246,7 @@ static Suite *match_suite(void)
     tcase_add_test(tc, ratio_on_euclidean_distances);
     tcase_add_test(tc, ratio_with_a_single_reference_row);
     tcase_add_test(tc, mutual_filter);
+    tcase_add_test(tc, mutual_over_listed_rows_equals_the_full_reverse_search);
     tcase_add_test(tc, k_lists_sorted_with_model_ids);
     tcase_add_test(tc, bad_policies_and_lists_refused);
     suite_add_tcase(s, tc);
