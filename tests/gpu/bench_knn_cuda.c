@@ -1,12 +1,7 @@
 /* bench_knn_cuda.c -- times the exact GPU brute force (grip_knn_cuda_search_device: queries and results already
  * on the device): CUDA events around each call, 2 warm-ups, the median of up to 20 runs. Checks the first queries
  * of each case against the CPU twin (ids and distances bit for bit).
- * Data, after ../shared/tools/knn_bench_torch.py's make_desc() so that the two are compared on alike rows:
- *  - uniform: rows uniform in [-1, 1], queries drawn alike (no structure: the hardest case for a screening);
- *  - shot: SHOT-like rows u^4 / |u^4| (u uniform in [0, 1)), queries noisy copies of random rows (Gaussian noise
- *    of 0.25 x the rows' standard deviation, clamped at 0, renormalised);
- *  - fpfh: FPFH-like rows, 3 histograms of 11 bins of -log(u) each scaled to sum 100, queries noisy copies
- *    (same noise, clamped at 0).
+ * Data: uniform, shot or fpfh rows, as knn_bench_torch.py makes them (knn_bench_rows.h).
  * Usage: bench_knn_cuda [case ...], a case being DIMxNxMxK[:DATA] (n reference rows, m queries, DATA one of the
  * above, uniform by default), e.g. 352x100000x100000x2:shot; without arguments it runs the issue's sizes.
  * Each line also gives the memory: the device bytes per reference row the uploaded handle holds (rows and fp16
@@ -24,6 +19,7 @@
 #include "core/cuda_bridge.h"
 #include "index/knn_cuda.h"
 #include "index/knn_exact.h"
+#include "knn_bench_rows.h"
 
 #include <cuda_runtime_api.h>
 #include <math.h>
@@ -46,107 +42,10 @@ typedef struct bench_case {
     char data[16]; /* uniform, shot or fpfh */
 } bench_case;
 
-/* xorshift64: a uniform float in [0, 1) */
-static float next_uniform(uint64_t *x)
-{
-    *x ^= *x << 13;
-    *x ^= *x >> 7;
-    *x ^= *x << 17;
-    return (float)((*x >> 40) / (double)(1ull << 24));
-}
-
-static float next_gaussian(uint64_t *x)
-{
-    double u = 1.0 - next_uniform(x), v = next_uniform(x);
-    return (float)(sqrt(-2.0 * log(u)) * cos(6.283185307179586 * v));
-}
-
-static float *uniform_rows(size_t rows, size_t dim, uint64_t seed)
-{
-    float *a = malloc(rows * dim * sizeof *a);
-    if (!a)
-        return NULL;
-    uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
-    for (size_t i = 0; i < rows * dim; ++i)
-        a[i] = -1.0f + 2.0f * next_uniform(&x);
-    return a;
-}
-
-static void normalise(float *row, size_t dim)
-{
-    double s = 0;
-    for (size_t d = 0; d < dim; ++d)
-        s += (double)row[d] * row[d];
-    const float inv = s > 0 ? (float)(1.0 / sqrt(s)) : 0.0f;
-    for (size_t d = 0; d < dim; ++d)
-        row[d] *= inv;
-}
-
-/* Descriptor-like reference rows (shot: u^4 normalised; fpfh: 11-bin groups of -log u summing to 100). */
-static float *descriptor_rows(const char *kind, size_t rows, size_t dim, uint64_t *x)
-{
-    float *a = malloc(rows * dim * sizeof *a);
-    if (!a)
-        return NULL;
-    const int shot = strcmp(kind, "shot") == 0;
-    for (size_t i = 0; i < rows; ++i) {
-        float *r = a + i * dim;
-        for (size_t d = 0; d < dim; ++d) {
-            const float u = next_uniform(x);
-            r[d] = shot ? u * u * u * u : -logf(u > 1e-12f ? u : 1e-12f);
-        }
-        if (shot) {
-            normalise(r, dim);
-            continue;
-        }
-        for (size_t d0 = 0; d0 < dim; d0 += 11) {
-            double sum = 0;
-            for (size_t d = d0; d < d0 + 11 && d < dim; ++d)
-                sum += r[d];
-            for (size_t d = d0; d < d0 + 11 && d < dim; ++d)
-                r[d] = (float)(100.0 * r[d] / sum);
-        }
-    }
-    return a;
-}
-
-/* Queries: noisy copies of random reference rows, as knn_bench_torch.py's make_desc(). */
-static float *noisy_queries(const char *kind, const float *ref, size_t n, size_t m, size_t dim, uint64_t *x)
-{
-    float *q = malloc(m * dim * sizeof *q);
-    if (!q)
-        return NULL;
-    double s = 0, s2 = 0;
-    for (size_t i = 0; i < n * dim; ++i) {
-        s += ref[i];
-        s2 += (double)ref[i] * ref[i];
-    }
-    const double mean = s / (double)(n * dim);
-    const float sigma = (float)(0.25 * sqrt(s2 / (double)(n * dim) - mean * mean));
-    for (size_t i = 0; i < m; ++i) {
-        const float *src = ref + (size_t)(next_uniform(x) * (float)n) % n * dim;
-        for (size_t d = 0; d < dim; ++d) {
-            const float v = src[d] + sigma * next_gaussian(x);
-            q[i * dim + d] = v > 0.0f ? v : 0.0f;
-        }
-        if (strcmp(kind, "shot") == 0)
-            normalise(q + i * dim, dim);
-    }
-    return q;
-}
-
 /* The case's reference rows and queries (malloc'd), or 0 when out of memory. */
 static int make_data(const bench_case *c, float **ref, float **q)
 {
-    if (strcmp(c->data, "uniform") == 0) {
-        *ref = uniform_rows(c->n, c->dim, 1);
-        *q = uniform_rows(c->m, c->dim, 2);
-    } else {
-        uint64_t x = 0x9E3779B97F4A7C15ull * (c->n + c->dim);
-        *ref = descriptor_rows(c->data, c->n, c->dim, &x);
-        *q = *ref ? noisy_queries(c->data, *ref, c->n, c->m, c->dim, &x) : NULL;
-    }
-    return *ref && *q;
+    return knn_bench_rows_make(c->data, c->dim, c->n, c->m, ref, q);
 }
 
 /* Peak device memory of a call, sampled: a thread polls cudaMemGetInfo while the call runs and keeps the least free
@@ -336,10 +235,10 @@ static float *uniform_rows_parallel(size_t rows, size_t dim, uint64_t seed)
         uint64_t x = (seed + 1) * 0x9E3779B97F4A7C15ull ^ ((uint64_t)b + 1) * 0xD1B54A32D192ED03ull;
         x = x ? x : 1;
         for (int warm = 0; warm < 8; ++warm)
-            (void)next_uniform(&x);
+            (void)knn_bench_next_uniform(&x);
         const size_t r0 = (size_t)b * GEN_BLOCK_ROWS, r1 = r0 + GEN_BLOCK_ROWS < rows ? r0 + GEN_BLOCK_ROWS : rows;
         for (size_t i = r0 * dim; i < r1 * dim; ++i)
-            a[i] = -1.0f + 2.0f * next_uniform(&x);
+            a[i] = -1.0f + 2.0f * knn_bench_next_uniform(&x);
     }
     return a;
 }
@@ -472,7 +371,7 @@ static int largest_upload_search_check(grip_ctx *ctx, float **ref, const float *
 static int run_largest(grip_ctx *ctx, size_t dim, size_t n, size_t m)
 {
     const double t_make = now_seconds();
-    float *ref = uniform_rows_parallel(n, dim, 1), *q = uniform_rows(m, dim, 2);
+    float *ref = uniform_rows_parallel(n, dim, 1), *q = knn_bench_uniform_rows(m, dim, 2);
     uint32_t *ids = malloc(m * LARGEST_K * sizeof *ids);
     float *dist = malloc(m * LARGEST_K * sizeof *dist);
     int ok = 0;
