@@ -185,12 +185,67 @@ __device__ __forceinline__ void merge_into(float &a, uint32_t &a_id, float b, ui
     __syncwarp();
 }
 
+// A buffer this full is sorted and merged into its list at once (about 30 shuffles whatever its size) rather than
+// inserted entry by entry (about 6 dependent shuffles an entry): the first tiles of a walk fill whole buffers.
+// (A build with -DGRIP_KNN_SORT_MERGE_MIN=17 inserts entry by entry always, for side-by-side runs.)
+#ifndef GRIP_KNN_SORT_MERGE_MIN
+#define GRIP_KNN_SORT_MERGE_MIN 6
+#endif
+constexpr int kSortMergeMin = GRIP_KNN_SORT_MERGE_MIN;
+
+// Sorts lanes 0 .. kBufferCap - 1's (d, id) ascending by d (a bitonic network; equal values in any order). The
+// other lanes are sorted among themselves, descending: the caller gives them +inf.
+__device__ __forceinline__ void buffer_sort(float &d, uint32_t &id, int lane)
+{
+#pragma unroll
+    for (int size = 2; size <= kBufferCap; size *= 2)
+#pragma unroll
+        for (int stride = size / 2; stride > 0; stride /= 2) {
+            const float other_d = __shfl_xor_sync(kFullMask, d, stride);
+            const uint32_t other_id = __shfl_xor_sync(kFullMask, id, stride);
+            const bool keep_less = ((lane & size) == 0) == ((lane & stride) == 0);
+            if (keep_less ? other_d < d : other_d > d) {
+                d = other_d;
+                id = other_id;
+            }
+        }
+}
+
+// The first kList entries of the merge of the sorted list a (kList entries, entry j in lane j) and the sorted b
+// (its first nb <= kBufferCap entries, in lanes 0 .. nb - 1), a's entries before b's on equal values, into a. Each
+// lane finds by binary search how many of a's entries come before its place (merge path), in registers.
+__device__ __forceinline__ void merge_sorted(float &a_d, uint32_t &a_id, float b_d, uint32_t b_id, int nb, int lane)
+{
+    // the least i in [lo, hi) with a[i] > b[lane - 1 - i], else hi: a's entries among the merge's first `lane`
+    int lo = max(0, lane - nb), hi = lane;
+#pragma unroll
+    for (int step = 0; step < 5; ++step) { // hi - lo <= kBufferCap = 16: 5 halvings empty the range
+        const int mid = (lo + hi) / 2;
+        const float a_mid = __shfl_sync(kFullMask, a_d, mid & 31);
+        const float b_mid = __shfl_sync(kFullMask, b_d, (lane - 1 - mid) & 31);
+        if (lo < hi) {
+            if (a_mid > b_mid)
+                hi = mid;
+            else
+                lo = mid + 1;
+        }
+    }
+    const int r = lane - lo; // b's entries before this place
+    const float a_at = __shfl_sync(kFullMask, a_d, lo & 31), b_at = __shfl_sync(kFullMask, b_d, r & 31);
+    const uint32_t a_at_id = __shfl_sync(kFullMask, a_id, lo & 31), b_at_id = __shfl_sync(kFullMask, b_id, r & 31);
+    const bool from_a = r >= nb || a_at <= b_at;
+    a_d = from_a ? a_at : b_at;
+    a_id = from_a ? a_at_id : b_at_id;
+}
+
 // Merges the buffers of the warp's kQueriesPerWarp queries into their lists (one list in the warp's lanes at a
 // time), updates their thresholds and empties the buffers. One read of the counts finds the queries with entries;
-// most rounds give a query none. The caller orders this with the offers (a barrier, or __syncwarp when the warp
-// alone offers to its queries).
+// most rounds give a query none. (Merging only the full buffers, and leaving the others' thresholds to lag, made
+// the k-NN benchmark's searches 30% slower.) The caller orders this with the offers (a barrier, or __syncwarp when
+// the warp alone offers to its queries).
 __device__ __forceinline__ void merge_buffers(const candidate_lists &s, int warp, int lane)
 {
+    static_assert(kList == 32 && kBufferCap == 16, "merge_sorted's search and buffer_sort assume these sizes");
     const int mine = lane < kQueriesPerWarp ? min(s.count[warp * kQueriesPerWarp + lane], kBufferCap) : 0;
     unsigned todo = __ballot_sync(kFullMask, mine > 0);
     while (todo) {
@@ -199,13 +254,18 @@ __device__ __forceinline__ void merge_buffers(const candidate_lists &s, int warp
         const int q = warp * kQueriesPerWarp + i, n = __shfl_sync(kFullMask, mine, i);
         float list_d = s.list_d[lane * kBlockQueries + q];
         uint32_t list_id = s.list_id[lane * kBlockQueries + q];
-        const float buf_d = lane < n ? s.buf_d[lane * kBlockQueries + q] : INFINITY;
-        const uint32_t buf_id = lane < n ? s.buf_id[lane * kBlockQueries + q] : UINT32_MAX;
-        for (int b = 0; b < n; ++b) {
-            const float d = __shfl_sync(kFullMask, buf_d, b);
-            const uint32_t id = __shfl_sync(kFullMask, buf_id, b);
-            if (d < __shfl_sync(kFullMask, list_d, kList - 1))
-                list_insert(list_d, list_id, d, id, lane);
+        float buf_d = lane < n ? s.buf_d[lane * kBlockQueries + q] : INFINITY;
+        uint32_t buf_id = lane < n ? s.buf_id[lane * kBlockQueries + q] : UINT32_MAX;
+        if (n >= kSortMergeMin) {
+            buffer_sort(buf_d, buf_id, lane);
+            merge_sorted(list_d, list_id, buf_d, buf_id, n, lane);
+        } else {
+            for (int b = 0; b < n; ++b) {
+                const float d = __shfl_sync(kFullMask, buf_d, b);
+                const uint32_t id = __shfl_sync(kFullMask, buf_id, b);
+                if (d < __shfl_sync(kFullMask, list_d, kList - 1))
+                    list_insert(list_d, list_id, d, id, lane);
+            }
         }
         s.list_d[lane * kBlockQueries + q] = list_d;
         s.list_id[lane * kBlockQueries + q] = list_id;
