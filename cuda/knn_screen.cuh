@@ -185,7 +185,7 @@ __device__ __forceinline__ void merge_into(float &a, uint32_t &a_id, float b, ui
     __syncwarp();
 }
 
-// A buffer this full is sorted and merged into its list at once (about 30 shuffles whatever its size) rather than
+// A buffer this full is sorted and merged into its list at once (34 shuffles whatever its size) rather than
 // inserted entry by entry (about 6 dependent shuffles an entry): the first tiles of a walk fill whole buffers.
 // (A build with -DGRIP_KNN_SORT_MERGE_MIN=17 inserts entry by entry always, for side-by-side runs.)
 #ifndef GRIP_KNN_SORT_MERGE_MIN
@@ -194,7 +194,9 @@ __device__ __forceinline__ void merge_into(float &a, uint32_t &a_id, float b, ui
 constexpr int kSortMergeMin = GRIP_KNN_SORT_MERGE_MIN;
 
 // Sorts lanes 0 .. kBufferCap - 1's (d, id) ascending by d (a bitonic network; equal values in any order). The
-// other lanes are sorted among themselves, descending: the caller gives them +inf.
+// other lanes are sorted among themselves, descending: the caller gives them +inf. Equal values may swap: the
+// buffer's order is the order of the offers' shared-memory atomics anyway, and the lists' ties do not decide any
+// result (the re-rank orders exact distances, then rows).
 __device__ __forceinline__ void buffer_sort(float &d, uint32_t &id, int lane)
 {
 #pragma unroll

@@ -47,15 +47,23 @@ static float *gather_host(const float *ref, size_t dim, const uint32_t *rows, si
     return out;
 }
 
+/* An array in device memory of the context's device, where its kernels may read it (an array on another device
+ * goes through host memory instead). */
+static int on_ctx_device(const grip_ctx *ctx, const grip_array *a)
+{
+    return a->memory == GRIP_MEM_CUDA && ctx->device >= 0 && a->device == ctx->device;
+}
+
 /* Rows `rows` of the reference (host or device memory) into a new matrix on the device (to_device; free with
- * grip_cuda_free) or in host memory (free()). Only the gathered rows cross the bus, never the whole set. */
+ * grip_cuda_free) or in host memory (free()); *out is NULL after a failure. Rows on the context's device are
+ * gathered there: only the gathered rows cross the bus, never the whole set. */
 static grip_status gather(grip_ctx *ctx, const grip_array *reference, const uint32_t *rows, size_t count,
                           int to_device, void **out)
 {
     *out = NULL;
     const size_t dim = (size_t)reference->cols, bytes = count * dim * sizeof(float);
     grip_status s = GRIP_OK;
-    if (reference->memory == GRIP_MEM_CUDA) {
+    if (on_ctx_device(ctx, reference)) {
         void *dev = NULL;
         s = grip_cuda_alloc(ctx, bytes, &dev);
         if (!s)
@@ -64,6 +72,10 @@ static grip_status gather(grip_ctx *ctx, const grip_array *reference, const uint
             *out = malloc(bytes);
             s = *out ? grip_cuda_copy_to_host(ctx, *out, dev, bytes)
                      : grip_fail(ctx, GRIP_ENOMEM, "match.mutual: cannot allocate %zu gathered rows", count);
+            if (s) {
+                free(*out);
+                *out = NULL;
+            }
         }
         if (to_device && !s)
             *out = dev;
@@ -71,7 +83,14 @@ static grip_status gather(grip_ctx *ctx, const grip_array *reference, const uint
             grip_cuda_free(dev);
         return s;
     }
-    float *host = gather_host(reference->data, dim, rows, count);
+    grip_array ref;
+    int own_ref = 0; /* rows on another device: the whole set through host memory */
+    s = grip_array_to_host(ctx, reference, &ref, &own_ref, "match.mutual: reference rows");
+    if (s)
+        return s;
+    float *host = gather_host(ref.data, dim, rows, count);
+    if (own_ref)
+        grip_array_free_host(&ref);
     if (!host)
         return grip_fail(ctx, GRIP_ENOMEM, "match.mutual: cannot allocate %zu gathered rows", count);
     if (!to_device) {
@@ -109,9 +128,18 @@ static grip_status search_cuda(grip_ctx *ctx, const grip_array *reference, const
     const size_t m = (size_t)queries->rows, dim = (size_t)queries->cols;
     grip_knn_cuda_ref *by_query = NULL;
     void *gathered = NULL, *ids = NULL, *sqdist = NULL;
-    grip_status s = queries->memory == GRIP_MEM_CUDA
-                        ? grip_knn_cuda_ref_copy_device(ctx, queries->data, m, dim, &by_query)
-                        : grip_knn_cuda_ref_upload(ctx, queries->data, m, dim, &by_query);
+    grip_array q;
+    int own_q = 0;
+    grip_status s = GRIP_OK;
+    if (on_ctx_device(ctx, queries)) {
+        s = grip_knn_cuda_ref_copy_device(ctx, queries->data, m, dim, &by_query);
+    } else {
+        s = grip_array_to_host(ctx, queries, &q, &own_q, "match.mutual: queries");
+        if (!s)
+            s = grip_knn_cuda_ref_upload(ctx, q.data, m, dim, &by_query);
+        if (own_q)
+            grip_array_free_host(&q);
+    }
     if (!s)
         s = gather(ctx, reference, rows, count, 1, &gathered);
     if (!s)
@@ -134,6 +162,8 @@ grip_status grip_match_nearest_queries_listed(grip_ctx *ctx, int use_cuda, const
                                               uint32_t *nearest_query)
 {
     const size_t n = (size_t)reference->rows, m = (size_t)queries->rows;
+    if ((n && !nearest_query) || (m && list_k && !ids))
+        return grip_fail(ctx, GRIP_EINVAL, "match.mutual: %s is NULL", ids ? "nearest_query" : "ids");
     uint32_t *rows = NULL;
     size_t count = 0;
     grip_status s = listed_rows(ctx, ids, m * list_k, n, nearest_query, &rows, &count);

@@ -86,21 +86,25 @@ static double time_reverse_all(grip_ctx *ctx, const float *ref, const float *q, 
     float *d = malloc(c->n * sizeof *d);
     double ms[REPS];
     int ok = ids && d;
+    if (!ok)
+        fprintf(stderr, "reverse search: out of host memory\n");
     for (int r = -1; ok && r < REPS; ++r) {
         const double t0 = now_ms();
         grip_knn_cuda_ref *by_query = NULL;
         ok = grip_knn_cuda_ref_upload(ctx, q, c->m, c->dim, &by_query) == GRIP_OK &&
              grip_knn_cuda_search(ctx, by_query, ref, c->n, 1, INFINITY, ids, d) == GRIP_OK;
         grip_knn_cuda_ref_free(by_query);
-        if (r >= 0)
+        if (!ok)
+            fprintf(stderr, "reverse search: %s\n", ctx->last_error);
+        else if (r >= 0)
             ms[r] = now_ms() - t0;
     }
-    if (!ok)
-        fprintf(stderr, "reverse search: %s\n", ctx->last_error);
     free(ids);
     free(d);
+    if (!ok)
+        return -1;
     qsort(ms, REPS, sizeof ms[0], compare_doubles);
-    return ok ? ms[REPS / 2] : -1;
+    return ms[REPS / 2];
 }
 
 static grip_index *index_build(grip_ctx *ctx, const char *device, const float *ref, const match_case *c)

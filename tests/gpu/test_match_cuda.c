@@ -7,6 +7,9 @@
 #include "test_support.h"
 #include "core/array.h"
 #include "core/cuda_bridge.h"
+#include "index/knn_exact.h"
+#include "match/match_mutual.h"
+#include "match/match_select.h"
 #include "stages/registry.h"
 #include "stages/stage.h"
 
@@ -73,6 +76,37 @@ static size_t match_everywhere(grip_ctx *ctx, grip_index *cpu_index, grip_index 
     return count;
 }
 
+/* The reverse search itself on the GPU, host arrays in: over the listed rows only (fewer than n), each with the
+ * nearest query of the CPU's full reverse search, UINT32_MAX elsewhere. */
+static void expect_listed_search_on_the_gpu(grip_ctx *ctx, const float *ref, size_t n, const float *q, size_t m,
+                                            size_t dim)
+{
+    const uint32_t k = 2;
+    uint32_t *ids = malloc(m * k * sizeof *ids), *full = malloc(n * sizeof *full), *got = malloc(n * sizeof *got);
+    float *d = malloc(m * k * sizeof *d);
+    ck_assert(ids && full && got && d);
+    ck_assert_int_eq(grip_knn_exact(ctx, ref, n, q, m, dim, k, INFINITY, ids, d), GRIP_OK);
+    ck_assert_int_eq(grip_match_nearest_queries(ctx, ref, n, q, m, dim, full), GRIP_OK);
+    grip_array ref_a = grip_array_host_view(GRIP_F32, n, dim, (void *)ref);
+    grip_array q_a = grip_array_host_view(GRIP_F32, m, dim, (void *)q);
+    ck_assert_msg(grip_match_nearest_queries_listed(ctx, 1, &ref_a, &q_a, ids, k, got) == GRIP_OK, "%s",
+                  ctx->last_error);
+    size_t listed = 0;
+    for (size_t r = 0; r < n; ++r)
+        if (got[r] != UINT32_MAX || full[r] == UINT32_MAX) {
+            ck_assert_uint_eq(got[r], full[r]);
+            listed += got[r] != UINT32_MAX;
+        }
+    for (size_t i = 0; i < m * k; ++i)
+        ck_assert(ids[i] == UINT32_MAX || got[ids[i]] == full[ids[i]]); /* every listed row answered */
+    ck_assert_uint_gt(listed, 100);
+    ck_assert_uint_lt(listed, n);
+    free(ids);
+    free(full);
+    free(got);
+    free(d);
+}
+
 /* A CPU and a CUDA bruteforce index over ref (n x dim, host), of three models. */
 static void indexes_make(grip_ctx *ctx, const float *ref, size_t n, size_t dim, uint32_t *model_ids,
                          grip_index **cpu_index, grip_index **gpu_index)
@@ -117,6 +151,7 @@ START_TEST(mutual_on_the_gpu_equals_the_cpu)
         ck_assert_int_eq(grip_cuda_upload(ctx, q, m * dim * sizeof *q, &dev, &q_dev.device), GRIP_OK);
         q_dev.data = dev;
         q_dev.memory = GRIP_MEM_CUDA;
+        expect_listed_search_on_the_gpu(ctx, ref, n, q, m, dim);
         size_t one = match_everywhere(ctx, cpu_index, gpu_index, &q_host, &q_dev, "1", "0");
         size_t three = match_everywhere(ctx, cpu_index, gpu_index, &q_host, &q_dev, "3", "0");
         size_t ratio = match_everywhere(ctx, cpu_index, gpu_index, &q_host, &q_dev, "1", "0.9");
