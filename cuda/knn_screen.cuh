@@ -193,14 +193,15 @@ __device__ __forceinline__ void merge_into(float &a, uint32_t &a_id, float b, ui
 #endif
 constexpr int kSortMergeMin = GRIP_KNN_SORT_MERGE_MIN;
 
-// Sorts lanes 0 .. kBufferCap - 1's (d, id) ascending by d (a bitonic network; equal values in any order). The
-// other lanes are sorted among themselves, descending: the caller gives them +inf. Equal values may swap: the
-// buffer's order is the order of the offers' shared-memory atomics anyway, and the lists' ties do not decide any
-// result (the re-rank orders exact distances, then rows).
-__device__ __forceinline__ void buffer_sort(float &d, uint32_t &id, int lane)
+// Sorts lanes 0 .. N - 1's (d, id) ascending by d (a bitonic network; equal values in any order); N is 16 or 32.
+// With N = 16, lanes 16 .. 31 are sorted among themselves, descending: the caller gives them +inf. Equal values may
+// swap: a buffer's order is the order of the offers' shared-memory atomics anyway, and the lists' ties do not
+// decide any result (the re-rank orders exact distances, then rows).
+template <int N> __device__ __forceinline__ void warp_bitonic_sort(float &d, uint32_t &id, int lane)
 {
+    static_assert(N == 16 || N == 32, "a half warp or a whole one");
 #pragma unroll
-    for (int size = 2; size <= kBufferCap; size *= 2)
+    for (int size = 2; size <= N; size *= 2)
 #pragma unroll
         for (int stride = size / 2; stride > 0; stride /= 2) {
             const float other_d = __shfl_xor_sync(kFullMask, d, stride);
@@ -247,7 +248,7 @@ __device__ __forceinline__ void merge_sorted(float &a_d, uint32_t &a_id, float b
 // the warp alone offers to its queries).
 __device__ __forceinline__ void merge_buffers(const candidate_lists &s, int warp, int lane)
 {
-    static_assert(kList == 32 && kBufferCap == 16, "merge_sorted's search and buffer_sort assume these sizes");
+    static_assert(kList == 32 && kBufferCap == 16, "merge_sorted's search and the buffer's sort assume these sizes");
     const int mine = lane < kQueriesPerWarp ? min(s.count[warp * kQueriesPerWarp + lane], kBufferCap) : 0;
     unsigned todo = __ballot_sync(kFullMask, mine > 0);
     while (todo) {
@@ -259,7 +260,7 @@ __device__ __forceinline__ void merge_buffers(const candidate_lists &s, int warp
         float buf_d = lane < n ? s.buf_d[lane * kBlockQueries + q] : INFINITY;
         uint32_t buf_id = lane < n ? s.buf_id[lane * kBlockQueries + q] : UINT32_MAX;
         if (n >= kSortMergeMin) {
-            buffer_sort(buf_d, buf_id, lane);
+            warp_bitonic_sort<kBufferCap>(buf_d, buf_id, lane);
             merge_sorted(list_d, list_id, buf_d, buf_id, n, lane);
         } else {
             for (int b = 0; b < n; ++b) {
@@ -292,14 +293,19 @@ __device__ __forceinline__ void lists_init(const candidate_lists &s, const float
     }
 }
 
-// Writes the warp's queries' lists to the candidate arrays (kList per query, global query qb + q).
+// Writes the warp's queries' lists to the candidate arrays (kList per query, global query qb + q), and each list's
+// last value to cand_bound: every row outside a full list is screened at least that (+inf: the list is not full).
 __device__ __forceinline__ void lists_store(const candidate_lists &s, int warp, int lane, size_t qb,
-                                            uint32_t *__restrict__ cand_id, float *__restrict__ cand_d)
+                                            uint32_t *__restrict__ cand_id, float *__restrict__ cand_d,
+                                            float *__restrict__ cand_bound)
 {
     for (int i = 0; i < kQueriesPerWarp; ++i) {
         const int q = warp * kQueriesPerWarp + i;
+        const float d = s.list_d[lane * kBlockQueries + q];
         cand_id[(qb + q) * kList + lane] = s.list_id[lane * kBlockQueries + q];
-        cand_d[(qb + q) * kList + lane] = s.list_d[lane * kBlockQueries + q];
+        cand_d[(qb + q) * kList + lane] = d;
+        if (lane == kList - 1)
+            cand_bound[qb + q] = d;
     }
 }
 

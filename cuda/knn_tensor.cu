@@ -225,7 +225,7 @@ __device__ __forceinline__ void select_tile(const screen_smem &s, const tile_vie
 
 __global__ void __launch_bounds__(kThreads, 1)
     screen_kernel(rows_prep q, rows_prep r, size_t n_padded, int kdim, uint32_t *__restrict__ cand_id,
-                  float *__restrict__ cand_d)
+                  float *__restrict__ cand_d, float *__restrict__ cand_bound)
 {
     extern __shared__ __align__(128) unsigned char smem[];
     screen_smem s;
@@ -334,7 +334,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     __syncthreads();
     merge_buffers(s.lists, warp, lane); // what the last tiles left in the buffers
     __syncwarp();
-    lists_store(s.lists, warp, lane, qb, cand_id, cand_d);
+    lists_store(s.lists, warp, lane, qb, cand_id, cand_d, cand_bound);
 }
 
 // B: an upper bound of |screened - exact float distance| of query (a = |q - c|, ea = its residual norm, upper
@@ -412,6 +412,7 @@ struct screen_outcome {
 __global__ void __launch_bounds__(kThreads)
     rerank_kernel(const float *__restrict__ ref, size_t n, const float *__restrict__ queries, size_t m, size_t dim, int k,
                   float max_sqdist, const uint32_t *__restrict__ cand_id, const float *__restrict__ cand_d,
+                  const float *__restrict__ cand_bound,
                   list_units units, rows_prep q, const ref_stats *__restrict__ stats, uint32_t *__restrict__ ids,
                   float *__restrict__ sqdist, screen_outcome out)
 {
@@ -420,7 +421,7 @@ __global__ void __launch_bounds__(kThreads)
     if (qi >= m)
         return; // the whole warp
     const uint32_t id = cand_id[qi * kList + (size_t)lane];
-    const float last = cand_d[qi * kList + kList - 1];
+    const float last = cand_bound[qi]; // every row outside the list is screened at least this
     const double shift = units.shifted ? (double)q.norm2[qi] : 0.0;
     const double mine = ((double)cand_d[qi * kList + (size_t)lane] + shift) * units.step2;
     const double bound = screening_bound(q.norm_up[qi], q.resid_up[qi], stats->max_norm_up, stats->max_resid_up,
@@ -689,6 +690,7 @@ struct screen_scratch {
     rows_prep q;
     uint32_t *cand_id;
     float *cand_d;
+    float *cand_bound; // per query: every row outside its list is screened at least this
     screen_outcome out;
     void *sub; // the exact kernel's inputs and outputs for the failed queries
 };
@@ -706,6 +708,7 @@ static size_t scratch_carve(screen_scratch *w, unsigned char *base, size_t m_pad
     };
     w->cand_id = (uint32_t *)take(m_padded * kList * sizeof(uint32_t));
     w->cand_d = (float *)take(m_padded * kList * sizeof(float));
+    w->cand_bound = (float *)take(m_padded * sizeof(float));
     w->out.counts = (uint32_t *)take(2 * sizeof(uint32_t));
     w->out.failed = (uint32_t *)take(m_padded * sizeof(uint32_t));
     w->out.retry = (uint32_t *)take(m_padded * sizeof(uint32_t));
@@ -785,13 +788,14 @@ static grip_status screen_search_with(grip_ctx *ctx, const grip_knn_screen *s, s
     GRIP_CUDA_CHECK(ctx, cudaGetLastError());
     if (shape.wgmma_steps > 0) { // its lists hold the screened distances less |q|^2
         GRIP_CUDA_CHECK(ctx, grip_knn_wgmma_screen(w->q, s->rows, m_padded, s->n_padded, shape.wgmma_steps, shape.operands(),
-                                                   s->ref_inv_scale, w->cand_id, w->cand_d));
+                                                   s->ref_inv_scale, w->cand_id, w->cand_d, w->cand_bound));
     } else {
         const size_t smem = screen_smem_bytes(shape.kdim);
         GRIP_CUDA_CHECK(ctx,
                         cudaFuncSetAttribute(screen_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
         screen_kernel<<<(unsigned)(m_padded / kBlockQueries), kThreads, smem>>>(w->q, s->rows, s->n_padded,
-                                                                               (int)shape.kdim, w->cand_id, w->cand_d);
+                                                                               (int)shape.kdim, w->cand_id, w->cand_d,
+                                                                               w->cand_bound);
         GRIP_CUDA_CHECK(ctx, cudaGetLastError());
     }
     const double step = shape.s8 ? (double)s->quant.step : 1.0;
@@ -799,7 +803,8 @@ static grip_status screen_search_with(grip_ctx *ctx, const grip_knn_screen *s, s
     const list_units units = {wgmma, shape.s8, wgmma && getenv("GRIP_KNN_NO_RESCREEN") == NULL,
                               wgmma && getenv("GRIP_KNN_RESCREEN_ALL") != NULL, step * step}; // step^2: exact
     rerank_kernel<<<(unsigned)((m + kWarps - 1) / kWarps), kThreads>>>(ref, s->n, queries, m, s->dim, (int)k, max_sqdist,
-                                                                        w->cand_id, w->cand_d, units, w->q, s->stats,
+                                                                        w->cand_id, w->cand_d, w->cand_bound, units, w->q,
+                                                                        s->stats,
                                                                         ids, sqdist, w->out);
     GRIP_CUDA_CHECK(ctx, cudaGetLastError());
     uint32_t counts[2] = {0, 0}; // failed, retried

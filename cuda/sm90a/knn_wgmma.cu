@@ -19,11 +19,12 @@
 //
 // After a tile's products, each thread holds 2 queries x 32 rows: x = |r|^2 + (-2 / (s_q s_r)) p, the screened
 // distance less |q|^2, with one fused multiply-add (int8: x = |r~|^2 - 2 p, an exact integer, one integer
-// multiply-add; with the norm folded into the products, x / 2 is p itself). A row whose x beats its query's
-// threshold goes to the query's buffer, and a warp holds all 128 rows of its 16 queries, so buffers, merges and
-// thresholds (cuda/knn_screen.cuh) are the warp's alone: no block barrier after the start. The same walk, with
+// multiply-add; with the norm folded into the products, x / 2 is p itself). A row whose x beats the thread's
+// threshold for the query goes into the thread's own short list (cuda/sm90a/knn_thread_lists.cuh): no thread
+// waits for another after the start, except through the ring. The same walk, with
 // another epilogue, serves the re-screen of uncertified queries (cuda/knn_rescreen.cu).
 #include "cuda/knn_wgmma.cuh"
+#include "cuda/sm90a/knn_thread_lists.cuh"
 
 #include <limits.h>
 #include <math.h>
@@ -34,6 +35,7 @@ using namespace grip_screen;
 
 constexpr int kWarpsW = 8;                                  // two warpgroups
 constexpr int kThreadsW = 32 * kWarpsW;
+static_assert(kThreadsW == kListThreads, "the thread lists' layout");
 constexpr int kStagesW = 10;                                // chunks in the ring (the block's 217 KB then)
 constexpr int kStageBytes = kTileRows * kWgmmaChunkBytes; // 16 KB: 128 rows x 128 bytes
 constexpr int kStepBytes = 32;                              // a row's bytes per k-step: 16 fp16 or 32 int8 dims
@@ -41,12 +43,12 @@ constexpr int kStepBytes = 32;                              // a row's bytes per
 constexpr int kCompiledSteps[] = {2, 3, 4, 6, 8, 10, 12, 16, 20, 22, 23};
 constexpr int kCompiledStepsS8[] = {2, 3, 4, 6, 8, 10, 11, 12};
 
-// The block's shared memory: the ring, its barriers and release counts, the candidate lists.
+// The block's shared memory: the ring, its barriers and release counts, the threads' candidate lists.
 struct wgmma_smem {
     unsigned char *stages; // kStagesW x kStageBytes
     uint64_t *full;        // kStagesW mbarriers: the stage's chunk has arrived
     unsigned *released;    // kStagesW: warps done with the stage, counted over its fills
-    candidate_lists lists;
+    thread_lists lists;
 };
 
 __host__ __device__ inline size_t wgmma_smem_carve(wgmma_smem *s, unsigned char *base)
@@ -60,7 +62,7 @@ __host__ __device__ inline size_t wgmma_smem_carve(wgmma_smem *s, unsigned char 
     s->stages = take((size_t)kStagesW * kStageBytes);
     s->full = (uint64_t *)take(kStagesW * sizeof(uint64_t));
     s->released = (unsigned *)take(kStagesW * sizeof(unsigned));
-    lists_carve(&s->lists, take);
+    thread_lists_carve(&s->lists, take);
     return off;
 }
 
@@ -262,6 +264,7 @@ struct fp16_slots {
     {
         return fmaf(acc[4 * j + c], cq[c / 2], c % 2 ? rn[j].y : rn[j].x);
     }
+    static constexpr float kEmpty = INFINITY; // a list entry's value when it holds no row
     __device__ __forceinline__ static float threshold(float t) { return t; }
     __device__ __forceinline__ static float listed(float x) { return x; }
     __device__ __forceinline__ static float lower(float a, float b) { return fminf(a, b); } // NaN only if both
@@ -274,6 +277,7 @@ struct s8_slots {
     using acc_t = int;
     using value_t = int;
     static constexpr int kAbove = 1 << 25; // above every screened value: stands for a threshold of +inf
+    static constexpr int kEmpty = kAbove;
     int2 rn[16];
 
     __device__ __forceinline__ void begin(const rows_prep &, size_t, float) {}
@@ -303,6 +307,7 @@ struct s8_folded_slots {
     using acc_t = int;
     using value_t = int;
     static constexpr int kAbove = s8_slots::kAbove;
+    static constexpr int kEmpty = kAbove;
 
     __device__ __forceinline__ void begin(const rows_prep &, size_t, float) {}
     __device__ __forceinline__ void load_norms(const rows_prep &, size_t, int) {}
@@ -315,31 +320,6 @@ struct s8_folded_slots {
     __device__ __forceinline__ static float listed(int v) { return (float)(2 * v); }
     __device__ __forceinline__ static int lower(int a, int b) { return min(a, b); }
 };
-
-// Whether p holds for any thread of the warpgroup (all 128 threads take part): named barrier 1 + warpgroup.
-__device__ __forceinline__ bool warpgroup_any(bool p, int warpgroup)
-{
-    int any;
-    asm volatile("{\n.reg .pred p, q;\nsetp.ne.b32 p, %1, 0;\nbar.red.or.pred q, %2, 128, p;\n"
-                 "selp.s32 %0, 1, 0, q;\n}\n"
-                 : "=r"(any)
-                 : "r"((int)p), "r"(1 + warpgroup)
-                 : "memory");
-    return any != 0;
-}
-
-template <class Slots>
-__device__ __forceinline__ bool offer_slot(const candidate_lists &s, const Slots &sl,
-                                           const typename Slots::acc_t (&acc)[64],
-                                           const typename Slots::value_t (&thr)[2], int row0, size_t col0, int t,
-                                           int j, int c)
-{
-    const int h = c / 2;
-    const typename Slots::value_t x = sl.value(acc, j, c);
-    if (!(x < thr[h]))
-        return true;
-    return buffer_offer(s, row0 + 8 * h, Slots::listed(x), (uint32_t)(col0 + 8 * j + 2 * t + c % 2));
-}
 
 // The groups of 8 slots (two column pairs, both queries) in which some lane of the warp has a slot below its
 // query's bound: per group and query the smallest of its 4 slots (a tree, not one long chain of comparisons), and
@@ -365,20 +345,14 @@ __device__ __forceinline__ unsigned groups_below(const Slots &sl, const typename
     return groups;
 }
 
-// The tile's epilogue for the candidate lists: the slots of the groups_below are offered to their queries'
-// buffers. Slots that found their buffer full are offered again after a merge, until none is left. The warps of a
-// warpgroup merge together (whenever one of them must): a merge is long, and a warp merging alone would hold its
-// three siblings at the next wgmma, which all four must issue.
-template <class Slots>
-__device__ __forceinline__ void select_tile(const candidate_lists &s, const Slots &sl,
-                                            const typename Slots::acc_t (&acc)[64],
-                                            typename Slots::value_t (&thr)[2], int row0, size_t col0, int warp,
-                                            int lane)
+// Calls f(j, c, x) for each slot (j, c) of the thread whose value x is below bound[c / 2], in the groups that
+// groups_below finds; f may lower the bound, and the slots after it see the lower one.
+template <class Slots, class F>
+__device__ __forceinline__ void for_each_slot_below(const Slots &sl, const typename Slots::acc_t (&acc)[64],
+                                                    typename Slots::value_t (&bound)[2], F &&f)
 {
     using value_t = typename Slots::value_t;
-    const int t = lane % 4;
-    const unsigned groups = groups_below(sl, acc, thr);
-    unsigned long long retry = 0;
+    const unsigned groups = groups_below(sl, acc, bound);
 #pragma unroll
     for (int g = 0; g < 8; ++g) {
         if (!(groups & (1u << g)))
@@ -387,53 +361,46 @@ __device__ __forceinline__ void select_tile(const candidate_lists &s, const Slot
         for (int i = 0; i < 8; ++i) {
             const int j = 2 * g + i / 4, c = i % 4;
             const value_t x = sl.value(acc, j, c);
-            if (x < thr[c / 2] &&
-                !buffer_offer(s, row0 + 8 * (c / 2), Slots::listed(x), (uint32_t)(col0 + 8 * j + 2 * t + c % 2)))
-                retry |= 1ull << (4 * j + c);
+            if (x < bound[c / 2])
+                f(j, c, x);
         }
     }
-    while (warpgroup_any(retry != 0, warp / 4)) {
-        __syncwarp();
-        merge_buffers(s, warp, lane);
-        __syncwarp();
-        thr[0] = Slots::threshold(s.threshold[row0]);
-        thr[1] = Slots::threshold(s.threshold[row0 + 8]);
-        if (retry)
-#pragma unroll
-            for (int j = 0; j < 16; ++j)
-#pragma unroll
-                for (int c = 0; c < 4; ++c) {
-                    const unsigned long long bit = 1ull << (4 * j + c);
-                    if ((retry & bit) && offer_slot(s, sl, acc, thr, row0, col0, t, j, c))
-                        retry &= ~bit;
-                }
-    }
+}
+
+// The tile's epilogue for the candidate lists: each slot below the thread's threshold for its query goes into the
+// thread's list (registers), and the threshold drops to the list's new last value.
+template <class Slots>
+__device__ __forceinline__ void keep_tile(thread_best<typename Slots::value_t> &best, const Slots &sl,
+                                          const typename Slots::acc_t (&acc)[64], typename Slots::value_t (&thr)[2],
+                                          size_t col0, int t)
+{
+    for_each_slot_below(sl, acc, thr, [&](int j, int c, typename Slots::value_t x) {
+        const int h = c / 2;
+        best.insert(h, x, (uint32_t)(col0 + 8 * j + 2 * t + c % 2));
+        thr[h] = best.last(h);
+    });
+}
+
+// A list value as the candidate lists hold it; Slots::kEmpty (no entry) as +inf.
+template <class Slots> __device__ __forceinline__ float listed_or_inf(typename Slots::value_t v)
+{
+    return v < Slots::kEmpty ? Slots::listed(v) : INFINITY;
 }
 
 // The tile's epilogue for the re-screen: every slot below its query's limit is a row found; its place in the
 // query's `capacity` is counted out, and a count past it tells the caller that the query overflowed.
 template <class Slots>
 __device__ __forceinline__ void emit_tile(const Slots &sl, const typename Slots::acc_t (&acc)[64],
-                                          const typename Slots::value_t (&limit)[2], size_t query0, size_t col0,
-                                          int t, uint32_t capacity, uint32_t *__restrict__ count,
+                                          typename Slots::value_t (&limit)[2], size_t query0, size_t col0, int t,
+                                          uint32_t capacity, uint32_t *__restrict__ count,
                                           uint32_t *__restrict__ found)
 {
-    const unsigned groups = groups_below(sl, acc, limit);
-#pragma unroll
-    for (int g = 0; g < 8; ++g) {
-        if (!(groups & (1u << g)))
-            continue;
-#pragma unroll
-        for (int i = 0; i < 8; ++i) {
-            const int j = 2 * g + i / 4, c = i % 4;
-            if (!(sl.value(acc, j, c) < limit[c / 2]))
-                continue;
-            const size_t query = query0 + 8 * (c / 2);
-            const uint32_t at = atomicAdd(&count[query], 1u);
-            if (at < capacity)
-                found[query * capacity + at] = (uint32_t)(col0 + 8 * j + 2 * t + c % 2);
-        }
-    }
+    for_each_slot_below(sl, acc, limit, [&](int j, int c, typename Slots::value_t) {
+        const size_t query = query0 + 8 * (c / 2);
+        const uint32_t at = atomicAdd(&count[query], 1u);
+        if (at < capacity)
+            found[query * capacity + at] = (uint32_t)(col0 + 8 * j + 2 * t + c % 2);
+    });
 }
 
 // Starts the ring on a walk of `total` chunks from ref: its barriers, then the first kStagesW chunks on their way.
@@ -496,7 +463,7 @@ __device__ __forceinline__ void walk_tiles(const wgmma_smem &s, const unsigned c
 template <int KSTEPS, class Slots>
 __global__ void __launch_bounds__(kThreadsW, 1)
     wgmma_screen_kernel(rows_prep q, rows_prep r, float ref_inv_scale, size_t n_tiles,
-                        uint32_t *__restrict__ cand_id, float *__restrict__ cand_x)
+                        uint32_t *__restrict__ cand_id, float *__restrict__ cand_x, float *__restrict__ cand_bound)
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     using acc_t = typename Slots::acc_t;
@@ -506,7 +473,6 @@ __global__ void __launch_bounds__(kThreadsW, 1)
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const size_t qb = (size_t)blockIdx.x * kBlockQueries;
     const unsigned char *ref = reinterpret_cast<const unsigned char *>(r.h);
-    lists_init(s.lists, q.norm2 + qb);
     ring_start<KSTEPS>(s, ref, n_tiles * tile_walk<KSTEPS>::kChunks);
 
     const int row0 = warp * 16 + lane / 4; // the thread's queries: row0 and row0 + 8 of the block
@@ -514,17 +480,19 @@ __global__ void __launch_bounds__(kThreadsW, 1)
     load_a<KSTEPS>(reinterpret_cast<const unsigned char *>(q.h), qb + row0, lane % 4, a);
     Slots sl;
     sl.begin(q, qb + row0, ref_inv_scale);
-    typename Slots::value_t thr[2];
+    using value_t = typename Slots::value_t;
+    thread_best<value_t> best;
+    best.clear(Slots::kEmpty);
+    value_t thr[2]; // the lists' last values; the least value for queries never screened in (NaN norm)
 #pragma unroll
     for (int h = 0; h < 2; ++h)
-        thr[h] = Slots::threshold(s.lists.threshold[row0 + 8 * h]);
+        thr[h] = isnan(q.norm2[qb + row0 + 8 * h]) ? Slots::threshold(-INFINITY) : Slots::kEmpty;
     walk_tiles<KSTEPS>(s, ref, r, sl, a, 0, n_tiles, lane, [&](const acc_t (&acc)[64], size_t tile) {
-        select_tile(s.lists, sl, acc, thr, row0, tile * kTileRows, warp, lane);
+        keep_tile(best, sl, acc, thr, tile * kTileRows, lane % 4);
     });
+    thread_lists_put(s.lists, threadIdx.x, best, [](value_t v) { return listed_or_inf<Slots>(v); });
     __syncwarp();
-    merge_buffers(s.lists, warp, lane); // what the last tiles left in the buffers
-    __syncwarp();
-    lists_store(s.lists, warp, lane, qb, cand_id, cand_x);
+    thread_lists_store(s.lists, warp, lane, qb, cand_id, cand_x, cand_bound);
 #endif
 }
 
@@ -584,11 +552,11 @@ struct screen_launch {
     size_t m_padded, n_padded;
     float ref_inv_scale;
     uint32_t *cand_id;
-    float *cand_x;
+    float *cand_x, *cand_bound;
     template <int KSTEPS, class Slots> cudaError_t run() const
     {
         return launch_walk(wgmma_screen_kernel<KSTEPS, Slots>, dim3((unsigned)(m_padded / kBlockQueries)), q, r,
-                           ref_inv_scale, n_padded / kTileRows, cand_id, cand_x);
+                           ref_inv_scale, n_padded / kTileRows, cand_id, cand_x, cand_bound);
     }
 };
 
@@ -680,9 +648,10 @@ int grip_knn_wgmma_ksteps(size_t dim, bool s8)
 
 cudaError_t grip_knn_wgmma_screen(const rows_prep &q, const rows_prep &r, size_t m_padded, size_t n_padded,
                                   int ksteps, grip_wgmma_operands operands, float ref_inv_scale, uint32_t *cand_id,
-                                  float *cand_x)
+                                  float *cand_x, float *cand_bound)
 {
-    return dispatch(ksteps, operands, screen_launch{q, r, m_padded, n_padded, ref_inv_scale, cand_id, cand_x});
+    return dispatch(ksteps, operands,
+                    screen_launch{q, r, m_padded, n_padded, ref_inv_scale, cand_id, cand_x, cand_bound});
 }
 
 cudaError_t grip_knn_wgmma_rescreen(const rows_prep &q, const rows_prep &r, size_t m_padded, size_t n_padded,

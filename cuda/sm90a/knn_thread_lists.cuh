@@ -1,0 +1,122 @@
+// knn_thread_lists.cuh -- the wgmma screening's candidate lists (cuda/sm90a/knn_wgmma.cu): one short sorted list
+// per thread and query, in the thread's registers.
+//
+// After a tile's products a thread holds 2 queries x 32 of the tile's 128 rows; the 4 threads of a query see
+// disjoint quarters of the rows over the whole walk. Each keeps the best kThreadList of its quarter, inserting on
+// its own: no atomics, no buffers, no merges, no barriers, no shared memory, and its threshold (its list's last
+// value) is always current. (The shared lists of cuda/knn_screen.cuh, which the mma.sync kernel keeps, fed through
+// per-query buffers and warp merges: at D = 352 and 1e5 rows about half the screening's time went to them, most of
+// it while the lists filled in the first tiles.)
+//
+// The 4 x kThreadList = 32 entries of a query are its candidates. They are not always its 32 best rows, but every
+// row left out is at or above some thread's last value, so at or above the least of the 4: that is the bound the
+// re-rank's certificate uses for the rows outside the list.
+#ifndef GRIP_CUDA_SM90A_KNN_THREAD_LISTS_CUH
+#define GRIP_CUDA_SM90A_KNN_THREAD_LISTS_CUH
+
+#include "cuda/knn_screen.cuh"
+
+namespace grip_screen {
+
+constexpr int kThreadList = 8;    // entries per thread and query
+constexpr int kListThreads = 256; // threads of the block (the wgmma kernel's two warpgroups)
+constexpr int kQueryThreads = 4;  // threads sharing a query (lane % 4), each over its own quarter of the rows
+static_assert(kQueryThreads * kThreadList == kList, "a query's candidates fill the re-rank's warp");
+
+// A thread's two lists (query h = 0: row0, 1: row0 + 8), ascending, in registers: every index is a constant once
+// the callers' loops are unrolled. V is the screening's value type (float, or int for int8); `empty` stands for
+// no entry and is above every value that may enter.
+template <class V> struct thread_best {
+    V d[2][kThreadList];
+    uint32_t id[2][kThreadList];
+
+    __device__ __forceinline__ void clear(V empty)
+    {
+#pragma unroll
+        for (int h = 0; h < 2; ++h)
+#pragma unroll
+            for (int e = 0; e < kThreadList; ++e) {
+                d[h][e] = empty;
+                id[h][e] = UINT32_MAX;
+            }
+    }
+    __device__ __forceinline__ V last(int h) const { return d[h][kThreadList - 1]; }
+    // Inserts (x, row) into list h after its equal values; x is below its last value, which drops out. A
+    // compare a entry, then two selects each for the values and the rows: no branch, no memory.
+    __device__ __forceinline__ void insert(int h, V x, uint32_t row)
+    {
+        bool stays[kThreadList];
+#pragma unroll
+        for (int e = 0; e < kThreadList; ++e)
+            stays[e] = d[h][e] <= x;
+#pragma unroll
+        for (int e = kThreadList - 1; e >= 0; --e) {
+            if (stays[e])
+                continue;
+            const bool here = e == 0 || stays[e - 1];
+            d[h][e] = here ? x : d[h][e - 1];
+            id[h][e] = here ? row : id[h][e - 1];
+        }
+    }
+};
+
+// The block's lists in shared memory, for their store: entry e of thread tid's list for query h is word
+// (2 e + h) x kListThreads + tid, so the lanes of a warp touch 32 consecutive words.
+struct thread_lists {
+    float *d;
+    uint32_t *id;
+};
+
+template <class Take> __host__ __device__ inline void thread_lists_carve(thread_lists *l, Take &&take)
+{
+    l->d = (float *)take((size_t)kThreadList * 2 * kListThreads * sizeof(float));
+    l->id = (uint32_t *)take((size_t)kThreadList * 2 * kListThreads * sizeof(uint32_t));
+}
+
+__device__ __forceinline__ int thread_list_word(int e, int h, int tid)
+{
+    return (2 * e + h) * kListThreads + tid;
+}
+
+// Puts the thread's lists into the block's, their values turned into the floats of the candidate lists by listed().
+template <class V, class Listed>
+__device__ __forceinline__ void thread_lists_put(const thread_lists &s, int tid, const thread_best<V> &best,
+                                                 Listed &&listed)
+{
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+#pragma unroll
+        for (int e = 0; e < kThreadList; ++e) {
+            s.d[thread_list_word(e, h, tid)] = listed(best.d[h][e]);
+            s.id[thread_list_word(e, h, tid)] = best.id[h][e];
+        }
+}
+
+// Writes the warp's 16 queries' candidates, sorted, to cand_id / cand_x (kList per query, global query qb + q with
+// q = 16 warp + i) and their bounds to cand_bound. Query i (i % 8 = lane / 4 of its threads, i / 8 = h) is gathered
+// into the warp's lanes, lane L holding entry L % 8 of its thread L / 8, then sorted across the warp. By the whole
+// warp, after its threads' thread_lists_put (__syncwarp between).
+__device__ __forceinline__ void thread_lists_store(const thread_lists &s, int warp, int lane, size_t qb,
+                                                   uint32_t *__restrict__ cand_id, float *__restrict__ cand_x,
+                                                   float *__restrict__ cand_bound)
+{
+    for (int i = 0; i < kQueriesPerWarp; ++i) {
+        const int h = i / 8, tid = warp * 32 + 4 * (i % 8) + lane / kThreadList, e = lane % kThreadList;
+        float d = s.d[thread_list_word(e, h, tid)];
+        uint32_t id = s.id[thread_list_word(e, h, tid)];
+        float least_last = d; // the least of the 4 threads' last values, in lane kThreadList - 1
+        least_last = fminf(least_last, __shfl_xor_sync(kFullMask, least_last, kThreadList));
+        least_last = fminf(least_last, __shfl_xor_sync(kFullMask, least_last, 2 * kThreadList));
+        least_last = __shfl_sync(kFullMask, least_last, kThreadList - 1);
+        warp_bitonic_sort<32>(d, id, lane);
+        const size_t q = qb + (size_t)(warp * kQueriesPerWarp + i);
+        cand_id[q * kList + lane] = id;
+        cand_x[q * kList + lane] = d;
+        if (lane == 0)
+            cand_bound[q] = least_last;
+    }
+}
+
+} // namespace grip_screen
+
+#endif
