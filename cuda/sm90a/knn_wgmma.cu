@@ -422,9 +422,29 @@ __device__ __forceinline__ void ring_start(const wgmma_smem &s, const unsigned c
             issue_chunk<KSTEPS>(s, ref, c);
 }
 
+// The products of chunk `chunk` of a tile (a constant once inlined) into acc, from the stage at `at` once its fill
+// has arrived, as one commit group.
+template <int KSTEPS, class Acc>
+__device__ __forceinline__ void chunk_products(const wgmma_smem &s, const uint32_t (&a)[KSTEPS][4], int chunk,
+                                               Acc (&acc)[64], const ring_cursor &at)
+{
+    using walk = tile_walk<KSTEPS>;
+    mbar_wait(&s.full[at.stage], at.parity);
+    wgmma_fence();
+    const unsigned base = smem_addr(s.stages + at.stage * kStageBytes);
+    const unsigned sbo = (unsigned)walk::steps(chunk) * 256; // 8 rows x the chunk's bytes
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk)
+        if (kk < walk::steps(chunk))
+            wgmma_step(acc, a[chunk * 4 + kk], smem_desc(base + kk * 256, sbo), chunk + kk > 0);
+    wgmma_commit();
+}
+
 // The block's walk over `tiles` tiles of reference rows, ref pointing at the first (tile `tile0` of the set, whose
 // norms r holds; ring_start on the same ref): each tile's products of the thread's queries `a` into acc, then
-// epilogue(acc, tile), tile counted in the whole set.
+// epilogue(acc, tile), tile counted in the whole set. (Two sets of accumulators taking turns, the next tile's
+// products running during this tile's epilogue, made the short rows' walks 1.4-1.8x slower: ptxas serializes the
+// wgmmas when other instructions read accumulators while a wgmma is in flight.)
 template <int KSTEPS, class Slots, class Epilogue>
 __device__ __forceinline__ void walk_tiles(const wgmma_smem &s, const unsigned char *ref, const rows_prep &r,
                                            Slots &sl, const uint32_t (&a)[KSTEPS][4], size_t tile0, size_t tiles,
@@ -438,15 +458,7 @@ __device__ __forceinline__ void walk_tiles(const wgmma_smem &s, const unsigned c
         sl.load_norms(r, tile, lane % 4);
 #pragma unroll
         for (int chunk = 0; chunk < walk::kChunks; ++chunk) {
-            mbar_wait(&s.full[at.stage], at.parity);
-            wgmma_fence();
-            const unsigned base = smem_addr(s.stages + at.stage * kStageBytes);
-            const unsigned sbo = (unsigned)walk::steps(chunk) * 256; // 8 rows x the chunk's bytes
-#pragma unroll
-            for (int kk = 0; kk < 4; ++kk)
-                if (kk < walk::steps(chunk))
-                    wgmma_step(acc, a[chunk * 4 + kk], smem_desc(base + kk * 256, sbo), chunk + kk > 0);
-            wgmma_commit();
+            chunk_products<KSTEPS>(s, a, chunk, acc, at);
             if (chunk >= 1) { // the previous chunk's products are done with its stage
                 wgmma_wait<1>();
                 release_chunk<KSTEPS>(s, ref, prev, total, lane);
