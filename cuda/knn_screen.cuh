@@ -1,6 +1,7 @@
 // knn_screen.cuh -- what the two screening kernels share (cuda/knn_tensor.cu: mma.sync, any sm_80+ GPU;
-// cuda/sm90a/knn_wgmma.cu: wgmma, Hopper only): the prepared rows, and each query's list of its kList best
-// screened rows in shared memory, fed through a small per-query buffer; and what the exact kernels
+// cuda/sm90a/knn_wgmma.cu: wgmma, Hopper only): the prepared rows and the candidates' sizes; the mma.sync
+// kernel's lists of each query's kList best screened rows in shared memory, fed through a small per-query buffer
+// (the wgmma kernel's threads keep their own: cuda/sm90a/knn_thread_lists.cuh); and what the exact kernels
 // (cuda/knn_bruteforce.cu, cuda/knn_few.cu, cuda/kdtree_hd.cu) share with it: the CPU's distance step and the
 // warp-held sorted lists. Internal; the public faces are cuda/knn_tensor.cuh and cuda/knn_bruteforce.cuh.
 #ifndef GRIP_CUDA_KNN_SCREEN_CUH

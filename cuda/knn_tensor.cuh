@@ -1,6 +1,7 @@
 // knn_tensor.cuh -- the tensor-core screened k-NN: the results of the exact brute force (grip_knn_cuda_launch,
 // itself bit for bit grip_knn_exact), found faster. Tensor-core products screen every pair (int8 wgmma on a Hopper
-// GPU, fp16 elsewhere), each query keeps its 32 best screened rows, those are re-ranked with the exact float
+// GPU, fp16 elsewhere), each query keeps 32 candidates (its 32 best screened rows, or on the wgmma kernel the best
+// 8 of each quarter of the rows: cuda/sm90a/knn_thread_lists.cuh), those are re-ranked with the exact float
 // arithmetic, and a query whose answer the screening's rigorous error bound cannot certify is screened again with
 // the bound its exact candidates give (cuda/knn_rescreen.cuh) or searched again by the exact kernel.
 #ifndef GRIP_CUDA_KNN_TENSOR_CUH
@@ -14,8 +15,8 @@ extern "C" {
 #include "core/ctx.h"
 }
 
-// The screened path serves 1 <= k <= GRIP_KNN_SCREEN_MAX_K (the 32 kept candidates leave a margin of at least 16
-// for the certificate) and GRIP_KNN_SCREEN_MIN_DIM <= dim <= GRIP_KNN_SCREEN_MAX_DIM (below, the exact kernel's
+// The screened path serves 1 <= k <= GRIP_KNN_SCREEN_MAX_K (the 32 kept candidates leave a margin for the
+// certificate; a query it cannot certify is screened again) and GRIP_KNN_SCREEN_MIN_DIM <= dim <= GRIP_KNN_SCREEN_MAX_DIM (below, the exact kernel's
 // direct form is as fast; above, the block's 128 queries no longer fit in shared memory beside the chunk ring
 // and the candidate lists).
 #define GRIP_KNN_SCREEN_MAX_K 16
