@@ -15,11 +15,13 @@
 //    the screened distance is |q|^2 + |r|^2 - 2 q.r, and each query keeps its 32 smallest in a sorted list in
 //    shared memory. No distance matrix reaches global memory, and a distance reaches the list only when it beats
 //    the list's last entry, which after the first tiles is rare. On Hopper, cuda/sm90a/knn_wgmma.cu screens
-//    instead, with the same lists holding the screened distances less |q|^2 (the rerank adds it back, in double).
+//    instead, its threads keeping their own lists (cuda/sm90a/knn_thread_lists.cuh) of the screened distances
+//    less |q|^2 (the rerank adds it back, in double).
 // 3. rerank: one warp per query computes the exact distance of its candidates that may rank among the first k
 //    with the CPU twin's arithmetic (dimension order, __fsub_rn/__fmul_rn/__fadd_rn) and ranks them by
 //    (distance, row), the CPU's tie rule.
-//    Every row not kept has screened distance >= T (the 32nd kept one), hence exact distance >= L(T), a lower
+//    Every row not kept has screened distance >= T (cand_bound: the 32nd kept one, or on the wgmma kernel the
+//    least of the 4 threads' 8th), hence exact distance >= L(T), a lower
 //    bound from the screening's error:
 //    - fp16: L(T) = T - B, where B bounds |screened - exact| for this query and any reference row (from the norms
 //      and residual norms: fp16 input rounding, tensor-core accumulation, the norms' and the formula's float
@@ -695,8 +697,8 @@ struct screen_scratch {
     void *sub; // the exact kernel's inputs and outputs for the failed queries
 };
 
-// Carves a search's scratch (screen_scratch) out of one allocation: the queries' data, candidate ids and values,
-// the two counts (256 bytes), the failed and retried queries and the retried ones' limits. Returns its size when
+// Carves a search's scratch (screen_scratch) out of one allocation: the queries' data, candidate ids, values and
+// bounds, the two counts (256 bytes), the failed and retried queries and the retried ones' limits. Returns its size when
 // base is NULL.
 static size_t scratch_carve(screen_scratch *w, unsigned char *base, size_t m_padded, size_t row_bytes)
 {
@@ -803,9 +805,8 @@ static grip_status screen_search_with(grip_ctx *ctx, const grip_knn_screen *s, s
     const list_units units = {wgmma, shape.s8, wgmma && getenv("GRIP_KNN_NO_RESCREEN") == NULL,
                               wgmma && getenv("GRIP_KNN_RESCREEN_ALL") != NULL, step * step}; // step^2: exact
     rerank_kernel<<<(unsigned)((m + kWarps - 1) / kWarps), kThreads>>>(ref, s->n, queries, m, s->dim, (int)k, max_sqdist,
-                                                                        w->cand_id, w->cand_d, w->cand_bound, units, w->q,
-                                                                        s->stats,
-                                                                        ids, sqdist, w->out);
+                                                                        w->cand_id, w->cand_d, w->cand_bound, units,
+                                                                        w->q, s->stats, ids, sqdist, w->out);
     GRIP_CUDA_CHECK(ctx, cudaGetLastError());
     uint32_t counts[2] = {0, 0}; // failed, retried
     GRIP_CUDA_CHECK(ctx, cudaMemcpy(counts, w->out.counts, sizeof counts, cudaMemcpyDeviceToHost));
