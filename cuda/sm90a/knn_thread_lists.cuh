@@ -1,12 +1,12 @@
 // knn_thread_lists.cuh -- the wgmma screening's candidate lists (cuda/sm90a/knn_wgmma.cu): one short sorted list
 // per thread and query, in the thread's registers.
 //
-// After a tile's products a thread holds 2 queries x 32 of the tile's 128 rows; the 4 threads of a query see
-// disjoint quarters of the rows over the whole walk. Each keeps the best kThreadList of its quarter, inserting on
-// its own: no atomics, no buffers, no merges, no barriers, no shared memory, and its threshold (its list's last
+// After a tile's products a thread holds 2 queries x 32 of the tile's 128 rows; the 4 threads of a query see disjoint
+// quarters of the rows over the whole walk. Each keeps the best kThreadList of its quarter, inserting on its own: no
+// atomics, no buffers, no merges, no barriers, no shared memory until the store, and its threshold (its list's last
 // value) is always current. (The shared lists of cuda/knn_screen.cuh, which the mma.sync kernel keeps, fed through
-// per-query buffers and warp merges: at D = 352 and 1e5 rows about half the screening's time went to them, most of
-// it while the lists filled in the first tiles.)
+// per-query buffers and warp merges: at D = 352 and 1e5 rows about half the screening's time went to them, most of it
+// while the lists filled in the first tiles.)
 //
 // The 4 x kThreadList = 32 entries of a query are its candidates. They are not always its 32 best rows, but every
 // row left out is at or above some thread's last value, so at or above the least of the 4: that is the bound the
@@ -42,7 +42,7 @@ template <class V> struct thread_best {
     }
     __device__ __forceinline__ V last(int h) const { return d[h][kThreadList - 1]; }
     // Inserts (x, row) into list h after its equal values; x is below its last value, which drops out. A
-    // compare a entry, then two selects each for the values and the rows: no branch, no memory.
+    // compare an entry, then selects for the values and the rows: no memory.
     __device__ __forceinline__ void insert(int h, V x, uint32_t row)
     {
         bool stays[kThreadList];
@@ -61,7 +61,8 @@ template <class V> struct thread_best {
 };
 
 // The block's lists in shared memory, for their store: entry e of thread tid's list for query h is word
-// (2 e + h) x kListThreads + tid, so the lanes of a warp touch 32 consecutive words.
+// (2 e + h) x kListThreads + tid, so a warp's puts touch 32 consecutive words (its store's reads conflict 8-way,
+// once a walk).
 struct thread_lists {
     float *d;
     uint32_t *id;
