@@ -61,7 +61,7 @@ template <class V> struct thread_best {
 };
 
 // The block's lists in shared memory, for their store: entry e of thread tid's list for query h is word
-// (2 e + h) x kListThreads + tid, so a warp's puts touch 32 consecutive words (its store's reads conflict 8-way,
+// (2 e + h) x kListThreads + tid, so a warp's writes touch 32 consecutive words (its store's reads conflict 8-way,
 // once a walk).
 struct thread_lists {
     float *d;
