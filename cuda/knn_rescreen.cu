@@ -144,8 +144,8 @@ __global__ void __launch_bounds__(kThreads)
     }
 }
 
-// Row ranges per block of queries: enough blocks for one wave of the GPU (the kernel holds an SM a block), at
-// least 8 tiles a range so that the ring's start is paid back.
+// Row ranges per block of queries: enough blocks for one wave of the GPU (the kernel holds an SM a block; the
+// folded one half an SM, so its wave is half full), at least 8 tiles a range so that the ring's start is paid back.
 int row_ranges(int sms, size_t query_blocks, size_t n_tiles)
 {
     const size_t want = query_blocks >= (size_t)sms ? 1 : (size_t)sms / query_blocks;

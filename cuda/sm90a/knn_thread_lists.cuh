@@ -68,6 +68,8 @@ struct thread_lists {
     uint32_t *id;
 };
 
+constexpr size_t kThreadListsBytes = (size_t)kThreadList * 2 * kListThreads * (sizeof(float) + sizeof(uint32_t));
+
 template <class Take> __host__ __device__ inline void thread_lists_carve(thread_lists *l, Take &&take)
 {
     l->d = (float *)take((size_t)kThreadList * 2 * kListThreads * sizeof(float));

@@ -2,8 +2,9 @@
 // grip_sm90a_objects). The mma.sync kernel of cuda/knn_tensor.cu reloads every operand from shared memory for each
 // warp's 64 x 32 product; wgmma multiplies 64 x 128 per warpgroup instruction, A from registers, B straight from
 // shared memory (1.4x faster at D = 352, README's results; still about 3x off the fp16 peak: the selection and the
-// reference rows' L2 traffic, 128 queries' worth per byte, are the suspects; taking turns between the warpgroups
-// and deeper wgmma queues were tried and did not help).
+// reference rows' L2 traffic was a suspect, but ncu finds L2 at a third of its throughput at D = 352, and clusters
+// of two blocks sharing each chunk by multicast were 1.5x slower; the tensor pipe is busy about a third of the time,
+// the warps waiting on latency; taking turns between the warpgroups and deeper wgmma queues did not help).
 //
 // Two operand kinds, one kernel template: fp16 (fp32 accumulators, k-steps of 16 dimensions) and int8 (int32
 // accumulators, exact, k-steps of 32 dimensions, twice the fp16 rate). Both take 32 bytes of a row per k-step, in
@@ -13,7 +14,7 @@
 // A block is two warpgroups (8 warps) and 128 queries; warpgroup w owns queries 64 w .. 64 w + 63, and their
 // rows stay in its registers for the whole walk (k-steps x 4 words a thread). The reference rows come in tiles of
 // 128 rows, each as chunks of up to 128 bytes a row that the prep stored in wgmma's operand layout
-// (knn_tensor.cu's operand_index), so one bulk copy (cp.async.bulk) moves a chunk into a ring of kStagesW stages
+// (knn_tensor.cu's operand_index), so one bulk copy (cp.async.bulk) moves a chunk into a ring of stages (ring_shape)
 // with an mbarrier per stage. The warps release a stage after their wgmmas that read it have completed; the eighth
 // release refills it, so neither warpgroup waits for the other except through the data.
 //
@@ -36,23 +37,46 @@ using namespace grip_screen;
 constexpr int kWarpsW = 8;                                  // two warpgroups
 constexpr int kThreadsW = 32 * kWarpsW;
 static_assert(kThreadsW == kListThreads, "the thread lists' layout");
-// chunks in the ring: 192 KB, the block's 226 KB with the lists (12 stages against 10: 7% faster at D = 352)
-constexpr int kStagesW = 12;
-constexpr int kStageBytes = kTileRows * kWgmmaChunkBytes; // 16 KB: 128 rows x 128 bytes
 constexpr int kStepBytes = 32;                              // a row's bytes per k-step: 16 fp16 or 32 int8 dims
 // rows are padded up to these k-steps (x 16 dimensions in fp16, x 32 in int8)
 constexpr int kCompiledSteps[] = {2, 3, 4, 6, 8, 10, 12, 16, 20, 22, 23};
 constexpr int kCompiledStepsS8[] = {2, 3, 4, 6, 8, 10, 11, 12};
 
-// The block's shared memory: the ring, its barriers and release counts, the threads' candidate lists.
+// Shared memory of an SM (sm_90: 228 KB, of which 1 KB is reserved per block) and of one block (227 KB).
+constexpr int kSmemPerSM = 233472, kSmemReservedPerBlock = 1024, kSmemPerBlock = 232448;
+constexpr int kBarrierBytes = 2 * 1024; // the full barriers and the release counts, a KB each (wgmma_smem_carve)
+
+// The ring of a kernel for rows of KSTEPS k-steps, run BLOCKS_PER_SM blocks an SM: stages the size of the
+// largest chunk, as many as the block's share of the SM's shared memory holds, up to kMaxStages (12 stages against
+// 10 were 7% faster at D = 352; 14, which fit once the lists went over the ring, were 8% slower at 1e6 x 1e6).
+constexpr int kMaxStages = 12;
+template <int KSTEPS, int BLOCKS_PER_SM> struct ring_shape {
+    static constexpr int kSteps = KSTEPS, kBlocksPerSM = BLOCKS_PER_SM;
+    static constexpr int kStageBytes = kTileRows * (KSTEPS < 4 ? KSTEPS : 4) * kStepBytes;
+    static constexpr int kBlockBytes =
+        kBlocksPerSM == 1 ? kSmemPerBlock : kSmemPerSM / kBlocksPerSM - kSmemReservedPerBlock;
+    static constexpr int kFit = (kBlockBytes - kBarrierBytes) / kStageBytes;
+    static constexpr int kStages = kFit < kMaxStages ? kFit : kMaxStages;
+    static_assert(kThreadListsBytes <= (size_t)kStages * kStageBytes, "the lists go over the ring");
+};
+
+// Rows of up to 2 k-steps run two blocks an SM where the kernel's registers allow (Slots::kTwoBlocksPerSM: the
+// folded int8 kernel, FPFH's 33 dimensions): their tiles are short, and a warpgroup waits for its products, then
+// runs its epilogue; four warpgroups an SM fill each other's waits (1.5x faster at D = 33 with 1e5 queries or
+// more, the same with 16,384).
+template <int KSTEPS, class Slots>
+using ring_for = ring_shape<KSTEPS, KSTEPS <= 2 && Slots::kTwoBlocksPerSM ? 2 : 1>;
+
+// The block's shared memory: the ring, its barriers and release counts; once the walk is done, the threads'
+// candidate lists over the ring's stages.
 struct wgmma_smem {
-    unsigned char *stages; // kStagesW x kStageBytes
-    uint64_t *full;        // kStagesW mbarriers: the stage's chunk has arrived
-    unsigned *released;    // kStagesW: warps done with the stage, counted over its fills
+    unsigned char *stages; // Ring::kStages x Ring::kStageBytes
+    uint64_t *full;        // kStages mbarriers: the stage's chunk has arrived
+    unsigned *released;    // kStages: warps done with the stage, counted over its fills
     thread_lists lists;
 };
 
-__host__ __device__ inline size_t wgmma_smem_carve(wgmma_smem *s, unsigned char *base)
+template <class Ring> __host__ __device__ inline size_t wgmma_smem_carve(wgmma_smem *s, unsigned char *base)
 {
     size_t off = 0;
     auto take = [&](size_t bytes) {
@@ -60,10 +84,15 @@ __host__ __device__ inline size_t wgmma_smem_carve(wgmma_smem *s, unsigned char 
         off += (bytes + 1023) / 1024 * 1024;
         return at;
     };
-    s->stages = take((size_t)kStagesW * kStageBytes);
-    s->full = (uint64_t *)take(kStagesW * sizeof(uint64_t));
-    s->released = (unsigned *)take(kStagesW * sizeof(unsigned));
-    thread_lists_carve(&s->lists, take);
+    s->stages = take((size_t)Ring::kStages * Ring::kStageBytes);
+    s->full = (uint64_t *)take(Ring::kStages * sizeof(uint64_t));
+    s->released = (unsigned *)take(Ring::kStages * sizeof(unsigned));
+    size_t lists_off = 0;
+    thread_lists_carve(&s->lists, [&](size_t bytes) {
+        unsigned char *at = base ? s->stages + lists_off : nullptr;
+        lists_off += bytes;
+        return at;
+    });
     return off;
 }
 
@@ -90,35 +119,46 @@ __device__ __forceinline__ void mbar_wait(uint64_t *bar, unsigned parity)
                  : "memory");
 }
 
-// Copies chunk c of the walk (tile c / kChunks, chunk c % kChunks) into its stage; one thread.
-template <int KSTEPS>
+// Chunk c of the walk (tile c / kChunks, chunk c % kChunks): its stage, its bytes, its offset from the walk's start.
+template <class Ring> struct chunk_place {
+    int stage;
+    unsigned bytes;
+    size_t offset;
+    __device__ __forceinline__ explicit chunk_place(size_t c)
+    {
+        using walk = tile_walk<Ring::kSteps>;
+        const int chunk = (int)(c % walk::kChunks);
+        stage = (int)(c % Ring::kStages);
+        bytes = (unsigned)(kTileRows * walk::steps(chunk) * kStepBytes);
+        offset = c / walk::kChunks * kTileRows * (size_t)(Ring::kSteps * kStepBytes) +
+                 (size_t)chunk * kTileRows * kWgmmaChunkBytes;
+    }
+};
+
+// Copies chunk c into its stage, its barrier told to wait for the bytes (the fill's one arrival); one thread.
+template <class Ring>
 __device__ __forceinline__ void issue_chunk(const wgmma_smem &s, const unsigned char *ref, size_t c)
 {
-    using walk = tile_walk<KSTEPS>;
-    const int stage = (int)(c % kStagesW), chunk = (int)(c % walk::kChunks);
-    const size_t tile = c / walk::kChunks;
-    const unsigned bytes = (unsigned)(kTileRows * walk::steps(chunk) * kStepBytes);
-    const unsigned char *src =
-        ref + tile * kTileRows * (size_t)(KSTEPS * kStepBytes) + (size_t)chunk * kTileRows * kWgmmaChunkBytes;
-    const unsigned bar = smem_addr(&s.full[stage]);
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+    const chunk_place<Ring> at(c);
+    const unsigned bar = smem_addr(&s.full[at.stage]);
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(at.bytes) : "memory");
     asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
-                     smem_addr(s.stages + stage * kStageBytes)),
-                 "l"(src), "r"(bytes), "r"(bar)
+                     smem_addr(s.stages + at.stage * Ring::kStageBytes)),
+                 "l"(ref + at.offset), "r"(at.bytes), "r"(bar)
                  : "memory");
 }
 
-// A place in the walk's chunks: chunk c, in stage c % kStagesW, whose fill has parity (c / kStagesW) & 1. Kept
-// by counting, not dividing: a 64-bit division by kStagesW a chunk showed in the profile (about 10% of the
+// A place in the walk's chunks: chunk c, in stage c % STAGES, whose fill has parity (c / STAGES) & 1. Kept by
+// counting, not dividing: a 64-bit division by the stages a chunk showed in the profile (about 10% of the
 // instructions at D = 352).
-struct ring_cursor {
+template <int STAGES> struct ring_cursor {
     size_t c = 0;
     int stage = 0;
     unsigned parity = 0;
     __device__ __forceinline__ void advance()
     {
         ++c;
-        if (++stage == kStagesW) {
+        if (++stage == STAGES) {
             stage = 0;
             parity ^= 1u;
         }
@@ -126,18 +166,18 @@ struct ring_cursor {
 };
 
 // The warp is done with chunk `at` (its wgmmas that read it have completed); the last of the 8 warps refills the
-// stage with chunk at.c + kStagesW. The fences make the other warps' completed reads happen before the refill.
-template <int KSTEPS>
-__device__ __forceinline__ void release_chunk(const wgmma_smem &s, const unsigned char *ref, const ring_cursor &at,
-                                             size_t total, int lane)
+// stage with chunk at.c + kStages. The fences make the other warps' completed reads happen before the refill.
+template <class Ring>
+__device__ __forceinline__ void release_chunk(const wgmma_smem &s, const unsigned char *ref,
+                                             const ring_cursor<Ring::kStages> &at, size_t total, int lane)
 {
     if (lane != 0)
         return;
     __threadfence_block();
     const unsigned before = atomicAdd(&s.released[at.stage], 1u);
-    if (before % kWarpsW == kWarpsW - 1 && at.c + kStagesW < total) {
+    if (before % kWarpsW == kWarpsW - 1 && at.c + Ring::kStages < total) {
         __threadfence_block();
-        issue_chunk<KSTEPS>(s, ref, at.c + kStagesW);
+        issue_chunk<Ring>(s, ref, at.c + Ring::kStages);
     }
 }
 
@@ -245,6 +285,7 @@ __device__ __forceinline__ void load_a(const unsigned char *__restrict__ rows, s
 // 8 j + 2 t + c % 2; value() is its screened value less |q|^2, threshold() turns a list's threshold (a float) into
 // a bound of the same kind, listed() turns a value into the float the lists hold.
 struct fp16_slots {
+    static constexpr bool kTwoBlocksPerSM = false; // at 2 k-steps, 128 registers would spill
     using acc_t = float;
     using value_t = float;
     float2 rn[16]; // |r|^2 of the thread's tile rows
@@ -275,6 +316,7 @@ struct fp16_slots {
 // to it), so that the float the lists hold is exact too. Rows never screened in (non-finite rows and padding,
 // whose int8 values are zeros) have the norm kS8NeverNorm, above any threshold.
 struct s8_slots {
+    static constexpr bool kTwoBlocksPerSM = false; // at 2 k-steps, 128 registers would spill
     using acc_t = int;
     using value_t = int;
     static constexpr int kAbove = 1 << 25; // above every screened value: stands for a threshold of +inf
@@ -305,6 +347,7 @@ struct s8_slots {
 // less 1 when |r~|^2 is odd, so a slot's value is its accumulator, with no norm to load or add. The lists hold x
 // = 2 v, as s8_slots' (exact: below 2^24).
 struct s8_folded_slots {
+    static constexpr bool kTwoBlocksPerSM = true;
     using acc_t = int;
     using value_t = int;
     static constexpr int kAbove = s8_slots::kAbove;
@@ -347,7 +390,8 @@ __device__ __forceinline__ unsigned groups_below(const Slots &sl, const typename
 }
 
 // Calls f(j, c, x) for each slot (j, c) of the thread whose value x is below bound[c / 2], in the groups that
-// groups_below finds; f may lower the bound, and the slots after it see the lower one.
+// groups_below finds; f may lower the bound, and the slots after it see the lower one. (Taking the groups in a
+// loop, their 8 values picked by selects, halves the kernel's code, but the walks were 3-20% slower.)
 template <class Slots, class F>
 __device__ __forceinline__ void for_each_slot_below(const Slots &sl, const typename Slots::acc_t (&acc)[64],
                                                     typename Slots::value_t (&bound)[2], F &&f)
@@ -404,13 +448,13 @@ __device__ __forceinline__ void emit_tile(const Slots &sl, const typename Slots:
     });
 }
 
-// Starts the ring on a walk of `total` chunks from ref: its barriers, then the first kStagesW chunks on their way.
+// Starts the ring on a walk of `total` chunks from ref: its barriers, then the first kStages chunks on their way.
 // By all the block's threads (a barrier inside).
-template <int KSTEPS>
+template <class Ring>
 __device__ __forceinline__ void ring_start(const wgmma_smem &s, const unsigned char *ref, size_t total)
 {
     if (threadIdx.x == 0) {
-        for (int i = 0; i < kStagesW; ++i) {
+        for (int i = 0; i < Ring::kStages; ++i) {
             mbar_init(&s.full[i], 1);
             s.released[i] = 0;
         }
@@ -418,20 +462,20 @@ __device__ __forceinline__ void ring_start(const wgmma_smem &s, const unsigned c
     }
     __syncthreads();
     if (threadIdx.x == 0)
-        for (size_t c = 0; c < total && c < (size_t)kStagesW; ++c)
-            issue_chunk<KSTEPS>(s, ref, c);
+        for (size_t c = 0; c < total && c < (size_t)Ring::kStages; ++c)
+            issue_chunk<Ring>(s, ref, c);
 }
 
 // The products of chunk `chunk` of a tile (a constant once inlined) into acc, from the stage at `at` once its fill
 // has arrived, as one commit group.
-template <int KSTEPS, class Acc>
-__device__ __forceinline__ void chunk_products(const wgmma_smem &s, const uint32_t (&a)[KSTEPS][4], int chunk,
-                                               Acc (&acc)[64], const ring_cursor &at)
+template <class Ring, class Acc>
+__device__ __forceinline__ void chunk_products(const wgmma_smem &s, const uint32_t (&a)[Ring::kSteps][4], int chunk,
+                                               Acc (&acc)[64], const ring_cursor<Ring::kStages> &at)
 {
-    using walk = tile_walk<KSTEPS>;
+    using walk = tile_walk<Ring::kSteps>;
     mbar_wait(&s.full[at.stage], at.parity);
     wgmma_fence();
-    const unsigned base = smem_addr(s.stages + at.stage * kStageBytes);
+    const unsigned base = smem_addr(s.stages + at.stage * Ring::kStageBytes);
     const unsigned sbo = (unsigned)walk::steps(chunk) * 256; // 8 rows x the chunk's bytes
 #pragma unroll
     for (int kk = 0; kk < 4; ++kk)
@@ -445,36 +489,36 @@ __device__ __forceinline__ void chunk_products(const wgmma_smem &s, const uint32
 // epilogue(acc, tile), tile counted in the whole set. (Two sets of accumulators taking turns, the next tile's
 // products running during this tile's epilogue, made the short rows' walks 1.4-1.8x slower: ptxas serializes the
 // wgmmas when other instructions read accumulators while a wgmma is in flight.)
-template <int KSTEPS, class Slots, class Epilogue>
+template <class Ring, class Slots, class Epilogue>
 __device__ __forceinline__ void walk_tiles(const wgmma_smem &s, const unsigned char *ref, const rows_prep &r,
-                                           Slots &sl, const uint32_t (&a)[KSTEPS][4], size_t tile0, size_t tiles,
-                                           int lane, Epilogue &&epilogue)
+                                           Slots &sl, const uint32_t (&a)[Ring::kSteps][4], size_t tile0,
+                                           size_t tiles, int lane, Epilogue &&epilogue)
 {
-    using walk = tile_walk<KSTEPS>;
+    using walk = tile_walk<Ring::kSteps>;
     const size_t total = tiles * walk::kChunks;
     typename Slots::acc_t acc[64];
-    ring_cursor at, prev; // the chunk of the walk, and the one before
+    ring_cursor<Ring::kStages> at, prev; // the chunk of the walk, and the one before
     for (size_t tile = tile0; tile < tile0 + tiles; ++tile) {
         sl.load_norms(r, tile, lane % 4);
 #pragma unroll
         for (int chunk = 0; chunk < walk::kChunks; ++chunk) {
-            chunk_products<KSTEPS>(s, a, chunk, acc, at);
+            chunk_products<Ring>(s, a, chunk, acc, at);
             if (chunk >= 1) { // the previous chunk's products are done with its stage
                 wgmma_wait<1>();
-                release_chunk<KSTEPS>(s, ref, prev, total, lane);
+                release_chunk<Ring>(s, ref, prev, total, lane);
             }
             prev = at;
             at.advance();
         }
         wgmma_wait<0>();
         fence_accumulators(acc);
-        release_chunk<KSTEPS>(s, ref, prev, total, lane);
+        release_chunk<Ring>(s, ref, prev, total, lane);
         epilogue(acc, tile);
     }
 }
 
 template <int KSTEPS, class Slots>
-__global__ void __launch_bounds__(kThreadsW, 1)
+__global__ void __launch_bounds__(kThreadsW, (ring_for<KSTEPS, Slots>::kBlocksPerSM))
     wgmma_screen_kernel(rows_prep q, rows_prep r, float ref_inv_scale, size_t n_tiles,
                         uint32_t *__restrict__ cand_id, float *__restrict__ cand_x, float *__restrict__ cand_bound)
 {
@@ -482,11 +526,11 @@ __global__ void __launch_bounds__(kThreadsW, 1)
     using acc_t = typename Slots::acc_t;
     extern __shared__ __align__(1024) unsigned char smem[];
     wgmma_smem s;
-    wgmma_smem_carve(&s, smem);
+    wgmma_smem_carve<ring_for<KSTEPS, Slots>>(&s, smem);
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const size_t qb = (size_t)blockIdx.x * kBlockQueries;
     const unsigned char *ref = reinterpret_cast<const unsigned char *>(r.h);
-    ring_start<KSTEPS>(s, ref, n_tiles * tile_walk<KSTEPS>::kChunks);
+    ring_start<ring_for<KSTEPS, Slots>>(s, ref, n_tiles * tile_walk<KSTEPS>::kChunks);
 
     const int row0 = warp * 16 + lane / 4; // the thread's queries: row0 and row0 + 8 of the block
     uint32_t a[KSTEPS][4];
@@ -500,9 +544,10 @@ __global__ void __launch_bounds__(kThreadsW, 1)
 #pragma unroll
     for (int h = 0; h < 2; ++h)
         thr[h] = isnan(q.norm2[qb + row0 + 8 * h]) ? Slots::threshold(-INFINITY) : Slots::kEmpty;
-    walk_tiles<KSTEPS>(s, ref, r, sl, a, 0, n_tiles, lane, [&](const acc_t (&acc)[64], size_t tile) {
+    walk_tiles<ring_for<KSTEPS, Slots>>(s, ref, r, sl, a, 0, n_tiles, lane, [&](const acc_t (&acc)[64], size_t tile) {
         keep_tile(best, sl, acc, thr, tile * kTileRows, lane % 4);
     });
+    __syncthreads(); // every warp's last reads of the ring done: the lists go over it
     thread_lists_put(s.lists, threadIdx.x, best, [](value_t v) { return listed_or_inf<Slots>(v); });
     __syncwarp();
     thread_lists_store(s.lists, warp, lane, qb, cand_id, cand_x, cand_bound);
@@ -512,7 +557,7 @@ __global__ void __launch_bounds__(kThreadsW, 1)
 // The re-screen (grip_knn_wgmma_rescreen): block (x, y) walks row range y (of gridDim.y, in whole tiles) for
 // queries 128 x .. 128 x + 127. Its shared memory is the screen's (the lists unused), so both fit alike.
 template <int KSTEPS, class Slots>
-__global__ void __launch_bounds__(kThreadsW, 1)
+__global__ void __launch_bounds__(kThreadsW, (ring_for<KSTEPS, Slots>::kBlocksPerSM))
     wgmma_rescreen_kernel(rows_prep q, rows_prep r, float ref_inv_scale, size_t n_tiles,
                           const float *__restrict__ limit, uint32_t capacity, uint32_t *__restrict__ count,
                           uint32_t *__restrict__ found)
@@ -525,12 +570,12 @@ __global__ void __launch_bounds__(kThreadsW, 1)
     const size_t tiles = min(per_range, n_tiles - tile0);
     extern __shared__ __align__(1024) unsigned char smem[];
     wgmma_smem s;
-    wgmma_smem_carve(&s, smem);
+    wgmma_smem_carve<ring_for<KSTEPS, Slots>>(&s, smem);
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const size_t qb = (size_t)blockIdx.x * kBlockQueries;
     const unsigned char *ref =
         reinterpret_cast<const unsigned char *>(r.h) + tile0 * kTileRows * (size_t)(KSTEPS * kStepBytes);
-    ring_start<KSTEPS>(s, ref, tiles * tile_walk<KSTEPS>::kChunks);
+    ring_start<ring_for<KSTEPS, Slots>>(s, ref, tiles * tile_walk<KSTEPS>::kChunks);
 
     const int row0 = warp * 16 + lane / 4;
     uint32_t a[KSTEPS][4];
@@ -541,18 +586,18 @@ __global__ void __launch_bounds__(kThreadsW, 1)
 #pragma unroll
     for (int h = 0; h < 2; ++h)
         lim[h] = Slots::threshold(limit[qb + row0 + 8 * h]);
-    walk_tiles<KSTEPS>(s, ref, r, sl, a, tile0, tiles, lane, [&](const acc_t (&acc)[64], size_t tile) {
+    walk_tiles<ring_for<KSTEPS, Slots>>(s, ref, r, sl, a, tile0, tiles, lane, [&](const acc_t (&acc)[64], size_t tile) {
         emit_tile(sl, acc, lim, qb + row0, tile * kTileRows, lane % 4, capacity, count, found);
     });
 #endif
 }
 
 // Shared-memory size set once per kernel, then the launch.
-template <class Kernel, class... Args>
+template <class Ring, class Kernel, class... Args>
 cudaError_t launch_walk(Kernel kernel, dim3 grid, Args... args)
 {
     wgmma_smem s;
-    const size_t smem = wgmma_smem_carve(&s, nullptr);
+    const size_t smem = wgmma_smem_carve<Ring>(&s, nullptr);
     cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     if (err != cudaSuccess)
         return err;
@@ -568,8 +613,9 @@ struct screen_launch {
     float *cand_x, *cand_bound;
     template <int KSTEPS, class Slots> cudaError_t run() const
     {
-        return launch_walk(wgmma_screen_kernel<KSTEPS, Slots>, dim3((unsigned)(m_padded / kBlockQueries)), q, r,
-                           ref_inv_scale, n_padded / kTileRows, cand_id, cand_x, cand_bound);
+        return launch_walk<ring_for<KSTEPS, Slots>>(wgmma_screen_kernel<KSTEPS, Slots>,
+                                                    dim3((unsigned)(m_padded / kBlockQueries)), q, r, ref_inv_scale,
+                                                    n_padded / kTileRows, cand_id, cand_x, cand_bound);
     }
 };
 
@@ -582,7 +628,7 @@ struct rescreen_launch {
     uint32_t capacity, *count, *found;
     template <int KSTEPS, class Slots> cudaError_t run() const
     {
-        return launch_walk(wgmma_rescreen_kernel<KSTEPS, Slots>,
+        return launch_walk<ring_for<KSTEPS, Slots>>(wgmma_rescreen_kernel<KSTEPS, Slots>,
                            dim3((unsigned)(m_padded / kBlockQueries), (unsigned)ranges), q, r, ref_inv_scale,
                            n_padded / kTileRows, limit, capacity, count, found);
     }
