@@ -117,7 +117,7 @@ __device__ __forceinline__ float exact_distance(const float *__restrict__ x, con
     return acc;
 }
 
-// Puts (d, id) at place pos of a warp's sorted list (entry j in lane j), the entries from pos on moving up a lane.
+// Places (d, id) at place pos of a warp's sorted list (entry j in lane j), the entries from pos on moving up a lane.
 __device__ __forceinline__ void list_put(float &list_d, uint32_t &list_id, int pos, float d, uint32_t id, int lane)
 {
     const float up_d = __shfl_up_sync(kFullMask, list_d, 1);

@@ -68,6 +68,7 @@ struct thread_lists {
     uint32_t *id;
 };
 
+// The bytes of the block's lists (thread_lists_carve's two arrays): the wgmma kernel lays them over its ring.
 constexpr size_t kThreadListsBytes = (size_t)kThreadList * 2 * kListThreads * (sizeof(float) + sizeof(uint32_t));
 
 template <class Take> __host__ __device__ inline void thread_lists_carve(thread_lists *l, Take &&take)
@@ -81,7 +82,7 @@ __device__ __forceinline__ int thread_list_word(int e, int h, int tid)
     return (2 * e + h) * kListThreads + tid;
 }
 
-// Puts the thread's lists into the block's, their values turned into the floats of the candidate lists by listed().
+// Writes the thread's lists into the block's, their values turned into the floats of the candidate lists by listed().
 template <class V, class Listed>
 __device__ __forceinline__ void thread_lists_put(const thread_lists &s, int tid, const thread_best<V> &best,
                                                  Listed &&listed)

@@ -1,10 +1,10 @@
 // knn_wgmma.cu -- the Hopper screening kernel (see cuda/knn_wgmma.cuh), built for sm_90a only (CMakeLists.txt:
 // grip_sm90a_objects). The mma.sync kernel of cuda/knn_tensor.cu reloads every operand from shared memory for each
 // warp's 64 x 32 product; wgmma multiplies 64 x 128 per warpgroup instruction, A from registers, B straight from
-// shared memory (1.4x faster at D = 352, README's results; still about 3x off the fp16 peak: the selection and the
-// reference rows' L2 traffic was a suspect, but ncu finds L2 at a third of its throughput at D = 352, and clusters
-// of two blocks sharing each chunk by multicast were 1.5x slower; the tensor pipe is busy about a third of the time,
-// the warps waiting on latency; taking turns between the warpgroups and deeper wgmma queues did not help).
+// shared memory (1.4x faster at D = 352, README's results). At D = 352 it is still 2-3x off the int8 peak: ncu finds
+// the tensor pipe busy about a third of the time and the warps waiting on latency. The reference rows' L2 traffic
+// is not the limit (L2 at a third of its throughput; clusters of two blocks sharing each chunk by multicast were
+// 1.5x slower), and taking turns between the warpgroups and deeper wgmma queues did not help.
 //
 // Two operand kinds, one kernel template: fp16 (fp32 accumulators, k-steps of 16 dimensions) and int8 (int32
 // accumulators, exact, k-steps of 32 dimensions, twice the fp16 rate). Both take 32 bytes of a row per k-step, in
@@ -555,7 +555,7 @@ __global__ void __launch_bounds__(kThreadsW, (ring_for<KSTEPS, Slots>::kBlocksPe
 }
 
 // The re-screen (grip_knn_wgmma_rescreen): block (x, y) walks row range y (of gridDim.y, in whole tiles) for
-// queries 128 x .. 128 x + 127. Its shared memory is the screen's (the lists unused), so both fit alike.
+// queries 128 x .. 128 x + 127. Its shared memory is the screen's (the lists, over the ring, never written).
 template <int KSTEPS, class Slots>
 __global__ void __launch_bounds__(kThreadsW, (ring_for<KSTEPS, Slots>::kBlocksPerSM))
     wgmma_rescreen_kernel(rows_prep q, rows_prep r, float ref_inv_scale, size_t n_tiles,
@@ -629,8 +629,9 @@ struct rescreen_launch {
     template <int KSTEPS, class Slots> cudaError_t run() const
     {
         return launch_walk<ring_for<KSTEPS, Slots>>(wgmma_rescreen_kernel<KSTEPS, Slots>,
-                           dim3((unsigned)(m_padded / kBlockQueries), (unsigned)ranges), q, r, ref_inv_scale,
-                           n_padded / kTileRows, limit, capacity, count, found);
+                                                    dim3((unsigned)(m_padded / kBlockQueries), (unsigned)ranges), q,
+                                                    r, ref_inv_scale, n_padded / kTileRows, limit, capacity, count,
+                                                    found);
     }
 };
 
