@@ -75,7 +75,7 @@ grip_status grip_grid3d_build(grip_ctx *ctx, const float *xyz, uint32_t n, const
 
 // A grid for k-nearest search: a few points (about GRIP_GRID3D_KNN_TARGET) per occupied cell. It starts from one
 // cell per point of the bounding volume, measures the points per occupied cell on the device, and when there are
-// many more (a 2.5D range scan puts hundreds of points in such a cell) rebuilds once with the cell shrunk by the
+// many more (a 2.5D range scan leaves hundreds of points in such a cell) rebuilds once with the cell shrunk by the
 // square root of the excess, as for a surface (occupied cells grow as 1 / cell^2). A volume cloud then gets
 // fewer points a cell, never more. b.finite must be > 0.
 #define GRIP_GRID3D_KNN_TARGET 3.0

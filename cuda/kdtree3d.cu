@@ -6,7 +6,7 @@
 // log2(n) = 20 times for 1e6 points. Here the build is one radix sort of 64-bit keys and three linear kernels:
 //   1. the bounding box and the number of finite points (one reduction);
 //   2. each point's 63-bit Morton code over the cube around that box (non-finite points get the largest key,
-//      so the sort puts them after every finite point) and one cub radix sort of (code, index);
+//      so the sort places them after every finite point) and one cub radix sort of (code, index);
 //   3. the binary radix tree over the sorted codes (Karras 2012: each internal node found in parallel from its
 //      neighbours' common prefixes, ties of equal codes broken by position). A node's split is the first bit
 //      where its codes differ: a cut through the middle of its Morton cell on one axis, the axes in turn. So it

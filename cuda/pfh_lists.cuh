@@ -43,7 +43,7 @@ __device__ __forceinline__ bool finite_point(const float *xyz, size_t i)
 }
 
 // One vote per lane into bin (-1: no vote), called by the whole warp: lanes voting for the same bin are merged
-// into one shared-memory atomic (a plane puts most pairs in one bin).
+// into one shared-memory atomic (a plane sends most pairs to one bin).
 template <typename Count>
 __device__ __forceinline__ void vote(Count *counts, int bin)
 {

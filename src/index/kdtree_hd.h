@@ -13,7 +13,7 @@
  *    top_spans = F > 1 (randomized trees) it is drawn among the F widest non-zero spans by a hash of
  *    (seed, tree, node number within the tree), ranked by span, ties to the lower dimension.
  *  - Split value: the midpoint of the extremes in that dimension, (lo + hi) * 0.5f (Hu's "mean of the extreme
- *    points"; lo when rounding puts the midpoint at hi). Points with value <= split go left. The partition is
+ *    points"; lo when rounding places the midpoint at hi). Points with value <= split go left. The partition is
  *    stable: in each node the rows keep their ascending order.
  *  - Every node keeps its tight box (min and max of its points per dimension).
  *
