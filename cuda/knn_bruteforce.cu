@@ -453,8 +453,9 @@ static size_t pass_query_bytes(size_t queries, size_t dim, uint32_t k)
            grip_knn_screen_search_bytes(queries, dim, k);
 }
 
-// Hands the device pool's cached blocks back to the driver: the streamed search's buffers and the screening come
-// from cudaMalloc, which cannot use them (the pool keeps whatever grip frees, e.g. a failed resident upload).
+// Hands the device pool's cached blocks back to the driver: the streamed search's buffers and the screening's rows
+// come from cudaMalloc, which cannot use them (the pool keeps whatever grip frees: a screened search's scratch, a
+// failed resident upload).
 static grip_status trim_pool(grip_ctx *ctx, int device)
 {
     GRIP_CUDA_CHECK(ctx, cudaStreamSynchronize(0)); // blocks freed on the stream are back in the pool

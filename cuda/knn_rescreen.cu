@@ -198,10 +198,10 @@ grip_status grip_knn_rescreen(grip_ctx *ctx, const grip_knn_rescreen_rows &rows,
     const uint32_t cap = capacity();
     const size_t batch = retry.count < kBatch ? retry.count : kBatch;
     void *mem = NULL;
-    GRIP_CUDA_CHECK(ctx, cudaMalloc(&mem, grip_knn_rescreen_bytes(batch, rows.row_bytes)));
+    GRIP_CUDA_CHECK(ctx, cudaMallocAsync(&mem, grip_knn_rescreen_bytes(batch, rows.row_bytes), 0)); // pooled
     const grip_status st = rescreen_batches(ctx, rows, (unsigned char *)mem, batch, cap, ref, queries, dim, retry, k,
                                             max_sqdist, ids, sqdist, failed, n_failed);
-    (void)cudaFree(mem);
+    (void)cudaFreeAsync(mem, 0);
     if (st != GRIP_OK)
         grip_fail_append(ctx, "knn (cuda): re-screening %u queries", retry.count);
     return st;
