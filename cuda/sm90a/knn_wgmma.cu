@@ -1,10 +1,12 @@
 // knn_wgmma.cu -- the Hopper screening kernel (see cuda/knn_wgmma.cuh), built for sm_90a only (CMakeLists.txt:
 // grip_sm90a_objects). The mma.sync kernel of cuda/knn_tensor.cu reloads every operand from shared memory for each
 // warp's 64 x 32 product; wgmma multiplies 64 x 128 per warpgroup instruction, A from registers, B straight from
-// shared memory (1.4x faster at D = 352, README's results). At D = 352 it is still 2-3x off the int8 peak: ncu finds
-// the tensor pipe busy about a third of the time and the warps waiting on latency. The reference rows' L2 traffic
-// is not the limit (L2 at a third of its throughput; clusters of two blocks sharing each chunk by multicast were
-// 1.5x slower), and taking turns between the warpgroups and deeper wgmma queues did not help.
+// shared memory (1.4x faster at D = 352, README's results). The products and the ring alone run at about the int8
+// peak (2.8 ms at D = 352, 1e5 x 1e5); the whole screen takes 3x that (README: what the screen's epilogue costs):
+// the epilogue (each tile's minima and ballots, half-rate ALU work, then the rarer inserts) does not overlap the
+// products. The reference rows' L2 traffic is not the limit (L2 at a third of its throughput; clusters of two
+// blocks sharing each chunk by multicast were 1.5x slower), and taking turns between the warpgroups and deeper
+// wgmma queues did not help.
 //
 // Two operand kinds, one kernel template: fp16 (fp32 accumulators, k-steps of 16 dimensions) and int8 (int32
 // accumulators, exact, k-steps of 32 dimensions, twice the fp16 rate). Both take 32 bytes of a row per k-step, in
