@@ -732,10 +732,10 @@ size_t grip_knn_screen_search_bytes(size_t m, size_t dim, uint32_t k)
     const screen_shape shape = screen_shape_of(dim);
     screen_scratch w;
     const size_t scratch = scratch_carve(&w, nullptr, round_up(m, kBlockQueries), shape.row_bytes());
-    // the re-screen's scratch is freed before the exact kernel's is allocated
+    // all three from the pool: the re-screen's block, once freed, stays the pool's, and the exact kernel's may not
+    // fit in it
     const size_t rescreen = shape.wgmma_steps > 0 ? grip_knn_rescreen_bytes(m, shape.row_bytes()) : 0;
-    const size_t failed = failed_bytes(m, dim, k);
-    return scratch + (rescreen > failed ? rescreen : failed);
+    return scratch + rescreen + failed_bytes(m, dim, k);
 }
 
 // From the context's stream-ordered pool (cuda/device.cu), on the default stream the kernels run on: a search

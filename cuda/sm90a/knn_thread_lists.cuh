@@ -3,10 +3,11 @@
 //
 // After a tile's products a thread holds 2 queries x 32 of the tile's 128 rows; the 4 threads of a query see disjoint
 // quarters of the rows over the whole walk. Each keeps the best kThreadList of its quarter, inserting on its own: no
-// atomics, no buffers, no merges, no barriers, no shared memory until the store, and its threshold (its list's last
-// value) is always current. (The shared lists of cuda/knn_screen.cuh, which the mma.sync kernel keeps, fed through
-// per-query buffers and warp merges: at D = 352 and 1e5 rows about half the screening's time went to them, most of it
-// while the lists filled in the first tiles.)
+// atomics, no buffers, no merges, no barriers, no shared memory until the store. Its threshold is its list's last
+// value, or lower: after a tile with inserts the 4 threads take the least of theirs (knn_wgmma.cu's keep_tile), so
+// a row a thread leaves out is still at or above the bound below. (The shared lists of cuda/knn_screen.cuh, which
+// the mma.sync kernel keeps, fed through per-query buffers and warp merges: at D = 352 and 1e5 rows about half the
+// screening's time went to them, most of it while the lists filled in the first tiles.)
 //
 // The 4 x kThreadList = 32 entries of a query are its candidates. They are not always its 32 best rows, but every
 // row left out is at or above some thread's last value, so at or above the least of the 4: that is the bound the

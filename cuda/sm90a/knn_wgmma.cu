@@ -1,9 +1,9 @@
 // knn_wgmma.cu -- the Hopper screening kernel (see cuda/knn_wgmma.cuh), built for sm_90a only (CMakeLists.txt:
 // grip_sm90a_objects). The mma.sync kernel of cuda/knn_tensor.cu reloads every operand from shared memory for each
 // warp's 64 x 32 product; wgmma multiplies 64 x 128 per warpgroup instruction, A from registers, B straight from
-// shared memory (1.4x faster at D = 352, README's results). The products and the ring alone run at about the int8
-// peak (2.8 ms at D = 352, 1e5 x 1e5); the whole screen takes 3x that (README: what the screen's epilogue costs):
-// the epilogue (each tile's minima and ballots, half-rate ALU work, then the rarer inserts) does not overlap the
+// shared memory (1.4x faster at D = 352, README's results). A build with the epilogue cut out walks in a third of
+// the screen's time (2.8 against 9.1 ms at D = 352, 1e5 x 1e5; README: what the screen's epilogue costs): the
+// epilogue (each tile's minima and ballots, half-rate ALU work, then the rarer inserts) does not overlap the
 // products. The reference rows' L2 traffic is not the limit (L2 at a third of its throughput; clusters of two
 // blocks sharing each chunk by multicast were 1.5x slower), and taking turns between the warpgroups and deeper
 // wgmma queues did not help.
@@ -23,8 +23,9 @@
 // After a tile's products, each thread holds 2 queries x 32 rows: x = |r|^2 + (-2 / (s_q s_r)) p, the screened
 // distance less |q|^2, with one fused multiply-add (int8: x = |r~|^2 - 2 p, an exact integer, one integer
 // multiply-add; with the norm folded into the products, x / 2 is p itself). A row whose x beats the thread's
-// threshold for the query goes into the thread's own short list (cuda/sm90a/knn_thread_lists.cuh): no thread
-// waits for another after the start, except through the ring. The same walk, with
+// threshold for the query goes into the thread's own short list (cuda/sm90a/knn_thread_lists.cuh); after a tile
+// with inserts, a query's 4 threads (lanes of one warp) share the least of their thresholds. No thread waits for
+// another after the start, except through the ring and those shuffles. The same walk, with
 // another epilogue, serves the re-screen of uncertified queries (cuda/knn_rescreen.cu).
 #include "cuda/knn_wgmma.cuh"
 #include "cuda/sm90a/knn_thread_lists.cuh"
