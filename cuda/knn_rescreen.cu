@@ -144,11 +144,11 @@ __global__ void __launch_bounds__(kThreads)
     }
 }
 
-// Row ranges per block of queries: enough blocks for one wave of the GPU (the kernel holds an SM a block; the
-// folded one half an SM, so its wave is half full), at least 8 tiles a range so that the ring's start is paid back.
-int row_ranges(int sms, size_t query_blocks, size_t n_tiles)
+// Row ranges per block of queries: enough blocks for one wave of the GPU (`slots`: the SMs times the kernel's
+// blocks an SM), at least 8 tiles a range so that the ring's start is paid back.
+int row_ranges(int slots, size_t query_blocks, size_t n_tiles)
 {
-    const size_t want = query_blocks >= (size_t)sms ? 1 : (size_t)sms / query_blocks;
+    const size_t want = query_blocks >= (size_t)slots ? 1 : (size_t)slots / query_blocks;
     const size_t most = n_tiles / 8 > 0 ? n_tiles / 8 : 1;
     return (int)(want < most ? want : most);
 }
@@ -158,8 +158,9 @@ grip_status rescreen_batches(grip_ctx *ctx, const grip_knn_rescreen_rows &rows, 
                              const grip_knn_retry &retry, uint32_t k, float max_sqdist, uint32_t *ids, float *sqdist,
                              uint32_t *failed, uint32_t *n_failed)
 {
-    int sms = 0;
+    int sms = 0, per_sm = 1;
     GRIP_CUDA_CHECK(ctx, cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, ctx->device));
+    GRIP_CUDA_CHECK(ctx, grip_knn_wgmma_blocks_per_sm(rows.ksteps, rows.operands, &per_sm));
     for (size_t first = 0; first < retry.count; first += batch) {
         const size_t count = retry.count - first < batch ? retry.count - first : batch;
         const size_t padded = round_up(count, kBlockQueries);
@@ -169,7 +170,7 @@ grip_status rescreen_batches(grip_ctx *ctx, const grip_knn_rescreen_rows &rows, 
             *rows.q, rows.row_bytes / 4, retry, first, count, padded, b);
         GRIP_CUDA_CHECK(ctx, cudaGetLastError());
         GRIP_CUDA_CHECK(ctx, cudaMemsetAsync(b.count, 0, padded * sizeof(uint32_t), 0));
-        const int ranges = row_ranges(sms, padded / kBlockQueries, rows.n_padded / kTileRows);
+        const int ranges = row_ranges(sms * per_sm, padded / kBlockQueries, rows.n_padded / kTileRows);
         GRIP_CUDA_CHECK(ctx, grip_knn_wgmma_rescreen(b.sub, *rows.r, padded, rows.n_padded, rows.ksteps, rows.operands,
                                                      rows.ref_inv_scale, b.limit, ranges, cap, b.count, b.found));
         finish_kernel<<<(unsigned)((count + kWarps - 1) / kWarps), kThreads>>>(

@@ -64,7 +64,7 @@ template <class Take> __host__ __device__ inline void lists_carve(candidate_list
     l->threshold = (float *)take((size_t)kBlockQueries * sizeof(float));
 }
 
-__host__ __device__ inline size_t round_up(size_t x, size_t to)
+__host__ __device__ constexpr size_t round_up(size_t x, size_t to)
 {
     return (x + to - 1) / to * to;
 }

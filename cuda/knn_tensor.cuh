@@ -15,11 +15,11 @@ extern "C" {
 #include "core/ctx.h"
 }
 
-// The screened path serves 1 <= k <= GRIP_KNN_SCREEN_MAX_K (the 32 kept candidates leave a margin for the
-// certificate, thinner on the wgmma kernel's lists: at k = 16 nearly every query is screened again there, and on
-// the mma.sync kernel a query it cannot certify goes to the exact kernel) and GRIP_KNN_SCREEN_MIN_DIM <= dim <=
-// GRIP_KNN_SCREEN_MAX_DIM (below, the exact kernel's direct form is as fast; above, the block's 128 queries no longer fit in shared memory beside the chunk ring
-// and the candidate lists).
+// The screened path serves 1 <= k <= GRIP_KNN_SCREEN_MAX_K (the 32 kept candidates leave a margin for the certificate,
+// thinner on the wgmma kernel's lists: at k = 16 nearly every query is screened again there, and on the mma.sync kernel
+// a query it cannot certify goes to the exact kernel) and GRIP_KNN_SCREEN_MIN_DIM <= dim <= GRIP_KNN_SCREEN_MAX_DIM
+// (below, the exact kernel's direct form is as fast; above, the block's 128 queries no longer fit in shared memory
+// beside the chunk ring and the candidate lists).
 #define GRIP_KNN_SCREEN_MAX_K 16
 #define GRIP_KNN_SCREEN_MIN_DIM 32
 #define GRIP_KNN_SCREEN_MAX_DIM 368

@@ -26,15 +26,15 @@ int grip_knn_wgmma_ksteps(size_t dim, bool s8);
 enum grip_wgmma_operands { GRIP_WGMMA_FP16, GRIP_WGMMA_S8, GRIP_WGMMA_S8_FOLDED };
 #define GRIP_WGMMA_FOLD_MAX_STEPS 2
 
-// Each of the m_padded queries' kList candidates (values x and rows, ascending by x) into cand_x and cand_id (kList
-// per query), and into cand_bound[i] a value that every row outside query i's candidates is screened at or above
-// (+inf when none is outside). The candidates are the union of 4 threads' best 8 over a quarter of the rows each
-// (cuda/sm90a/knn_thread_lists.cuh), not always the 32 best, and the bound their least eighth. q: row-major,
-// ksteps x 32 bytes a row; r: n_padded rows in wgmma tiles. fp16: per-row query scales, the reference rows scaled by 1 / ref_inv_scale, x = |r|^2 - 2 q.r (the screened distance less
-// |q|^2, which is the same for all its rows). int8: queries and rows quantized with one step, x = |r~|^2 - 2 q~.r~
-// in integer units (times the step squared, the screened distance less |q~|^2); folded, x less 1 where |r~|^2 is
-// odd (a lower value never hides a row from the certificate, knn_tensor.cu). Asynchronous on the default stream;
-// returns the launch's error.
+// Each of the m_padded queries' kList candidates (values x and rows, ascending by x) into cand_x and cand_id (kList per
+// query), and into cand_bound[i] a value that every row outside query i's candidates is screened at or above (+inf when
+// none is outside). The candidates are the union of 4 threads' best 8 over a quarter of the rows each
+// (cuda/sm90a/knn_thread_lists.cuh), not always the 32 best, and the bound their least eighth. q: row-major, ksteps x
+// 32 bytes a row; r: n_padded rows in wgmma tiles. fp16: per-row query scales, the reference rows scaled by 1 /
+// ref_inv_scale, x = |r|^2 - 2 q.r (the screened distance less |q|^2, which is the same for all its rows). int8:
+// queries and rows quantized with one step, x = |r~|^2 - 2 q~.r~ in integer units (times the step squared, the screened
+// distance less |q~|^2); folded, x less 1 where |r~|^2 is odd (a lower value never hides a row from the certificate,
+// knn_tensor.cu). Asynchronous on the default stream; returns the launch's error.
 cudaError_t grip_knn_wgmma_screen(const grip_screen::rows_prep &q, const grip_screen::rows_prep &r, size_t m_padded,
                                   size_t n_padded, int ksteps, grip_wgmma_operands operands, float ref_inv_scale,
                                   uint32_t *cand_id, float *cand_x, float *cand_bound);
@@ -50,5 +50,9 @@ cudaError_t grip_knn_wgmma_rescreen(const grip_screen::rows_prep &q, const grip_
                                     float ref_inv_scale,
                                     const float *limit, int ranges, uint32_t capacity, uint32_t *count,
                                     uint32_t *found);
+
+// The blocks an SM of the kernels for `ksteps` and the operands (two for the folded int8 kernel, else one), into
+// *blocks: a wave of the re-screen is that many blocks an SM. cudaErrorInvalidValue where no kernel is compiled.
+cudaError_t grip_knn_wgmma_blocks_per_sm(int ksteps, grip_wgmma_operands operands, int *blocks);
 
 #endif

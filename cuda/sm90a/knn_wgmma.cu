@@ -73,10 +73,9 @@ using ring_for = ring_shape<KSTEPS, KSTEPS <= 2 && Slots::kTwoBlocksPerSM ? 2 : 
 // The block's shared memory, from its base: the ring's stages, then its full barriers and release counts, each at
 // a 1 KB boundary; once the walk is done, the threads' candidate lists over the stages.
 template <class Ring> struct wgmma_smem_layout {
-    static constexpr size_t kb_up(size_t bytes) { return (bytes + 1023) / 1024 * 1024; }
-    static constexpr size_t kFull = kb_up((size_t)Ring::kStages * Ring::kStageBytes);
-    static constexpr size_t kReleased = kFull + kb_up(Ring::kStages * sizeof(uint64_t));
-    static constexpr size_t kBytes = kReleased + kb_up(Ring::kStages * sizeof(unsigned));
+    static constexpr size_t kFull = round_up((size_t)Ring::kStages * Ring::kStageBytes, 1024);
+    static constexpr size_t kReleased = kFull + round_up(Ring::kStages * sizeof(uint64_t), 1024);
+    static constexpr size_t kBytes = kReleased + round_up(Ring::kStages * sizeof(unsigned), 1024);
     static_assert(kBytes - kFull <= (size_t)kBarrierBytes, "the barriers and counts fit what the ring left them");
     static_assert(kBytes <= (size_t)Ring::kBlockBytes, "the block's share of the SM");
 };
@@ -88,6 +87,8 @@ struct wgmma_smem {
     unsigned full;      // kStages mbarriers (8 bytes each): the stage's chunk has arrived
     unsigned released;  // kStages counts (4 bytes each): warps done with the stage, counted over its fills
     thread_lists lists; // after the walk, over the stages
+    __device__ __forceinline__ unsigned full_bar(int stage) const { return full + stage * (unsigned)sizeof(uint64_t); }
+    __device__ __forceinline__ unsigned count(int stage) const { return released + stage * (unsigned)sizeof(unsigned); }
 };
 
 template <class Ring> __device__ __forceinline__ wgmma_smem wgmma_smem_at(unsigned char *base)
@@ -137,7 +138,7 @@ __device__ __forceinline__ void issue_chunk(const wgmma_smem &s, const unsigned 
     const unsigned bytes = (unsigned)(kTileRows * walk::steps(chunk) * kStepBytes);
     const unsigned char *src =
         ref + tile * kTileRows * (size_t)(Ring::kSteps * kStepBytes) + (size_t)chunk * kTileRows * kWgmmaChunkBytes;
-    const unsigned bar = s.full + stage * (unsigned)sizeof(uint64_t);
+    const unsigned bar = s.full_bar(stage);
     asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
     asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
                      s.stages + stage * Ring::kStageBytes),
@@ -173,7 +174,7 @@ __device__ __forceinline__ void release_chunk(const wgmma_smem &s, const unsigne
     unsigned before;
     asm volatile("atom.acq_rel.cta.shared::cta.add.u32 %0, [%1], 1;\n"
                  : "=r"(before)
-                 : "r"(s.released + stage * (unsigned)sizeof(unsigned))
+                 : "r"(s.count(stage))
                  : "memory");
     const int refill = chunk + Ring::kStages; // the refill's chunk, counted from this tile's first
     const size_t refill_tile = tile + refill / walk::kChunks;
@@ -482,8 +483,8 @@ __device__ __forceinline__ void ring_start(const wgmma_smem &s, const unsigned c
     using walk = tile_walk<Ring::kSteps>;
     if (threadIdx.x == 0) {
         for (int i = 0; i < Ring::kStages; ++i) {
-            mbar_init(s.full + i * (unsigned)sizeof(uint64_t), 1);
-            asm volatile("st.shared.u32 [%0], 0;\n" ::"r"(s.released + i * (unsigned)sizeof(unsigned)) : "memory");
+            mbar_init(s.full_bar(i), 1);
+            asm volatile("st.shared.u32 [%0], 0;\n" ::"r"(s.count(i)) : "memory");
         }
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
@@ -501,7 +502,7 @@ __device__ __forceinline__ void chunk_products(const wgmma_smem &s, const uint32
                                                Acc (&acc)[64], const ring_cursor<Ring::kStages> &at)
 {
     using walk = tile_walk<Ring::kSteps>;
-    mbar_wait(s.full + at.stage * (unsigned)sizeof(uint64_t), at.parity);
+    mbar_wait(s.full_bar(at.stage), at.parity);
     wgmma_fence();
     const unsigned sbo = (unsigned)walk::steps(chunk) * 256; // 8 rows x the chunk's bytes
     const uint64_t desc = smem_desc(s.stages + at.stage * Ring::kStageBytes, sbo);
@@ -660,6 +661,15 @@ struct rescreen_launch {
     }
 };
 
+struct blocks_per_sm_query {
+    int *blocks;
+    template <int KSTEPS, class Slots> cudaError_t run() const
+    {
+        *blocks = ring_for<KSTEPS, Slots>::kBlocksPerSM;
+        return cudaSuccess;
+    }
+};
+
 // Runs launch.run<KSTEPS, Slots>() for the compiled kernel of `ksteps` and the operands.
 template <class Launch> cudaError_t dispatch(int ksteps, grip_wgmma_operands operands, const Launch &launch)
 {
@@ -746,4 +756,9 @@ cudaError_t grip_knn_wgmma_rescreen(const rows_prep &q, const rows_prep &r, size
 {
     return dispatch(ksteps, operands,
                     rescreen_launch{q, r, m_padded, n_padded, ref_inv_scale, limit, ranges, capacity, count, found});
+}
+
+cudaError_t grip_knn_wgmma_blocks_per_sm(int ksteps, grip_wgmma_operands operands, int *blocks)
+{
+    return dispatch(ksteps, operands, blocks_per_sm_query{blocks});
 }
