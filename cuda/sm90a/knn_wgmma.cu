@@ -249,18 +249,34 @@ __device__ __forceinline__ void wgmma_step(int (&d)[64], const uint32_t (&a)[4],
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_desc), "r"((int)accumulate));
 }
 
+// The same on half a tile (walk_tile_halves): D (64 x 64) += A x B, B's 64 rows from the descriptor; 32 accumulators a
+// thread.
+__device__ __forceinline__ void wgmma_step(int (&d)[32], const uint32_t (&a)[4], uint64_t b_desc, bool accumulate)
+{
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n64k32.s32.s8.s8 {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
+        "{%32, %33, %34, %35}, %36, p;\n}\n"
+        : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]), "+r"(d[7]),
+          "+r"(d[8]), "+r"(d[9]), "+r"(d[10]), "+r"(d[11]), "+r"(d[12]), "+r"(d[13]), "+r"(d[14]), "+r"(d[15]),
+          "+r"(d[16]), "+r"(d[17]), "+r"(d[18]), "+r"(d[19]), "+r"(d[20]), "+r"(d[21]), "+r"(d[22]), "+r"(d[23]),
+          "+r"(d[24]), "+r"(d[25]), "+r"(d[26]), "+r"(d[27]), "+r"(d[28]), "+r"(d[29]), "+r"(d[30]), "+r"(d[31])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_desc), "r"((int)accumulate));
+}
+
 // Tells the compiler that the accumulators change here: their reads must stay after the wait that completes them.
-__device__ __forceinline__ void fence_accumulators(float (&d)[64])
+template <int N> __device__ __forceinline__ void fence_accumulators(float (&d)[N])
 {
 #pragma unroll
-    for (int i = 0; i < 64; ++i)
+    for (int i = 0; i < N; ++i)
         asm volatile("" : "+f"(d[i])::"memory");
 }
 
-__device__ __forceinline__ void fence_accumulators(int (&d)[64])
+template <int N> __device__ __forceinline__ void fence_accumulators(int (&d)[N])
 {
 #pragma unroll
-    for (int i = 0; i < 64; ++i)
+    for (int i = 0; i < N; ++i)
         asm volatile("" : "+r"(d[i])::"memory");
 }
 
@@ -282,8 +298,8 @@ __device__ __forceinline__ void load_a(const unsigned char *__restrict__ rows, s
     }
 }
 
-// The epilogue's arithmetic, per operand kind. Accumulator slot 4 j + c is query row0 + 8 (c / 2) and tile row
-// 8 j + 2 t + c % 2; value() is its screened value less |q|^2, threshold() turns a list's threshold (a float) into
+// The epilogue's arithmetic, per operand kind. Accumulator slot 4 j + c of a whole tile's is query row0 + 8 (c / 2)
+// and tile row 8 j + 2 t + c % 2; value(acc, j, c) is its screened value less |q|^2, threshold() turns a list's threshold (a float) into
 // a bound of the same kind, listed() turns a value into the float the lists hold.
 struct fp16_slots {
     static constexpr bool kTwoBlocksPerSM = false; // at 2 k-steps, 128 registers would spill
@@ -303,9 +319,9 @@ struct fp16_slots {
         for (int j = 0; j < 16; ++j)
             rn[j] = *reinterpret_cast<const float2 *>(r.norm2 + tile * kTileRows + 8 * j + 2 * t);
     }
-    __device__ __forceinline__ float value(const float (&acc)[64], int j, int c) const
+    __device__ __forceinline__ float value(float acc, int j, int c) const
     {
-        return fmaf(acc[4 * j + c], cq[c / 2], c % 2 ? rn[j].y : rn[j].x);
+        return fmaf(acc, cq[c / 2], c % 2 ? rn[j].y : rn[j].x);
     }
     static constexpr float kEmpty = INFINITY; // a list entry's value when it holds no row
     __device__ __forceinline__ static float threshold(float t) { return t; }
@@ -331,10 +347,7 @@ struct s8_slots {
         for (int j = 0; j < 16; ++j)
             rn[j] = *reinterpret_cast<const int2 *>(r.norm2_t + tile * kTileRows + 8 * j + 2 * t);
     }
-    __device__ __forceinline__ int value(const int (&acc)[64], int j, int c) const
-    {
-        return (c % 2 ? rn[j].y : rn[j].x) - 2 * acc[4 * j + c];
-    }
+    __device__ __forceinline__ int value(int acc, int j, int c) const { return (c % 2 ? rn[j].y : rn[j].x) - 2 * acc; }
     // an integer v is below t exactly when it is below ceil(t)
     __device__ __forceinline__ static int threshold(float t)
     {
@@ -356,7 +369,7 @@ struct s8_folded_slots {
 
     __device__ __forceinline__ void begin(const rows_prep &, size_t, float) {}
     __device__ __forceinline__ void load_norms(const rows_prep &, size_t, int) {}
-    __device__ __forceinline__ int value(const int (&acc)[64], int j, int c) const { return acc[4 * j + c]; }
+    __device__ __forceinline__ int value(int acc, int, int) const { return acc; }
     // an integer v has 2 v below t exactly when v is below ceil(t / 2)
     __device__ __forceinline__ static int threshold(float t)
     {
@@ -366,61 +379,96 @@ struct s8_folded_slots {
     __device__ __forceinline__ static int lower(int a, int b) { return min(a, b); }
 };
 
-// The least of the thread's 4 slots of query h in group g (columns 2 g and 2 g + 1, both of the pair).
-template <class Slots>
-__device__ __forceinline__ typename Slots::value_t least_of_group(const Slots &sl,
-                                                                  const typename Slots::acc_t (&acc)[64], int g, int h)
-{
-    return Slots::lower(Slots::lower(sl.value(acc, 2 * g, 2 * h), sl.value(acc, 2 * g, 2 * h + 1)),
-                        Slots::lower(sl.value(acc, 2 * g + 1, 2 * h), sl.value(acc, 2 * g + 1, 2 * h + 1)));
-}
+// A tile's accumulators as the epilogue reads them: the whole tile's 64 (NA), or a half's 32 (the pipelined walk:
+// column pairs j0 .. j0 + 7 of the tile). Slot (j, c) is accumulator 4 (j - j0) + c.
+template <class Slots, int NA> struct tile_part {
+    static constexpr int kGroups = NA / 8; // groups of 8 slots: two column pairs, both queries
+    const Slots &sl;
+    const typename Slots::acc_t (&acc)[NA];
+    int j0;
+    __device__ __forceinline__ typename Slots::value_t value(int j, int c) const
+    {
+        return sl.value(acc[4 * (j - j0) + c], j, c);
+    }
+    // The least of the thread's 4 slots of query h in group g (column pairs j0 + 2 g and j0 + 2 g + 1).
+    __device__ __forceinline__ typename Slots::value_t least_of_group(int g, int h) const
+    {
+        const int j = j0 + 2 * g;
+        return Slots::lower(Slots::lower(value(j, 2 * h), value(j, 2 * h + 1)),
+                            Slots::lower(value(j + 1, 2 * h), value(j + 1, 2 * h + 1)));
+    }
+};
 
-// The groups of 8 slots (two column pairs, both queries) in which some lane of the warp has a slot below its
-// query's bound: per group and query the smallest of its 4 slots (a tree, not one long chain of comparisons), and
-// one ballot a group (bit g for group g). At most one multiply-add a slot (none with the norm folded), and most
-// tiles end here: over the whole walk a query sees about 32 ln(tiles) rows that beat its list.
-template <class Slots>
-__device__ __forceinline__ unsigned groups_below(const Slots &sl, const typename Slots::acc_t (&acc)[64],
-                                                 const typename Slots::value_t (&thr)[2])
+// Whether some lane of the warp has a slot below its query's bound in the part: per query the least of the
+// thread's slots (a tree of mins), then one ballot.
+template <class Slots, int NA>
+__device__ __forceinline__ bool part_has_slot_below(const tile_part<Slots, NA> &part,
+                                                    const typename Slots::value_t (&bound)[2])
 {
     using value_t = typename Slots::value_t;
+    using Part = tile_part<Slots, NA>;
+    value_t least[2];
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        value_t g[Part::kGroups];
+#pragma unroll
+        for (int i = 0; i < Part::kGroups; ++i)
+            g[i] = part.least_of_group(i, h);
+#pragma unroll
+        for (int w = Part::kGroups / 2; w >= 1; w /= 2) // a tree
+#pragma unroll
+            for (int i = 0; i < w; ++i)
+                g[i] = Slots::lower(g[i], g[i + w]);
+        least[h] = g[0];
+    }
+    return __ballot_sync(kFullMask, least[0] < bound[0] || least[1] < bound[1]) != 0; // NaN: never screened in
+}
+
+// The groups of the part in which some lane of the warp has a slot below its query's bound: per group and query
+// the least of its 4 slots, and one ballot a group (bit g for group g).
+template <class Slots, int NA>
+__device__ __forceinline__ unsigned groups_below(const tile_part<Slots, NA> &part,
+                                                 const typename Slots::value_t (&bound)[2])
+{
     unsigned groups = 0;
 #pragma unroll
-    for (int g = 0; g < 8; ++g) {
-        value_t least[2];
-#pragma unroll
-        for (int h = 0; h < 2; ++h)
-            least[h] = least_of_group(sl, acc, g, h);
-        if (__ballot_sync(kFullMask, least[0] < thr[0] || least[1] < thr[1])) // false for NaN: never screened in
+    for (int g = 0; g < tile_part<Slots, NA>::kGroups; ++g) {
+        const typename Slots::value_t least[2] = {part.least_of_group(g, 0), part.least_of_group(g, 1)};
+        if (__ballot_sync(kFullMask, least[0] < bound[0] || least[1] < bound[1]))
             groups |= 1u << g;
     }
     return groups;
 }
 
-// Calls f(j, c, x) for each slot (j, c) of the thread whose value x is below bound[c / 2], in the groups that
-// groups_below finds (returned: 0 when the warp had no such slot); f may lower the bound, and the slots after it see
-// the lower one. In such a group a thread looks at a query's 4 slots one by one only when their least is below the
-// bound: most threads of the warp have none, and a branch a slot, taken by the whole warp, made the screens 6-8%
-// slower at 1e5 rows. (Taking the groups in a loop, their 8 values picked by selects, halves the kernel's code, but
-// the walks were 3-20% slower.)
-template <class Slots, class F>
-__device__ __forceinline__ unsigned for_each_slot_below(const Slots &sl, const typename Slots::acc_t (&acc)[64],
+// Calls f(j, c, x) for each slot (j, c) of the part whose value x is below bound[c / 2] (returned: the groups that
+// had one in some lane of the warp, 0 for none); f may lower the bound, and the slots after it see the lower one.
+// The warp skips the groups where none of its lanes has one, and in the others a thread looks at a query's 4 slots
+// one by one only when their least is below the bound: most threads of the warp have none (a branch a slot, taken
+// by the whole warp, made the screens 6-8% slower at 1e5 rows). At most one multiply-add a slot (none with the
+// norm folded), and most tiles find no slot: over the whole walk a query sees about 32 ln(tiles) rows that beat its
+// list. A half tile's (4 groups) one ballot first finds most of those (at D = 33, 1e6 rows, the screen 6% faster);
+// a whole tile's 8 groups take a ballot each straight away (4-6% faster at D = 352 than a ballot first).
+template <class Slots, int NA, class F>
+__device__ __forceinline__ unsigned for_each_slot_below(const tile_part<Slots, NA> &part,
                                                         typename Slots::value_t (&bound)[2], F &&f)
 {
     using value_t = typename Slots::value_t;
-    const unsigned groups = groups_below(sl, acc, bound);
+    using Part = tile_part<Slots, NA>;
+    if (Part::kGroups <= 4 && !part_has_slot_below(part, bound))
+        return 0;
+    const unsigned groups = groups_below(part, bound);
 #pragma unroll
-    for (int g = 0; g < 8; ++g) {
+    for (int g = 0; g < Part::kGroups; ++g) {
         if (!(groups & (1u << g)))
             continue;
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-            if (!(least_of_group(sl, acc, g, h) < bound[h]))
+            if (!(part.least_of_group(g, h) < bound[h]))
                 continue;
 #pragma unroll
             for (int i = 0; i < 4; ++i) {
-                const int j = 2 * g + i / 2, c = 2 * h + i % 2;
-                const value_t x = sl.value(acc, j, c);
+                const int j = part.j0 + 2 * g + i / 2, c = 2 * h + i % 2;
+                const value_t x = part.value(j, c);
                 if (x < bound[h])
                     f(j, c, x);
             }
@@ -434,13 +482,12 @@ __device__ __forceinline__ unsigned for_each_slot_below(const Slots &sl, const t
 // threads of each query then take the least of their thresholds: a row at or above it is at or above the least last
 // value of the 4 lists at the end (last values only fall), the bound the store writes for the rows left out, so the
 // certificate holds, and fewer rows enter the lists (23% fewer in a simulation of 1e6 rows).
-template <class Slots>
-__device__ __forceinline__ void keep_tile(thread_best<typename Slots::value_t> &best, const Slots &sl,
-                                          const typename Slots::acc_t (&acc)[64], typename Slots::value_t (&thr)[2],
-                                          size_t col0, int t)
+template <class Slots, int NA>
+__device__ __forceinline__ void keep_tile(thread_best<typename Slots::value_t> &best, const tile_part<Slots, NA> &part,
+                                          typename Slots::value_t (&thr)[2], size_t col0, int t)
 {
     using value_t = typename Slots::value_t;
-    const unsigned inserted = for_each_slot_below(sl, acc, thr, [&](int j, int c, value_t x) {
+    const unsigned inserted = for_each_slot_below(part, thr, [&](int j, int c, value_t x) {
         const int h = c / 2;
         best.insert(h, x, (uint32_t)(col0 + 8 * j + 2 * t + c % 2));
         thr[h] = Slots::lower(thr[h], best.last(h));
@@ -461,13 +508,12 @@ template <class Slots> __device__ __forceinline__ float listed_or_inf(typename S
 
 // The tile's epilogue for the re-screen: every slot below its query's limit is a row found; its place in the
 // query's `capacity` is counted out, and a count past it tells the caller that the query overflowed.
-template <class Slots>
-__device__ __forceinline__ void emit_tile(const Slots &sl, const typename Slots::acc_t (&acc)[64],
-                                          typename Slots::value_t (&limit)[2], size_t query0, size_t col0, int t,
-                                          uint32_t capacity, uint32_t *__restrict__ count,
-                                          uint32_t *__restrict__ found)
+template <class Slots, int NA>
+__device__ __forceinline__ void emit_tile(const tile_part<Slots, NA> &part, typename Slots::value_t (&limit)[2],
+                                          size_t query0, size_t col0, int t, uint32_t capacity,
+                                          uint32_t *__restrict__ count, uint32_t *__restrict__ found)
 {
-    for_each_slot_below(sl, acc, limit, [&](int j, int c, typename Slots::value_t) {
+    for_each_slot_below(part, limit, [&](int j, int c, typename Slots::value_t) {
         const size_t query = query0 + 8 * (c / 2);
         const uint32_t at = atomicAdd(&count[query], 1u);
         if (at < capacity)
@@ -542,8 +588,66 @@ __device__ __forceinline__ void walk_tiles(const wgmma_smem &s, const unsigned c
         wgmma_wait<0>();
         fence_accumulators(acc);
         release_chunk<Ring>(s, ref, prev_stage, tile, walk::kChunks - 1, tiles, lane);
-        epilogue(acc, tile0 + tile);
+        epilogue(tile_part<Slots, 64>{sl, acc, 0}, tile0 + tile);
     }
+}
+
+// The products of half `half` of the tile in `stage` (its rows 64 half .. 64 half + 63: 8 groups of 8 rows, sbo
+// bytes each, on) into acc, as one commit group; for tiles of one chunk.
+template <class Ring, class Acc>
+__device__ __forceinline__ void half_products(const wgmma_smem &s, const uint32_t (&a)[Ring::kSteps][4],
+                                              Acc (&acc)[32], int stage, int half)
+{
+    static_assert(tile_walk<Ring::kSteps>::kChunks == 1, "a tile is one chunk");
+    constexpr unsigned sbo = Ring::kSteps * 256;
+    wgmma_fence();
+    const uint64_t desc = smem_desc(s.stages + stage * Ring::kStageBytes + half * 8 * sbo, sbo);
+#pragma unroll
+    for (int kk = 0; kk < Ring::kSteps; ++kk)
+        wgmma_step(acc, a[kk], desc + (uint64_t)(kk * (256 >> 4)), kk > 0);
+    wgmma_commit();
+}
+
+// walk_tiles for tiles of one chunk, in halves of 64 rows with their own accumulators: the first half's epilogue
+// runs while the second half's products are in flight (at D = 33, 1e6 x 1e6, 0.199 -> 0.180 s). Across tiles
+// they do not overlap: ptxas keeps the wgmmas asynchronous only when an epilogue reads the accumulators of a wgmma
+// issued, in the same pass of the loop, before those in flight. Reading them with a wgmma in flight from the pass
+// before (the next tile's products issued during this tile's epilogue), or one issued earlier in the pass, makes
+// it serialize them all; passes of two or more tiles in sequence kept them asynchronous but were 1.3-3.6x slower.
+template <class Ring, class Slots, class Epilogue>
+__device__ __forceinline__ void walk_tile_halves(const wgmma_smem &s, const unsigned char *ref, const rows_prep &r,
+                                                 Slots &sl, const uint32_t (&a)[Ring::kSteps][4], size_t tile0,
+                                                 size_t tiles, int lane, Epilogue &&epilogue)
+{
+    typename Slots::acc_t lo[32], hi[32];
+    ring_cursor<Ring::kStages> at;        // the walk's chunk
+    const unsigned count = (unsigned)tiles; // below 2^25 (rows are counted in 32 bits)
+    for (unsigned tile = 0; tile < count; ++tile) {
+        sl.load_norms(r, tile0 + tile, lane % 4);
+        mbar_wait(s.full_bar(at.stage), at.parity);
+        half_products<Ring>(s, a, lo, at.stage, 0);
+        half_products<Ring>(s, a, hi, at.stage, 1);
+        wgmma_wait<1>();
+        fence_accumulators(lo);
+        epilogue(tile_part<Slots, 32>{sl, lo, 0}, tile0 + tile);
+        wgmma_wait<0>();
+        fence_accumulators(hi);
+        release_chunk<Ring>(s, ref, at.stage, tile, 0, tiles, lane);
+        epilogue(tile_part<Slots, 32>{sl, hi, 8}, tile0 + tile);
+        at.advance();
+    }
+}
+
+// The walk of a kernel: in halves of tiles for the two-blocks kernels of one chunk a tile.
+template <class Ring, class Slots, class Epilogue>
+__device__ __forceinline__ void walk(const wgmma_smem &s, const unsigned char *ref, const rows_prep &r, Slots &sl,
+                                     const uint32_t (&a)[Ring::kSteps][4], size_t tile0, size_t tiles, int lane,
+                                     Epilogue &&epilogue)
+{
+    if constexpr (tile_walk<Ring::kSteps>::kChunks == 1 && Ring::kBlocksPerSM == 2)
+        walk_tile_halves<Ring>(s, ref, r, sl, a, tile0, tiles, lane, epilogue);
+    else
+        walk_tiles<Ring>(s, ref, r, sl, a, tile0, tiles, lane, epilogue);
 }
 
 template <int KSTEPS, class Slots>
@@ -572,8 +676,8 @@ __global__ void __launch_bounds__(kThreadsW, (ring_for<KSTEPS, Slots>::kBlocksPe
 #pragma unroll
     for (int h = 0; h < 2; ++h)
         thr[h] = isnan(q.norm2[qb + row0 + 8 * h]) ? Slots::threshold(-INFINITY) : Slots::kEmpty;
-    walk_tiles<ring_for<KSTEPS, Slots>>(s, ref, r, sl, a, 0, n_tiles, lane, [&](const acc_t (&acc)[64], size_t tile) {
-        keep_tile(best, sl, acc, thr, tile * kTileRows, lane % 4);
+    walk<ring_for<KSTEPS, Slots>>(s, ref, r, sl, a, 0, n_tiles, lane, [&](const auto &part, size_t tile) {
+        keep_tile(best, part, thr, tile * kTileRows, lane % 4);
     });
     __syncthreads(); // every warp's last reads of the ring done: the lists go over it
     thread_lists_put(s.lists, threadIdx.x, best, [](value_t v) { return listed_or_inf<Slots>(v); });
@@ -613,8 +717,8 @@ __global__ void __launch_bounds__(kThreadsW, (ring_for<KSTEPS, Slots>::kBlocksPe
 #pragma unroll
     for (int h = 0; h < 2; ++h)
         lim[h] = Slots::threshold(limit[qb + row0 + 8 * h]);
-    walk_tiles<ring_for<KSTEPS, Slots>>(s, ref, r, sl, a, tile0, tiles, lane, [&](const acc_t (&acc)[64], size_t tile) {
-        emit_tile(sl, acc, lim, qb + row0, tile * kTileRows, lane % 4, capacity, count, found);
+    walk<ring_for<KSTEPS, Slots>>(s, ref, r, sl, a, tile0, tiles, lane, [&](const auto &part, size_t tile) {
+        emit_tile(part, lim, qb + row0, tile * kTileRows, lane % 4, capacity, count, found);
     });
 #endif
 }
