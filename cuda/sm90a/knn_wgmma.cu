@@ -25,8 +25,10 @@
 // multiply-add; with the norm folded into the products, x / 2 is p itself). A row whose x beats the thread's
 // threshold for the query goes into the thread's own short list (cuda/sm90a/knn_thread_lists.cuh); after a tile
 // with inserts, a query's 4 threads (lanes of one warp) share the least of their thresholds. No thread waits for
-// another after the start, except through the ring and those shuffles. The same walk, with
-// another epilogue, serves the re-screen of uncertified queries (cuda/knn_rescreen.cu).
+// another after the start, except through the ring and those shuffles. The folded kernel (two blocks an SM, tiles
+// of one chunk) takes each tile's products as two halves of 64 rows, the first half's epilogue running while the
+// second's products are in flight (walk_tile_halves). The same walks, with another epilogue, serve the re-screen of
+// uncertified queries (cuda/knn_rescreen.cu).
 #include "cuda/knn_wgmma.cuh"
 #include "cuda/sm90a/knn_thread_lists.cuh"
 
@@ -256,7 +258,8 @@ __device__ __forceinline__ void wgmma_step(int (&d)[32], const uint32_t (&a)[4],
     asm volatile(
         "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
         "wgmma.mma_async.sync.aligned.m64n64k32.s32.s8.s8 {"
-        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
         "{%32, %33, %34, %35}, %36, p;\n}\n"
         : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]), "+r"(d[7]),
           "+r"(d[8]), "+r"(d[9]), "+r"(d[10]), "+r"(d[11]), "+r"(d[12]), "+r"(d[13]), "+r"(d[14]), "+r"(d[15]),
@@ -299,8 +302,9 @@ __device__ __forceinline__ void load_a(const unsigned char *__restrict__ rows, s
 }
 
 // The epilogue's arithmetic, per operand kind. Accumulator slot 4 j + c of a whole tile's is query row0 + 8 (c / 2)
-// and tile row 8 j + 2 t + c % 2; value(acc, j, c) is its screened value less |q|^2, threshold() turns a list's threshold (a float) into
-// a bound of the same kind, listed() turns a value into the float the lists hold.
+// and tile row 8 j + 2 t + c % 2; value(acc, j, c) is its screened value less |q|^2 (acc its accumulator),
+// threshold() turns a list's threshold (a float) into a bound of the same kind, listed() turns a value into the
+// float the lists hold.
 struct fp16_slots {
     static constexpr bool kTwoBlocksPerSM = false; // at 2 k-steps, 128 registers would spill
     using acc_t = float;
