@@ -4,9 +4,9 @@
 // shared memory (1.4x faster at D = 352, README's results). A build with the epilogue cut out walks in a third of
 // the screen's time (2.8 against 9.1 ms at D = 352, 1e5 x 1e5; README: what the screen's epilogue costs): the
 // epilogue (each tile's minima and ballots, half-rate ALU work, then the rarer inserts) does not overlap the
-// products. The reference rows' L2 traffic is not the limit (L2 at a third of its throughput; clusters of two
-// blocks sharing each chunk by multicast were 1.5x slower), and taking turns between the warpgroups and deeper
-// wgmma queues did not help.
+// products, but for half of each tile in the folded kernel (walk_tile_halves). The reference rows' L2 traffic is not
+// the limit (L2 at a third of its throughput; clusters of two blocks sharing each chunk by multicast were 1.5x
+// slower), and taking turns between the warpgroups and deeper wgmma queues did not help.
 //
 // Two operand kinds, one kernel template: fp16 (fp32 accumulators, k-steps of 16 dimensions) and int8 (int32
 // accumulators, exact, k-steps of 32 dimensions, twice the fp16 rate). Both take 32 bytes of a row per k-step, in
@@ -66,9 +66,9 @@ template <int KSTEPS, int BLOCKS_PER_SM> struct ring_shape {
 };
 
 // Rows of up to 2 k-steps run two blocks an SM where the kernel's registers allow (Slots::kTwoBlocksPerSM: the
-// folded int8 kernel, FPFH's 33 dimensions): their tiles are short, and a warpgroup waits for its products, then
-// runs its epilogue; four warpgroups an SM fill each other's waits (1.5x faster at D = 33 with 1e5 queries or
-// more, the same with 16,384).
+// folded int8 kernel, FPFH's 33 dimensions): their tiles are short, and a warpgroup waits for its products (half
+// of them, walk_tile_halves), then runs its epilogue; four warpgroups an SM fill each other's waits (1.5x faster at
+// D = 33 with 1e5 queries or more, the same with 16,384).
 template <int KSTEPS, class Slots>
 using ring_for = ring_shape<KSTEPS, KSTEPS <= 2 && Slots::kTwoBlocksPerSM ? 2 : 1>;
 
@@ -429,7 +429,7 @@ __device__ __forceinline__ bool part_has_slot_below(const tile_part<Slots, NA> &
 }
 
 // The groups of the part in which some lane of the warp has a slot below its query's bound: per group and query
-// the least of its 4 slots, and one ballot a group (bit g for group g).
+// the least of its 4 slots, and one ballot a group (bit g for group g; false for NaN: never screened in).
 template <class Slots, int NA>
 __device__ __forceinline__ unsigned groups_below(const tile_part<Slots, NA> &part,
                                                  const typename Slots::value_t (&bound)[2])
@@ -458,8 +458,9 @@ __device__ __forceinline__ unsigned for_each_slot_below(const tile_part<Slots, N
 {
     using value_t = typename Slots::value_t;
     using Part = tile_part<Slots, NA>;
-    if (Part::kGroups <= 4 && !part_has_slot_below(part, bound))
-        return 0;
+    if constexpr (Part::kGroups <= 4)
+        if (!part_has_slot_below(part, bound))
+            return 0;
     const unsigned groups = groups_below(part, bound);
 #pragma unroll
     for (int g = 0; g < Part::kGroups; ++g) {
@@ -565,9 +566,10 @@ __device__ __forceinline__ void chunk_products(const wgmma_smem &s, const uint32
 
 // The block's walk over `tiles` tiles of reference rows, ref pointing at the first (tile `tile0` of the set, whose
 // norms r holds; ring_start on the same ref): each tile's products of the thread's queries `a` into acc, then
-// epilogue(acc, tile), tile counted in the whole set. (Two sets of accumulators taking turns, the next tile's
+// epilogue(part, tile), tile counted in the whole set. (Two sets of accumulators taking turns, the next tile's
 // products running during this tile's epilogue, made the short rows' walks 1.4-1.8x slower: ptxas serializes the
-// wgmmas when other instructions read accumulators while a wgmma is in flight.)
+// wgmmas when an epilogue reads accumulators while a wgmma issued in the pass before is in flight; see
+// walk_tile_halves.)
 template <class Ring, class Slots, class Epilogue>
 __device__ __forceinline__ void walk_tiles(const wgmma_smem &s, const unsigned char *ref, const rows_prep &r,
                                            Slots &sl, const uint32_t (&a)[Ring::kSteps][4], size_t tile0,
@@ -613,11 +615,12 @@ __device__ __forceinline__ void half_products(const wgmma_smem &s, const uint32_
 }
 
 // walk_tiles for tiles of one chunk, in halves of 64 rows with their own accumulators: the first half's epilogue
-// runs while the second half's products are in flight (at D = 33, 1e6 x 1e6, 0.199 -> 0.180 s). Across tiles
+// runs while the second half's products are in flight (at D = 33, 1e6 x 1e6, 0.199 -> 0.183 s). Across tiles
 // they do not overlap: ptxas keeps the wgmmas asynchronous only when an epilogue reads the accumulators of a wgmma
 // issued, in the same pass of the loop, before those in flight. Reading them with a wgmma in flight from the pass
 // before (the next tile's products issued during this tile's epilogue), or one issued earlier in the pass, makes
-// it serialize them all; passes of two or more tiles in sequence kept them asynchronous but were 1.3-3.6x slower.
+// it serialize them all; passes of two or more tiles in sequence kept them asynchronous but were 1.3-3.1x slower
+// (instruction fetch: each pass inlines the epilogue once a half).
 template <class Ring, class Slots, class Epilogue>
 __device__ __forceinline__ void walk_tile_halves(const wgmma_smem &s, const unsigned char *ref, const rows_prep &r,
                                                  Slots &sl, const uint32_t (&a)[Ring::kSteps][4], size_t tile0,
@@ -642,7 +645,8 @@ __device__ __forceinline__ void walk_tile_halves(const wgmma_smem &s, const unsi
     }
 }
 
-// The walk of a kernel: in halves of tiles for the two-blocks kernels of one chunk a tile.
+// The walk of a kernel: in halves of tiles for the two-blocks kernels of one chunk a tile (the folded int8 kernel
+// only: fp16_slots and s8_slots run one block an SM, and half_products has the int8 instruction alone).
 template <class Ring, class Slots, class Epilogue>
 __device__ __forceinline__ void walk(const wgmma_smem &s, const unsigned char *ref, const rows_prep &r, Slots &sl,
                                      const uint32_t (&a)[Ring::kSteps][4], size_t tile0, size_t tiles, int lane,
@@ -660,7 +664,6 @@ __global__ void __launch_bounds__(kThreadsW, (ring_for<KSTEPS, Slots>::kBlocksPe
                         uint32_t *__restrict__ cand_id, float *__restrict__ cand_x, float *__restrict__ cand_bound)
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-    using acc_t = typename Slots::acc_t;
     extern __shared__ __align__(1024) unsigned char smem[];
     const wgmma_smem s = wgmma_smem_at<ring_for<KSTEPS, Slots>>(smem);
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -699,7 +702,6 @@ __global__ void __launch_bounds__(kThreadsW, (ring_for<KSTEPS, Slots>::kBlocksPe
                           uint32_t *__restrict__ found)
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-    using acc_t = typename Slots::acc_t;
     const size_t per_range = (n_tiles + gridDim.y - 1) / gridDim.y, tile0 = blockIdx.y * per_range;
     if (tile0 >= n_tiles)
         return; // the whole block, before any barrier
