@@ -29,14 +29,9 @@ static void kdtree_hd_index_release(grip_index *self)
 /* Host copies of the device's rows and forest, for the CPU twin. */
 static grip_status host_copies(kdtree_hd_index *ix)
 {
-    if (!ix->rows) {
-        grip_array host;
-        int owned = 0;
-        grip_status s = grip_array_to_host(ix->ctx, &ix->pub.reference, &host, &owned, "index: reference");
-        if (s)
-            return s;
-        ix->rows = host.data; /* device rows: always a private copy */
-    }
+    grip_status s = grip_index_host_copy(ix->ctx, &ix->pub, &ix->rows);
+    if (s)
+        return s;
     return ix->tree ? GRIP_OK : grip_kdtree_hd_cuda_download(ix->ctx, ix->device, &ix->tree);
 }
 
@@ -78,9 +73,7 @@ static grip_status device_build(kdtree_hd_index *ix, const grip_array *reference
                                               ix->pub.dim, p, &ix->device);
     if (s)
         return s;
-    ix->pub.reference = grip_array_host_view(GRIP_F32, n, ix->pub.dim, (void *)grip_kdtree_hd_cuda_rows(ix->device));
-    ix->pub.reference.memory = GRIP_MEM_CUDA;
-    ix->pub.reference.device = ix->ctx->device;
+    grip_index_reference_on_device(ix->ctx, &ix->pub, grip_kdtree_hd_cuda_rows(ix->device));
     return GRIP_OK;
 }
 

@@ -30,16 +30,9 @@ typedef struct bruteforce_index {
  * handle's rows), else a copy downloaded from the device copy on the first search that needs it. */
 static grip_status host_rows(bruteforce_index *ix, const float **rows)
 {
-    if (!ix->rows && ix->pub.reference.memory == GRIP_MEM_CUDA) {
-        grip_array host;
-        int owned = 0;
-        grip_status s = grip_array_to_host(ix->ctx, &ix->pub.reference, &host, &owned, "index: reference");
-        if (s)
-            return s;
-        ix->rows = host.data; /* device rows: always a private copy (owned) */
-    }
+    grip_status s = grip_index_host_copy(ix->ctx, &ix->pub, &ix->rows);
     *rows = ix->rows ? ix->rows : ix->pub.reference.data;
-    return GRIP_OK;
+    return s;
 }
 
 /* The GPU search: device queries and outputs are used in place, host ones staged through device buffers. */
@@ -98,9 +91,7 @@ static grip_status device_rows_make(bruteforce_index *ix, const grip_array *refe
             grip_array_host_view(GRIP_F32, n, dim, (void *)grip_knn_cuda_ref_host_rows(ix->device_rows));
         return GRIP_OK;
     }
-    ix->pub.reference = grip_array_host_view(GRIP_F32, n, dim, (void *)grip_knn_cuda_ref_rows(ix->device_rows));
-    ix->pub.reference.memory = GRIP_MEM_CUDA;
-    ix->pub.reference.device = ix->ctx->device;
+    grip_index_reference_on_device(ix->ctx, &ix->pub, grip_knn_cuda_ref_rows(ix->device_rows));
     return GRIP_OK;
 }
 

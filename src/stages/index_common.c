@@ -194,3 +194,23 @@ grip_status grip_index_search_device_end(grip_ctx *ctx, grip_index_search_dev *i
     memset(io, 0, sizeof *io);
     return status;
 }
+
+void grip_index_reference_on_device(grip_ctx *ctx, grip_index *pub, const float *rows)
+{
+    pub->reference = grip_array_host_view(GRIP_F32, pub->rows, pub->dim, (void *)rows);
+    pub->reference.memory = GRIP_MEM_CUDA;
+    pub->reference.device = ctx->device;
+}
+
+grip_status grip_index_host_copy(grip_ctx *ctx, const grip_index *pub, float **rows)
+{
+    if (*rows || pub->reference.memory != GRIP_MEM_CUDA)
+        return GRIP_OK;
+    grip_array host;
+    int owned = 0;
+    grip_status s = grip_array_to_host(ctx, &pub->reference, &host, &owned, "index: reference");
+    if (s)
+        return s;
+    *rows = host.data; /* from device memory: always a private copy (owned) */
+    return GRIP_OK;
+}

@@ -12,6 +12,14 @@
 grip_status grip_index_init(grip_ctx *ctx, grip_index *pub, const grip_array *reference, const grip_array *model_ids,
                             float **rows_copy);
 
+/* Points pub->reference at its pub->rows x pub->dim rows in the context's device memory, which the index keeps and
+ * frees its own way (the array is a view). */
+void grip_index_reference_on_device(grip_ctx *ctx, grip_index *pub, const float *rows);
+
+/* For an index whose reference rows are on the device: a host copy of them into *rows (malloc'd; the index owns
+ * and frees it), made once, for the CPU twin. Nothing when *rows is already set or the rows are in host memory. */
+grip_status grip_index_host_copy(grip_ctx *ctx, const grip_index *pub, float **rows);
+
 /* Host views of a search call's queries and outputs: the caller's own arrays when they live on the host, else
  * host buffers copied back to the caller's device arrays by grip_index_search_end. */
 typedef struct grip_index_search_io {
