@@ -31,8 +31,10 @@ typedef struct bruteforce_index {
 static grip_status host_rows(bruteforce_index *ix, const float **rows)
 {
     grip_status s = grip_index_host_copy(ix->ctx, &ix->pub, &ix->rows);
+    if (s)
+        return s;
     *rows = ix->rows ? ix->rows : ix->pub.reference.data;
-    return s;
+    return GRIP_OK;
 }
 
 /* The GPU search: device queries and outputs are used in place, host ones staged through device buffers. */
