@@ -545,23 +545,32 @@ __device__ __forceinline__ void ring_start(const wgmma_smem &s, const unsigned c
             issue_chunk<Ring>(s, ref, c, (size_t)(c / walk::kChunks), c % walk::kChunks);
 }
 
-// The products of chunk `chunk` of a tile (a constant once inlined) into acc, from the stage at `at` once its fill
-// has arrived, as one commit group. The descriptors of a chunk's k-steps are 256 bytes apart, 16 in their
-// address field (shared addresses are below 2^18, so the field's 14 bits never carry).
-template <class Ring, class Acc>
-__device__ __forceinline__ void chunk_products(const wgmma_smem &s, const uint32_t (&a)[Ring::kSteps][4], int chunk,
-                                               Acc (&acc)[64], const ring_cursor<Ring::kStages> &at)
+// The products of chunk `chunk` of a tile (a constant once inlined) in `stage`, its rows from `first_row` on (0, or
+// 64 for a tile's second half: the chunk's 8-row groups are sbo bytes apart) and as many as acc holds (64
+// accumulators a thread: 128 rows; 32: 64), into acc, as one commit group. The descriptors of a chunk's k-steps are
+// 256 bytes apart, 16 in their address field (shared addresses are below 2^18, so the field's 14 bits never carry).
+template <class Ring, class Acc, int NA>
+__device__ __forceinline__ void stage_products(const wgmma_smem &s, const uint32_t (&a)[Ring::kSteps][4], int chunk,
+                                               Acc (&acc)[NA], int stage, int first_row)
 {
     using walk = tile_walk<Ring::kSteps>;
-    mbar_wait(s.full_bar(at.stage), at.parity);
     wgmma_fence();
     const unsigned sbo = (unsigned)walk::steps(chunk) * 256; // 8 rows x the chunk's bytes
-    const uint64_t desc = smem_desc(s.stages + at.stage * Ring::kStageBytes, sbo);
+    const uint64_t desc = smem_desc(s.stages + stage * Ring::kStageBytes + first_row / 8 * sbo, sbo);
 #pragma unroll
     for (int kk = 0; kk < 4; ++kk)
         if (kk < walk::steps(chunk))
             wgmma_step(acc, a[chunk * 4 + kk], desc + (uint64_t)(kk * (256 >> 4)), chunk + kk > 0);
     wgmma_commit();
+}
+
+// A whole tile's chunk `chunk` into acc (stage_products) once its fill, at `at`, has arrived.
+template <class Ring, class Acc>
+__device__ __forceinline__ void chunk_products(const wgmma_smem &s, const uint32_t (&a)[Ring::kSteps][4], int chunk,
+                                               Acc (&acc)[64], const ring_cursor<Ring::kStages> &at)
+{
+    mbar_wait(s.full_bar(at.stage), at.parity);
+    stage_products<Ring>(s, a, chunk, acc, at.stage, 0);
 }
 
 // The block's walk over `tiles` tiles of reference rows, ref pointing at the first (tile `tile0` of the set, whose
@@ -598,22 +607,6 @@ __device__ __forceinline__ void walk_tiles(const wgmma_smem &s, const unsigned c
     }
 }
 
-// The products of half `half` of the tile in `stage` (its rows 64 half .. 64 half + 63: 8 groups of 8 rows, sbo
-// bytes each, on) into acc, as one commit group; for tiles of one chunk.
-template <class Ring, class Acc>
-__device__ __forceinline__ void half_products(const wgmma_smem &s, const uint32_t (&a)[Ring::kSteps][4],
-                                              Acc (&acc)[32], int stage, int half)
-{
-    static_assert(tile_walk<Ring::kSteps>::kChunks == 1, "a tile is one chunk");
-    constexpr unsigned sbo = Ring::kSteps * 256;
-    wgmma_fence();
-    const uint64_t desc = smem_desc(s.stages + stage * Ring::kStageBytes + half * 8 * sbo, sbo);
-#pragma unroll
-    for (int kk = 0; kk < Ring::kSteps; ++kk)
-        wgmma_step(acc, a[kk], desc + (uint64_t)(kk * (256 >> 4)), kk > 0);
-    wgmma_commit();
-}
-
 // walk_tiles for tiles of one chunk, in halves of 64 rows with their own accumulators: the first half's epilogue
 // runs while the second half's products are in flight (at D = 33, 1e6 x 1e6, 0.199 -> 0.183 s). Across tiles
 // they do not overlap: ptxas keeps the wgmmas asynchronous only when an epilogue reads the accumulators of a wgmma
@@ -626,14 +619,15 @@ __device__ __forceinline__ void walk_tile_halves(const wgmma_smem &s, const unsi
                                                  Slots &sl, const uint32_t (&a)[Ring::kSteps][4], size_t tile0,
                                                  size_t tiles, int lane, Epilogue &&epilogue)
 {
+    static_assert(tile_walk<Ring::kSteps>::kChunks == 1, "a tile is one chunk");
     typename Slots::acc_t lo[32], hi[32];
     ring_cursor<Ring::kStages> at;        // the walk's chunk
     const unsigned count = (unsigned)tiles; // below 2^25 (rows are counted in 32 bits)
     for (unsigned tile = 0; tile < count; ++tile) {
         sl.load_norms(r, tile0 + tile, lane % 4);
         mbar_wait(s.full_bar(at.stage), at.parity);
-        half_products<Ring>(s, a, lo, at.stage, 0);
-        half_products<Ring>(s, a, hi, at.stage, 1);
+        stage_products<Ring>(s, a, 0, lo, at.stage, 0);
+        stage_products<Ring>(s, a, 0, hi, at.stage, 64);
         wgmma_wait<1>();
         fence_accumulators(lo);
         epilogue(tile_part<Slots, 32>{sl, lo, 0}, tile0 + tile);
@@ -646,7 +640,7 @@ __device__ __forceinline__ void walk_tile_halves(const wgmma_smem &s, const unsi
 }
 
 // The walk of a kernel: in halves of tiles for the two-blocks kernels of one chunk a tile (the folded int8 kernel
-// only: fp16_slots and s8_slots run one block an SM, and half_products has the int8 instruction alone).
+// only: fp16_slots and s8_slots run one block an SM, and wgmma_step has the half tile's int8 instruction alone).
 template <class Ring, class Slots, class Epilogue>
 __device__ __forceinline__ void walk(const wgmma_smem &s, const unsigned char *ref, const rows_prep &r, Slots &sl,
                                      const uint32_t (&a)[Ring::kSteps][4], size_t tile0, size_t tiles, int lane,
