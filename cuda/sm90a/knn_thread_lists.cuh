@@ -11,7 +11,8 @@
 //
 // The 4 x kThreadList = 32 entries of a query are its candidates. They are not always its 32 best rows, but every
 // row left out is at or above some thread's last value, so at or above the least of the 4: that is the bound the
-// re-rank's certificate uses for the rows outside the list.
+// re-rank's certificate uses for the rows outside the list. A kernel may keep fewer entries a thread (N, the folded
+// kernel 6): fewer rows then enter the lists, the bound is lower, and the store pads the lists to 32.
 #ifndef GRIP_CUDA_SM90A_KNN_THREAD_LISTS_CUH
 #define GRIP_CUDA_SM90A_KNN_THREAD_LISTS_CUH
 
@@ -19,39 +20,41 @@
 
 namespace grip_screen {
 
-constexpr int kThreadList = 8;    // entries per thread and query
+constexpr int kThreadList = 8;    // entries per thread and query, at most (the store's 8 lanes a thread)
 constexpr int kListThreads = 256; // threads of the block (the wgmma kernel's two warpgroups)
 constexpr int kQueryThreads = 4;  // threads sharing a query (lane % 4), each over its own quarter of the rows
 static_assert(kQueryThreads * kThreadList == kList, "a query's candidates fill the re-rank's warp");
 
-// A thread's two lists (query h = 0: row0, 1: row0 + 8), ascending, in registers: every index is a constant once
-// the callers' loops are unrolled. V is the screening's value type (float, or int for int8); `empty` stands for
-// no entry and is above every value that may enter.
-template <class V> struct thread_best {
-    V d[2][kThreadList];
-    uint32_t id[2][kThreadList];
+// A thread's two lists of N entries (query h = 0: row0, 1: row0 + 8), ascending, in registers: every index is a
+// constant once the callers' loops are unrolled. V is the screening's value type (float, or int for int8); `empty`
+// stands for no entry and is above every value that may enter.
+template <class V, int N = kThreadList> struct thread_best {
+    static_assert(N >= 1 && N <= kThreadList, "the store's lanes");
+    static constexpr int kEntries = N;
+    V d[2][N];
+    uint32_t id[2][N];
 
     __device__ __forceinline__ void clear(V empty)
     {
 #pragma unroll
         for (int h = 0; h < 2; ++h)
 #pragma unroll
-            for (int e = 0; e < kThreadList; ++e) {
+            for (int e = 0; e < N; ++e) {
                 d[h][e] = empty;
                 id[h][e] = UINT32_MAX;
             }
     }
-    __device__ __forceinline__ V last(int h) const { return d[h][kThreadList - 1]; }
+    __device__ __forceinline__ V last(int h) const { return d[h][N - 1]; }
     // Inserts (x, row) into list h after its equal values; x is below its last value, which drops out. A
     // compare an entry, then selects for the values and the rows: no memory.
     __device__ __forceinline__ void insert(int h, V x, uint32_t row)
     {
-        bool stays[kThreadList];
+        bool stays[N];
 #pragma unroll
-        for (int e = 0; e < kThreadList; ++e)
+        for (int e = 0; e < N; ++e)
             stays[e] = d[h][e] <= x;
 #pragma unroll
-        for (int e = kThreadList - 1; e >= 0; --e) {
+        for (int e = N - 1; e >= 0; --e) {
             if (stays[e])
                 continue;
             const bool here = e == 0 || stays[e - 1];
@@ -84,14 +87,14 @@ __device__ __forceinline__ int thread_list_word(int e, int h, int tid)
 }
 
 // Writes the thread's lists into the block's, their values turned into the floats of the candidate lists by listed().
-template <class V, class Listed>
-__device__ __forceinline__ void thread_lists_put(const thread_lists &s, int tid, const thread_best<V> &best,
+template <class V, int N, class Listed>
+__device__ __forceinline__ void thread_lists_put(const thread_lists &s, int tid, const thread_best<V, N> &best,
                                                  Listed &&listed)
 {
 #pragma unroll
     for (int h = 0; h < 2; ++h)
 #pragma unroll
-        for (int e = 0; e < kThreadList; ++e) {
+        for (int e = 0; e < N; ++e) {
             s.d[thread_list_word(e, h, tid)] = listed(best.d[h][e]);
             s.id[thread_list_word(e, h, tid)] = best.id[h][e];
         }
@@ -99,20 +102,20 @@ __device__ __forceinline__ void thread_lists_put(const thread_lists &s, int tid,
 
 // Writes the warp's 16 queries' candidates, sorted, to cand_id / cand_x (kList per query, global query qb + q with
 // q = 16 warp + i) and their bounds to cand_bound. Query i (i % 8 = lane / 4 of its threads, i / 8 = h) is gathered
-// into the warp's lanes, lane L holding entry L % 8 of its thread L / 8, then sorted across the warp. By the whole
-// warp, after its threads' thread_lists_put (__syncwarp between).
+// into the warp's lanes, lane L holding entry L % 8 of its thread L / 8 (no row, +inf, past the thread's N), then
+// sorted across the warp. By the whole warp, after its threads' thread_lists_put (__syncwarp between).
+template <int N>
 __device__ __forceinline__ void thread_lists_store(const thread_lists &s, int warp, int lane, size_t qb,
                                                    uint32_t *__restrict__ cand_id, float *__restrict__ cand_x,
                                                    float *__restrict__ cand_bound)
 {
     for (int i = 0; i < kQueriesPerWarp; ++i) {
         const int h = i / 8, tid = warp * 32 + 4 * (i % 8) + lane / kThreadList, e = lane % kThreadList;
-        float d = s.d[thread_list_word(e, h, tid)];
-        uint32_t id = s.id[thread_list_word(e, h, tid)];
-        float least_last = d; // the least of the 4 threads' last values, in lane kThreadList - 1
-        least_last = fminf(least_last, __shfl_xor_sync(kFullMask, least_last, kThreadList));
-        least_last = fminf(least_last, __shfl_xor_sync(kFullMask, least_last, 2 * kThreadList));
-        least_last = __shfl_sync(kFullMask, least_last, kThreadList - 1);
+        float d = e < N ? s.d[thread_list_word(e, h, tid)] : INFINITY;
+        uint32_t id = e < N ? s.id[thread_list_word(e, h, tid)] : UINT32_MAX;
+        float least_last = e == N - 1 ? d : INFINITY; // the least of the 4 threads' last values, in every lane
+        for (int o = 16; o > 0; o >>= 1)
+            least_last = fminf(least_last, __shfl_xor_sync(kFullMask, least_last, o));
         warp_bitonic_sort<32>(d, id, lane);
         const size_t q = qb + (size_t)(warp * kQueriesPerWarp + i);
         cand_id[q * kList + lane] = id;
