@@ -21,7 +21,7 @@
 //    with the CPU twin's arithmetic (dimension order, __fsub_rn/__fmul_rn/__fadd_rn) and ranks them by
 //    (distance, row), the CPU's tie rule.
 //    Every row not kept has screened distance >= T (cand_bound: the 32nd kept one, or on the wgmma kernel the
-//    least of the 4 threads' 8th), hence exact distance >= L(T), a lower
+//    least of the 4 threads' last, 8th or 6th), hence exact distance >= L(T), a lower
 //    bound from the screening's error:
 //    - fp16: L(T) = T - B, where B bounds |screened - exact| for this query and any reference row (from the norms
 //      and residual norms: fp16 input rounding, tensor-core accumulation, the norms' and the formula's float

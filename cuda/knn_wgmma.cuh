@@ -1,6 +1,6 @@
 // knn_wgmma.cuh -- the Hopper screening kernel (cuda/sm90a/knn_wgmma.cu), used by cuda/knn_tensor.cu in place of
-// its mma.sync kernel where the device and the build allow it. Its own candidate lists (a thread's best 8 of its
-// quarter of the rows, cuda/sm90a/knn_thread_lists.cuh), a different data layout: the reference
+// its mma.sync kernel where the device and the build allow it. Its own candidate lists (a thread's best 8, or 6, of
+// its quarter of the rows, cuda/sm90a/knn_thread_lists.cuh), a different data layout: the reference
 // rows are stored in wgmma tiles (knn_tensor.cu's operand_index) and all scaled alike. Two operand kinds: fp16
 // (the error model of mma.sync: Hopper's wgmma and mma.sync share the tensor cores' fp16 arithmetic), and int8
 // (rows quantized with one step, exact integer products, at twice the rate; knn_tensor.cu bounds its error).
@@ -28,10 +28,10 @@ enum grip_wgmma_operands { GRIP_WGMMA_FP16, GRIP_WGMMA_S8, GRIP_WGMMA_S8_FOLDED 
 
 // Each of the m_padded queries' kList candidates (values x and rows, ascending by x) into cand_x and cand_id (kList per
 // query), and into cand_bound[i] a value that every row outside query i's candidates is screened at or above (+inf when
-// none is outside). The candidates are the union of 4 threads' best 8 over a quarter of the rows each
-// (cuda/sm90a/knn_thread_lists.cuh), not always the 32 best, and the bound their least eighth. q: row-major, ksteps x
-// 32 bytes a row; r: n_padded rows in wgmma tiles. fp16: per-row query scales, the reference rows scaled by 1 /
-// ref_inv_scale, x = |r|^2 - 2 q.r (the screened distance less |q|^2, which is the same for all its rows). int8:
+// none is outside). The candidates are the union of 4 threads' best 8 (6 folded) over a quarter of the rows each
+// (cuda/sm90a/knn_thread_lists.cuh), not always the best, and the bound the least of their last values. q: row-major,
+// ksteps x 32 bytes a row; r: n_padded rows in wgmma tiles. fp16: per-row query scales, the reference rows scaled by 1
+// / ref_inv_scale, x = |r|^2 - 2 q.r (the screened distance less |q|^2, which is the same for all its rows). int8:
 // queries and rows quantized with one step, x = |r~|^2 - 2 q~.r~ in integer units (times the step squared, the screened
 // distance less |q~|^2); folded, x less 1 where |r~|^2 is odd (a lower value never hides a row from the certificate,
 // knn_tensor.cu). Asynchronous on the default stream; returns the launch's error.

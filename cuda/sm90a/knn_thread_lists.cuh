@@ -2,17 +2,18 @@
 // per thread and query, in the thread's registers.
 //
 // After a tile's products a thread holds 2 queries x 32 of the tile's 128 rows; the 4 threads of a query see disjoint
-// quarters of the rows over the whole walk. Each keeps the best kThreadList of its quarter, inserting on its own: no
-// atomics, no buffers, no merges, no barriers, no shared memory until the store. Its threshold is its list's last
-// value, or lower: after a tile with inserts the 4 threads take the least of theirs (knn_wgmma.cu's keep_tile), so
-// a row a thread leaves out is still at or above the bound below. (The shared lists of cuda/knn_screen.cuh, which
-// the mma.sync kernel keeps, fed through per-query buffers and warp merges: at D = 352 and 1e5 rows about half the
-// screening's time went to them, most of it while the lists filled in the first tiles.)
+// quarters of the rows over the whole walk. Each keeps the best N (at most kThreadList) of its quarter, inserting on
+// its own: no atomics, no buffers, no merges, no barriers, no shared memory until the store. Its threshold is its
+// list's last value, or lower: after a tile with inserts the 4 threads take the least of theirs (knn_wgmma.cu's
+// keep_tile), so a row a thread leaves out is still at or above the bound below. (The shared lists of
+// cuda/knn_screen.cuh, which the mma.sync kernel keeps, fed through per-query buffers and warp merges: at D = 352 and
+// 1e5 rows about half the screening's time went to them, most of it while the lists filled in the first tiles.)
 //
-// The 4 x kThreadList = 32 entries of a query are its candidates. They are not always its 32 best rows, but every
-// row left out is at or above some thread's last value, so at or above the least of the 4: that is the bound the
-// re-rank's certificate uses for the rows outside the list. A kernel may keep fewer entries a thread (N, the folded
-// kernel 6): fewer rows then enter the lists, the bound is lower, and the store pads the lists to 32.
+// The 4 x N entries of a query (32 at N = kThreadList, padded to 32 at the store) are its candidates. They are not
+// always its best rows, but every row left out is at or above some thread's last value, so at or above the least of the
+// 4: that is the bound the re-rank's certificate uses for the rows outside the list. A kernel may keep fewer entries a
+// thread (N, the folded kernel 6): fewer rows then enter the lists, the bound is lower, and the store pads the lists to
+// 32.
 #ifndef GRIP_CUDA_SM90A_KNN_THREAD_LISTS_CUH
 #define GRIP_CUDA_SM90A_KNN_THREAD_LISTS_CUH
 
@@ -30,7 +31,6 @@ static_assert(kQueryThreads * kThreadList == kList, "a query's candidates fill t
 // stands for no entry and is above every value that may enter.
 template <class V, int N = kThreadList> struct thread_best {
     static_assert(N >= 1 && N <= kThreadList, "the store's lanes");
-    static constexpr int kEntries = N;
     V d[2][N];
     uint32_t id[2][N];
 

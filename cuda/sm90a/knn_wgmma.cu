@@ -102,7 +102,8 @@ struct wgmma_smem {
     unsigned full;      // kStages mbarriers (8 bytes each): the stage's chunk has arrived
     unsigned released;  // kStages counts (4 bytes each): warps done with the stage, counted over its fills
     thread_lists lists; // after the walk, over the stages
-    unsigned *stash;    // the thread's stash, where the ring has them (word i at stash[i * kThreadsW])
+    unsigned *stash;    // the thread's stash (word i at stash[i * kThreadsW]); past the block's memory, never
+                        // used, where the ring has none
     __device__ __forceinline__ unsigned full_bar(int stage) const { return full + stage * (unsigned)sizeof(uint64_t); }
     __device__ __forceinline__ unsigned count(int stage) const { return released + stage * (unsigned)sizeof(unsigned); }
 };
@@ -725,9 +726,9 @@ __device__ __forceinline__ void walk_tiles(const wgmma_smem &s, const unsigned c
 
 // walk_tiles for tiles of one chunk, in halves of 64 rows with their own accumulators: the first half's epilogue
 // runs while the second half's products are in flight (at D = 33, 1e6 x 1e6, 0.199 -> 0.183 s; the folded kernel's
-// re-screen walks so, its screen as walk_stashed). Across tiles
-// they do not overlap: ptxas keeps the wgmmas asynchronous only when an epilogue reads the accumulators of a wgmma
-// issued, in the same pass of the loop, before those in flight. Reading them with a wgmma in flight from the pass
+// re-screen walks so, its screen as walk_stashed). Across tiles they do not overlap: ptxas keeps the wgmmas
+// asynchronous only when an epilogue reads the accumulators of a wgmma issued, in the same pass of the loop, before
+// those in flight. Reading them with a wgmma in flight from the pass
 // before (the next tile's products issued during this tile's epilogue), or one issued earlier in the pass, makes
 // it serialize them all; passes of two or more tiles in sequence kept them asynchronous but were 1.3-3.1x slower
 // (instruction fetch: each pass inlines the epilogue once a half).
@@ -849,7 +850,8 @@ __global__ void __launch_bounds__(kThreadsW, (ring_for<KSTEPS, Slots>::kBlocksPe
 }
 
 // The re-screen (grip_knn_wgmma_rescreen): block (x, y) walks row range y (of gridDim.y, in whole tiles) for
-// queries 128 x .. 128 x + 127. Its shared memory is the screen's (the lists, over the ring, never written).
+// queries 128 x .. 128 x + 127. Its shared memory is ring_for's: the screen's but for the folded kernel's stashes
+// (there the screen's ring is shorter).
 template <int KSTEPS, class Slots>
 __global__ void __launch_bounds__(kThreadsW, (ring_for<KSTEPS, Slots>::kBlocksPerSM))
     wgmma_rescreen_kernel(rows_prep q, rows_prep r, float ref_inv_scale, size_t n_tiles,
@@ -905,8 +907,9 @@ struct screen_launch {
     template <int KSTEPS, class Slots> cudaError_t run() const
     {
         return launch_walk<screen_ring_for<KSTEPS, Slots>>(wgmma_screen_kernel<KSTEPS, Slots>,
-                                                    dim3((unsigned)(m_padded / kBlockQueries)), q, r, ref_inv_scale,
-                                                    n_padded / kTileRows, cand_id, cand_x, cand_bound);
+                                                           dim3((unsigned)(m_padded / kBlockQueries)), q, r,
+                                                           ref_inv_scale, n_padded / kTileRows, cand_id, cand_x,
+                                                           cand_bound);
     }
 };
 
