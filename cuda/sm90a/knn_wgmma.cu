@@ -570,26 +570,10 @@ __device__ __forceinline__ void stash_half(const tile_part<Slots, 32> &part, con
 {
     static_assert(std::is_same<typename Slots::value_t, int>::value, "integer values");
     static_assert(kStashWords >= 64, "a tile's 64 slots");
-    if (!part_has_slot_below(part, thr))
-        return;
-    const unsigned groups = groups_below(part, thr);
-#pragma unroll
-    for (int g = 0; g < tile_part<Slots, 32>::kGroups; ++g) {
-        if (!(groups & (1u << g)))
-            continue;
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-            if (!(part.least_of_group(g, h) < thr[h]))
-                continue;
-#pragma unroll
-            for (int i = 0; i < 4; ++i) {
-                const int j = part.j0 + 2 * g + i / 2, c = 2 * h + i % 2;
-                const int x = part.value(j, c);
-                if (x < thr[h])
-                    stash[kThreadsW * n++] = (unsigned)(x * 64 + 32 * h + 2 * j + c % 2);
-            }
-        }
-    }
+    int bound[2] = {thr[0], thr[1]}; // the stash lowers no bound
+    for_each_slot_below(part, bound, [&](int j, int c, int x) {
+        stash[kThreadsW * n++] = (unsigned)(x * 64 + 32 * (c / 2) + 2 * j + c % 2);
+    });
 }
 
 // Inserts the thread's n stashed slots of the tile whose first row is col0 into its lists, lowering its bounds,
