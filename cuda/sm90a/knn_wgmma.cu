@@ -192,12 +192,14 @@ template <int STAGES> struct ring_cursor {
 
 // The warp is done with the chunk in `stage`: its wgmmas that read it have completed. One lane, elected, counts it
 // and gets the count before its own (the other lanes 0). The count is relaxed: the refill must follow the 8 warps'
-// reads of the stage, which are the wgmmas' (the async proxy, which no generic-proxy fence orders) and complete at
-// each warp's wgmma_wait, before its count; the last warp issues the refill only once it has the count's value, the
-// last in that word's order. (An acquire-release count added a fence, MEMBAR.ALL.CTA, and a wait for the atomic's
-// value: 0.152 against 0.1495 s at D = 33, 1e6 x 1e6.) Elected by elect.sync, not as lane 0: ptxas then leaves out
-// the warp-wide aggregation it gives an atomic in a branch (some 20 instructions, and the whole warp waiting for the
-// atomic's value).
+// reads of the stage, which are complete when each warp's wgmma_wait returns, before its count, and the last warp
+// issues the refill only once it has the count's value, after the other 7 counts on that word. That rests on the
+// hardware and on ptxas keeping the ATOMS after the WARPGROUP.DEPBAR (checked in the SASS of every caller with CUDA
+// 13.0; check again with a new compiler), not on the PTX memory model, which orders the reads before the refill
+// only through a release count (acquire-release: a MEMBAR.ALL.CTA before the atomic and a wait for its value after
+// it, 0.1520 against 0.1496 s at D = 33, 1e6 x 1e6; release alone 0.1501 s). Elected by elect.sync, not as lane 0:
+// ptxas then leaves out the warp-wide aggregation it gives an atomic in a branch (some 20 instructions, and the
+// whole warp waiting for the atomic's value).
 __device__ __forceinline__ unsigned release_count(const wgmma_smem &s, int stage)
 {
     unsigned before = 0;
