@@ -539,6 +539,17 @@ __device__ __forceinline__ unsigned for_each_slot_below(const tile_part<Slots, N
     return groups;
 }
 
+// After a tile with inserts in the warp (its lanes alike), the 4 threads of each query (lanes 4g .. 4g + 3) take the
+// least of their thresholds (keep_tile says why the certificate still holds).
+template <class Slots> __device__ __forceinline__ void share_least_thresholds(typename Slots::value_t (&thr)[2])
+{
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        thr[h] = Slots::lower(thr[h], __shfl_xor_sync(kFullMask, thr[h], 1));
+        thr[h] = Slots::lower(thr[h], __shfl_xor_sync(kFullMask, thr[h], 2));
+    }
+}
+
 // The tile's epilogue for the candidate lists: each slot below the thread's threshold for its query goes into the
 // thread's list (registers), and the threshold drops to the list's new last value. When the warp inserted any, the 4
 // threads of each query then take the least of their thresholds: a row at or above it is at or above the least last
@@ -556,11 +567,7 @@ __device__ __forceinline__ void keep_tile(thread_best<typename Slots::value_t, N
         thr[h] = Slots::lower(thr[h], best.last(h));
     });
     if (inserted) // the warp's lanes alike (a ballot)
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-            thr[h] = Slots::lower(thr[h], __shfl_xor_sync(kFullMask, thr[h], 1));
-            thr[h] = Slots::lower(thr[h], __shfl_xor_sync(kFullMask, thr[h], 2));
-        }
+        share_least_thresholds<Slots>(thr);
 }
 
 // keep_tile in two steps, for walk_stashed: the slots of a half tile below the thread's bounds are written to the
@@ -583,10 +590,11 @@ __device__ __forceinline__ void stash_half(const tile_part<Slots, 32> &part, con
 
 // Inserts the thread's n stashed slots of the tile whose first row is col0 into its lists, lowering its bounds,
 // then, where the warp inserted any, the 4 threads of each query take the least of their bounds (as keep_tile).
-template <int N>
+template <class Slots, int N>
 __device__ __forceinline__ void flush_stash(thread_best<int, N> &best, int (&thr)[2], const unsigned *stash, int &n,
                                             size_t col0, int t)
 {
+    static_assert(std::is_same<typename Slots::value_t, int>::value, "integer values");
     if (!__any_sync(kFullMask, n > 0))
         return;
     const uint32_t first = (uint32_t)(col0 + 2 * t); // row of slot 0
@@ -604,11 +612,7 @@ __device__ __forceinline__ void flush_stash(thread_best<int, N> &best, int (&thr
         }
     }
     n = 0;
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-        thr[h] = min(thr[h], __shfl_xor_sync(kFullMask, thr[h], 1));
-        thr[h] = min(thr[h], __shfl_xor_sync(kFullMask, thr[h], 2));
-    }
+    share_least_thresholds<Slots>(thr);
 }
 
 // A list value as the candidate lists hold it; Slots::kEmpty (no entry) as +inf.
@@ -771,7 +775,7 @@ __device__ __forceinline__ void walk_stashed(const wgmma_smem &s, const unsigned
         ring_cursor<Ring::kStages> next = at;
         next.advance();
         filled = mbar_test(s.full_bar(next.stage), next.parity);
-        flush_stash(best, thr, s.stash, stashed, stashed_col0, lane % 4);
+        flush_stash<Slots>(best, thr, s.stash, stashed, stashed_col0, lane % 4);
         wgmma_wait<1>();
         fence_accumulators(lo);
         stash_half(tile_part<Slots, 32>{sl, lo, 0}, thr, s.stash, stashed);
@@ -783,7 +787,7 @@ __device__ __forceinline__ void walk_stashed(const wgmma_smem &s, const unsigned
         stashed_col0 = (size_t)tile * kTileRows;
         at = next;
     }
-    flush_stash(best, thr, s.stash, stashed, stashed_col0, lane % 4);
+    flush_stash<Slots>(best, thr, s.stash, stashed, stashed_col0, lane % 4);
 }
 
 // The walk of a kernel: in halves of tiles for the two-blocks kernels of one chunk a tile (the folded int8 kernel
