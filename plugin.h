@@ -21,6 +21,9 @@
  *  - Threading. A grip_ctx and everything created from it are used by one thread at a time. Distinct contexts
  *    may be used from distinct threads at once. The table returned by grip_plugin_get() is immutable and may be
  *    read from any thread.
+ *  - Synchrony. Every call returns when its outputs are complete where the caller asked for them. This version
+ *    queues its GPU work on the device's legacy default stream: contexts used from distinct threads on one device
+ *    are correct, but their kernels run one after another, not concurrently.
  *  - Errors. Every fallible call returns a grip_status; on failure the context's last-error text
  *    (ctx_last_error) names the stage and the key or input at fault. Outputs are untouched (left NULL) on
  *    failure and nothing leaks. A plugin never prints to stdout, never exits, aborts or resets a device.
@@ -108,7 +111,7 @@ typedef struct grip_cloud {
 typedef enum grip_role { GRIP_ROLE_MODEL = 0, GRIP_ROLE_SCENE = 1 } grip_role;
 
 /* ---------------------------------------------------------------------------------------------------------
- * Context: device choice, streams, memory pool and the last-error text.
+ * Context: device choice, CPU threads, the device memory pool and the last-error text.
  * ------------------------------------------------------------------------------------------------------- */
 typedef struct grip_ctx grip_ctx; /* opaque */
 

@@ -12,7 +12,6 @@ struct grip_ctx {
     int device_probed;      /* 0 until the first stage that needs CUDA asks */
     int device_count;       /* usable CUDA devices, valid once probed */
     int device;             /* the CUDA ordinal in use, -1 if none */
-    void *cuda;             /* cuda/ state (streams, pool), NULL until first use */
     char last_error[GRIP_ERROR_TEXT_MAX];
 };
 

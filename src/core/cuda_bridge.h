@@ -30,6 +30,11 @@ grip_status grip_cuda_copy_to_device(grip_ctx *ctx, void *dev, const void *host,
  * that order. Enqueued on the default stream: ordered with the synchronous calls above. */
 grip_status grip_cuda_gather_rows(grip_ctx *ctx, const float *rows, size_t dim, const uint32_t *row_ids, size_t count,
                                   float *out);
+/* Copies `bytes` from src to dst, both device memory of the context's device (0 bytes is allowed; synchronous). */
+grip_status grip_cuda_copy_on_device(grip_ctx *ctx, void *dst, const void *src, size_t bytes);
+/* out[i] = rows[idx[i]] for i < count, rows of 4 floats (normals with curvature); rows, idx and out in device memory,
+ * idx below the rows' number (the caller checks). Synchronous. */
+grip_status grip_cuda_gather_rows4(grip_ctx *ctx, const float *rows, const uint32_t *idx, size_t count, float *out);
 /* Waits for the work queued on the default stream; a kernel's fault surfaces here, named by this call. */
 grip_status grip_cuda_sync(grip_ctx *ctx);
 /* Frees the context's CUDA state: hands the pool's cached memory back to the driver. Safe when none was made. */

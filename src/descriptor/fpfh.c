@@ -2,7 +2,7 @@
  * some keypoint, compute the SPFH of each of those (one row each), then weigh the rows into each keypoint's FPFH. */
 #include "descriptor/fpfh.h"
 #include "descriptor/pfh_support.h"
-#include "descriptor/shot_support.h"
+#include "descriptor/keypoint_support.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -118,7 +118,7 @@ grip_status grip_fpfh_describe(grip_ctx *ctx, const float *surface_xyz, const fl
     if (!job.needed)
         s = grip_fail(ctx, GRIP_ENOMEM, "fpfh: out of memory for the marks of %zu points", n);
     if (!s)
-        s = grip_shot_for_each_keypoint(ctx, "fpfh", tree, keypoint_xyz, k, radius, 0, mark_needed, &job);
+        s = grip_keypoint_support_for_each(ctx, "fpfh", tree, keypoint_xyz, k, radius, 0, mark_needed, &job);
     if (!s)
         s = list_needed(ctx, &job, n, &point, &row, &point_xyz, &u);
     if (!s) {
@@ -129,9 +129,9 @@ grip_status grip_fpfh_describe(grip_ctx *ctx, const float *surface_xyz, const fl
             s = grip_fail(ctx, GRIP_ENOMEM, "fpfh: out of memory for the SPFH of %zu points", u);
     }
     if (!s)
-        s = grip_shot_for_each_keypoint(ctx, "fpfh", tree, point_xyz, u, radius, 0, spfh_one, &job);
+        s = grip_keypoint_support_for_each(ctx, "fpfh", tree, point_xyz, u, radius, 0, spfh_one, &job);
     if (!s)
-        s = grip_shot_for_each_keypoint(ctx, "fpfh", tree, keypoint_xyz, k, radius, 0, fpfh_one, &job);
+        s = grip_keypoint_support_for_each(ctx, "fpfh", tree, keypoint_xyz, k, radius, 0, fpfh_one, &job);
     free(job.spfh);
     free(point_xyz);
     free(row);

@@ -2,7 +2,7 @@
  * votes (grip_repeat_add), which is what adding the vote pair by pair gives. */
 #include "descriptor/pfh.h"
 #include "descriptor/pfh_support.h"
-#include "descriptor/shot_support.h"
+#include "descriptor/keypoint_support.h"
 
 typedef struct pfh_job {
     const float *xyz, *normals;
@@ -39,5 +39,5 @@ grip_status grip_pfh_describe(grip_ctx *ctx, const float *surface_xyz, const flo
     if (s || k == 0)
         return s;
     pfh_job job = {surface_xyz, surface_normals, out};
-    return grip_shot_for_each_keypoint(ctx, "pfh", tree, keypoint_xyz, k, radius, 0, pfh_one, &job);
+    return grip_keypoint_support_for_each(ctx, "pfh", tree, keypoint_xyz, k, radius, 0, pfh_one, &job);
 }

@@ -1,4 +1,4 @@
-/* shot_cuda.h -- the GPU twin of the SHOT frame (shot_lrf.h) and of SHOT-352 (shot.h), exact (PCL 1.13's
+/* shot_cuda.h -- the GPU twin of the SHOT frame (shot.h) and of SHOT-352 (shot.h), exact (PCL 1.13's
  * semantics) or approximate (G-SHOT, Hu 2017: the support capped at the nearest N points).
  *
  * Both take the keypoints' support as grip_neighborhoods_cuda_radius lists (spatial/neighborhood_cuda.h): sorted
@@ -7,7 +7,7 @@
  * G-SHOT of the CPU twin's max_neighbors N, for the frame and the descriptor alike (one list serves both).
  *  - Frames: one block per keypoint; the 7 sums of the weighted covariance are each added in list order (the
  *    terms in parallel, each sum by one thread), and the per-point and per-keypoint arithmetic is the CPU's
- *    (shot_lrf_math.h, sym3_jacobi.h), so frames equal the CPU twin's to the bit.
+ *    (shot_math.h, sym3_jacobi.h), so frames equal the CPU twin's to the bit.
  *  - Descriptors: one block per keypoint, its 352-float histogram in shared memory; the votes are the CPU's
  *    (shot_math.h) but added in another order, so the values agree with the CPU twin's to float rounding (2.1e-7
  *    at most on the tutorial pair, tests/gpu/test_shot_cuda.c) and NaN rows are the same.

@@ -1,7 +1,7 @@
 /* spin_image.c -- see spin_image.h. The votes come from spin_image_math.h, which the CUDA kernel shares; this file
  * gathers each keypoint's support and sums the votes in double in the support's order, as PCL does. */
 #include "descriptor/spin_image.h"
-#include "descriptor/shot_support.h"
+#include "descriptor/keypoint_support.h"
 
 #include <string.h>
 
@@ -102,6 +102,6 @@ grip_status grip_spin_image_describe(grip_ctx *ctx, const float *surface_xyz, co
                          grip_kdtree3d_size(tree), n);
     spin_job job = {g, surface_xyz, surface_normals, keypoint_normals, p->min_neighbors,
                     grip_spin_image_dim(p->width), out};
-    return grip_shot_for_each_keypoint(ctx, "spin_image", tree, keypoint_xyz, k, p->radius, 0, spin_image_one,
+    return grip_keypoint_support_for_each(ctx, "spin_image", tree, keypoint_xyz, k, p->radius, 0, spin_image_one,
                                        &job);
 }

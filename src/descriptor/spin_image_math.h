@@ -1,6 +1,6 @@
 /* spin_image_math.h -- the arithmetic of one spin-image vote, exactly as PCL 1.13's
  * SpinImageEstimation::computeSiForPoint does it, shared by the CPU twin (spin_image.c) and the CUDA kernel
- * (cuda/spin_image.cu) so that both take the same decisions (support angle, cylinder, bins) bit for bit.
+ * (cuda/descriptor/spin_image.cu) so that both take the same decisions (support angle, cylinder, bins) bit for bit.
  *
  * PCL's precision, step by step: the direction to the neighbour, its norm and both dot products are float (Eigen
  * Vector3f: x0 y0 + (x1 y1 + x2 y2)); everything after is double. In device code every operation that nvcc could

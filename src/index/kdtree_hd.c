@@ -1,7 +1,7 @@
 /* kdtree_hd.c -- see kdtree_hd.h. The build (level by level, stable partitions) and the search (a step = one
- * leaf) are written the way the GPU runs them, so that cuda/kdtree_hd.cu can be checked against them exactly. */
+ * leaf) are written the way the GPU runs them, so that cuda/index/kdtree_hd.cu can be checked against them exactly. */
 #include "index/kdtree_hd.h"
-#include "index/knn_exact.h"
+#include "index/bruteforce.h"
 
 #include <math.h>
 #include <stdlib.h>

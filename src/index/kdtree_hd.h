@@ -1,7 +1,7 @@
 /* kdtree_hd.h -- kd-trees over D-dimensional descriptor rows (SHOT 352, FPFH 33, SIFT 128) on the CPU: Hu 2017's
  * tree (ch. 3-4) and a forest of randomized trees (ch. 5), searched exactly or with a bound on the leaves visited
  * (P-ANNS), optionally finishing the last active queries by brute force (P-BANNS). It is the CPU twin of
- * cuda/kdtree_hd.cu, which builds the same trees and returns the same results for the same bound.
+ * cuda/index/kdtree_hd.cu, which builds the same trees and returns the same results for the same bound.
  *
  * The tree (every choice is deterministic, so that the GPU can reproduce it node for node):
  *  - Rows with a non-finite value are left out (never returned). Points live only in leaves.

@@ -1,4 +1,4 @@
-/* kdtree_hd_cuda.h -- the CUDA backend of the `kdtree` and `kdforest` indexes (cuda/kdtree_hd.cu): the trees of
+/* kdtree_hd_cuda.h -- the CUDA backend of the `kdtree` and `kdforest` indexes (cuda/index/kdtree_hd.cu): the trees of
  * src/index/kdtree_hd.h built on the device, and their searches, with the CPU twin's results for the same trees
  * and the same bounds (exact search: grip_knn_exact's, bit for bit).
  *
@@ -7,7 +7,7 @@
  * Search: in rounds; each round every active query pops and descends to its next leaf (one warp per query),
  * the queries are buffered per leaf and each leaf is scanned by one block for all its queries (the leaf's rows
  * staged in shared memory window by window, P-BANNS); once fewer than finish_below queries are active they are
- * finished by the exact brute-force kernel (cuda/knn_bruteforce.cu). Every call is synchronous. A CPU-only build
+ * finished by the exact brute-force kernel (cuda/index/bruteforce.cu). Every call is synchronous. A CPU-only build
  * links src/index/kdtree_hd_cuda_absent.c, whose functions fail with GRIP_EUNSUPPORTED. */
 #ifndef GRIP_INDEX_KDTREE_HD_CUDA_H
 #define GRIP_INDEX_KDTREE_HD_CUDA_H
@@ -34,10 +34,6 @@ typedef struct grip_kdtree_hd_cuda grip_kdtree_hd_cuda;
  * GRIP_ECUDA, GRIP_EUNSUPPORTED on a CPU-only build. */
 grip_status grip_kdtree_hd_cuda_build(grip_ctx *ctx, const float *rows, int on_device, size_t n, uint32_t dim,
                                       const grip_kdtree_hd_params *params, grip_kdtree_hd_cuda **out);
-/* The same from a forest built on the host (tests: GPU searches of the CPU twin's very trees); rows in host
- * memory, those the tree was built on. */
-grip_status grip_kdtree_hd_cuda_upload(grip_ctx *ctx, const grip_kdtree_hd *tree, const float *rows, size_t n,
-                                       grip_kdtree_hd_cuda **out);
 /* A host copy of the device forest (allocated here, freed with grip_kdtree_hd_free). */
 grip_status grip_kdtree_hd_cuda_download(grip_ctx *ctx, const grip_kdtree_hd_cuda *tree, grip_kdtree_hd **out);
 /* The handle's rows (device memory, n x dim), valid until grip_kdtree_hd_cuda_free. */

@@ -3,7 +3,7 @@
 #include "match/match_select.h"
 #include "core/array.h"
 #include "core/cuda_bridge.h"
-#include "index/knn_cuda.h"
+#include "index/bruteforce_cuda.h"
 
 #include <math.h>
 #include <stdlib.h>

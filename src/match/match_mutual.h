@@ -1,7 +1,7 @@
 /* match_mutual.h -- the mutual filter's reverse search, for the reference rows the search lists name: each one's
  * nearest query row. grip_match_select() reads nearest_query only at rows of the lists, so the search runs over
  * those rows alone (at most m x list_k of them, whatever the index holds), on the CPU (grip_knn_exact) or on the
- * GPU (the CUDA search of src/index/knn_cuda.h), with the same results bit for bit. */
+ * GPU (the CUDA search of src/index/bruteforce_cuda.h), with the same results bit for bit. */
 #ifndef GRIP_MATCH_MATCH_MUTUAL_H
 #define GRIP_MATCH_MATCH_MUTUAL_H
 

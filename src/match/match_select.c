@@ -1,6 +1,6 @@
 /* match_select.c -- see match_select.h. */
 #include "match/match_select.h"
-#include "index/knn_exact.h"
+#include "index/bruteforce.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -7,7 +7,7 @@
  * The tree's shape differs from the CPU's (which copies FLANN's), and its search order too, but an exact search
  * under the same total order (distance, index) has one answer, which both return.
  *
- * The tree (cuda/kdtree3d.cu says why this one): the finite points sorted by a 63-bit Morton code (21 bits per
+ * The tree (cuda/spatial/kdtree3d.cu says why this one): the finite points sorted by a 63-bit Morton code (21 bits per
  * axis over the cube around their bounding box) and the binary radix tree over those codes (Karras 2012), in
  * which every node splits its cell at the middle of one axis, the axes in turn: a kd-tree of middle splits. Its
  * subtrees of at most `leaf_size` points are the leaves, each a run of the sorted points; every node keeps the

@@ -1,6 +1,5 @@
 /* descriptor_front.c -- see descriptor_front.h. */
 #include "stages/descriptor_front.h"
-#include "stages/descriptor_front_cuda.h"
 #include "core/cuda_bridge.h"
 #include "descriptor/normals.h"
 #include "descriptor/normals_cuda.h"
@@ -132,7 +131,7 @@ static grip_status device_feature_normals(grip_descriptor_front *front)
     grip_surface_cuda_view v = grip_surface_cuda_get_view(front->surface);
     grip_status s = grip_result_array_alloc(front->ctx, &f->normals, GRIP_MEM_CUDA, GRIP_F32, front->in.n, 4);
     if (!s)
-        s = grip_front_cuda_copy(front->ctx, f->normals.data, v.normals, front->in.n * 4 * sizeof(float));
+        s = grip_cuda_copy_on_device(front->ctx, f->normals.data, v.normals, front->in.n * 4 * sizeof(float));
     return s;
 }
 
@@ -183,7 +182,7 @@ static grip_status device_keypoint_rows(grip_descriptor_front *front)
         s = grip_cuda_alloc(ctx, k * 4 * sizeof(float), &nrm);
     front->keypoint_normals_dev = nrm; /* owned by the front from here on, freed at close */
     if (!s)
-        s = grip_front_cuda_gather_normals(ctx, v.normals, f->keypoints.data, k, nrm);
+        s = grip_cuda_gather_rows4(ctx, v.normals, f->keypoints.data, k, nrm);
     return s;
 }
 

@@ -5,7 +5,6 @@
 #include "core/cuda_bridge.h"
 #include "descriptor/shot.h"
 #include "descriptor/shot_cuda.h"
-#include "descriptor/shot_lrf.h"
 
 #define SHOT_DIM 352
 

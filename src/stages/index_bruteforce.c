@@ -1,9 +1,9 @@
 /* index_bruteforce.c -- the `bruteforce` index stage: exact k-NN over n x D reference rows (descriptors of every
- * model, tagged by model id), given in host or device memory. CPU twin: src/index/knn_exact.c. */
+ * model, tagged by model id), given in host or device memory. CPU twin: src/index/bruteforce.c. */
 #include "stages/stage.h"
 #include "stages/index_common.h"
-#include "index/knn_cuda.h"
-#include "index/knn_exact.h"
+#include "index/bruteforce_cuda.h"
+#include "index/bruteforce.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -15,7 +15,7 @@ static const grip_param_info bruteforce_params[] = {
 
 /* The index object. On a CPU stage: a host copy of the reference rows, searched exactly. On a CUDA stage: a device
  * copy (made on the device when the rows come in device memory, never through the host), searched by
- * cuda/knn_bruteforce.cu with bit-identical results for k up to GRIP_KNN_CUDA_MAX_K; the CPU twin answers larger
+ * cuda/index/bruteforce.cu with bit-identical results for k up to GRIP_KNN_CUDA_MAX_K; the CPU twin answers larger
  * k from a host copy downloaded on the first such search. A reference set the device cannot hold is streamed: the
  * CUDA handle keeps the rows in host memory and searches them in batches, and the index's reference array is that
  * host copy. */

@@ -1,9 +1,9 @@
 /* index_kdforest.c -- the `kdforest` index stage: randomized kd-trees over n x D descriptor rows (Hu 2017 ch. 5,
  * Silpa-Anan & Hartley: each split on a dimension drawn among the top_spans widest), searched best bin first with
  * one priority queue over all trees and a bound on the leaves visited; the last active queries of a batch may be
- * finished by brute force (P-BANNS). CPU twin: src/index/kdtree_hd.c; GPU: cuda/kdtree_hd.cu. */
+ * finished by brute force (P-BANNS). CPU twin: src/index/kdtree_hd.c; GPU: cuda/index/kdtree_hd.cu. */
 #include "stages/stage.h"
-#include "index/kdtree_hd_index.h"
+#include "stages/index_kdtree_hd.h"
 
 static const grip_param_info kdforest_params[] = {
     GRIP_PARAM_DEVICE,

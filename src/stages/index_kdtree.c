@@ -1,8 +1,8 @@
 /* index_kdtree.c -- the `kdtree` index stage: Hu 2017's kd-tree over n x D descriptor rows (widest span, midpoint
  * split, points in leaves of at most node_size), searched exactly or with a bound on the leaves visited (P-ANNS).
- * CPU twin: src/index/kdtree_hd.c; GPU: cuda/kdtree_hd.cu. */
+ * CPU twin: src/index/kdtree_hd.c; GPU: cuda/index/kdtree_hd.cu. */
 #include "stages/stage.h"
-#include "index/kdtree_hd_index.h"
+#include "stages/index_kdtree_hd.h"
 
 static const grip_param_info kdtree_params[] = {
     GRIP_PARAM_DEVICE,

@@ -3,12 +3,9 @@
 #include "core/ctx.h"
 #include "stages/registry.h"
 
-static const grip_stage_impl *const stages[] = {
-    &grip_descriptor_shot, &grip_descriptor_fpfh, &grip_descriptor_pfh, &grip_descriptor_spin_image,
-    &grip_index_bruteforce, &grip_index_kdtree,   &grip_index_kdforest,
-    &grip_match_knn,
-    &grip_group_hough3d,   &grip_group_gc,         &grip_verify_icp,
-};
+#define GRIP_STAGE_ENTRY(name) &grip_##name,
+static const grip_stage_impl *const stages[] = {GRIP_STAGE_LIST(GRIP_STAGE_ENTRY)};
+#undef GRIP_STAGE_ENTRY
 
 static grip_status plugin_ctx_create(const grip_ctx_options *opts, grip_ctx **out)
 {

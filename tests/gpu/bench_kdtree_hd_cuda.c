@@ -10,7 +10,7 @@
 #include "core/ctx.h"
 #include "core/cuda_bridge.h"
 #include "index/kdtree_hd_cuda.h"
-#include "index/knn_cuda.h"
+#include "index/bruteforce_cuda.h"
 
 #include <cuda_runtime_api.h>
 #include <math.h>

@@ -17,8 +17,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "core/ctx.h"
 #include "core/cuda_bridge.h"
-#include "index/knn_cuda.h"
-#include "index/knn_exact.h"
+#include "index/bruteforce_cuda.h"
+#include "index/bruteforce.h"
 #include "knn_bench_rows.h"
 
 #include <cuda_runtime_api.h>

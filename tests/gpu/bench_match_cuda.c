@@ -11,7 +11,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "core/array.h"
 #include "core/ctx.h"
-#include "index/knn_cuda.h"
+#include "index/bruteforce_cuda.h"
 #include "knn_bench_rows.h"
 #include "stages/registry.h"
 #include "stages/stage.h"

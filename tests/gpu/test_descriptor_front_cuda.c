@@ -14,7 +14,6 @@
 #include "descriptor/normals.h"
 #include "descriptor/normals_cuda.h"
 #include "stages/descriptor_front.h"
-#include "stages/descriptor_front_cuda.h"
 #include "stages/registry.h"
 
 #include <math.h>
@@ -208,7 +207,7 @@ static grip_status normals_body(grip_stage *st, grip_descriptor_front *front)
                    4 * sizeof(float));
         return s;
     }
-    return grip_front_cuda_copy(st->ctx, f->descriptors.data, front->keypoint_normals_dev, k * 4 * sizeof(float));
+    return grip_cuda_copy_on_device(st->ctx, f->descriptors.data, front->keypoint_normals_dev, k * 4 * sizeof(float));
 }
 
 static void expect_memory(const grip_features *f, uint32_t memory)

@@ -9,7 +9,7 @@
 #include "core/cuda_bridge.h"
 #include "index/kdtree_hd.h"
 #include "index/kdtree_hd_cuda.h"
-#include "index/knn_exact.h"
+#include "index/bruteforce.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -3,7 +3,7 @@
  * coordinates, NaN/inf rows and queries, D = 3, 33, 128, 352, k = 1, 2, 5, 32 (also k > n), sizes that are no
  * multiple of the kernel's tiles (64 queries x 128 rows), inclusive max_sqdist bounds; device-resident queries
  * and results; bad arguments; device out of memory leaves the context usable. Dimensions >= 32 with k <= 16 take
- * the tensor-core screened path (cuda/knn_tensor.cu), also tested at its edges: rows far from the origin, magnitudes
+ * the tensor-core screened path (cuda/index/bruteforce_tensor.cu), also tested at its edges: rows far from the origin, magnitudes
  * 1e-9 .. 1e15, near-duplicates beyond fp16's resolution, k = 16 against 17.
  * Streamed references (the rows kept in host memory, searched in batches, forced by grip_knn_cuda_ref_upload_batched
  * with batches of 1, 7, 128 and 1000 rows): the same bit-for-bit comparison on uniform, duplicate-heavy (ties across
@@ -13,8 +13,8 @@
  * it starves any GPU work beside it). Skips (77) without a usable device. */
 #include "test_support.h"
 #include "core/cuda_bridge.h"
-#include "index/knn_cuda.h"
-#include "index/knn_exact.h"
+#include "index/bruteforce_cuda.h"
+#include "index/bruteforce.h"
 
 #ifdef GRIP_HAVE_CUDA
 #include <cuda_runtime_api.h>
@@ -245,7 +245,7 @@ START_TEST(small_and_empty_sets)
 }
 END_TEST
 
-/* A handful of queries (the screening's uncertified leftovers; cuda/knn_few.cu): a full query group and partial
+/* A handful of queries (the screening's uncertified leftovers; cuda/index/bruteforce_few.cu): a full query group and partial
  * ones, rows split into ranges, each range split among warps; ties everywhere, negative coordinates, non-finite
  * rows and queries, dimensions with and without float4 rows, a bound. k = 32 keeps D = 33 and 352 off the
  * screening. */

@@ -7,7 +7,7 @@
 #include "test_support.h"
 #include "core/array.h"
 #include "core/cuda_bridge.h"
-#include "index/knn_exact.h"
+#include "index/bruteforce.h"
 #include "match/match_mutual.h"
 #include "match/match_select.h"
 #include "stages/registry.h"

@@ -18,7 +18,6 @@
 #include "descriptor/normals.h"
 #include "descriptor/shot.h"
 #include "descriptor/shot_cuda.h"
-#include "descriptor/shot_lrf.h"
 #include "spatial/kdtree3d.h"
 #include "spatial/neighborhood_cuda.h"
 #include "stages/registry.h"

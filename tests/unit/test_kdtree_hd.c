@@ -7,7 +7,7 @@
 #include "test_support.h"
 #include "core/array.h"
 #include "index/kdtree_hd.h"
-#include "index/knn_exact.h"
+#include "index/bruteforce.h"
 
 #include <math.h>
 #include <stdio.h>

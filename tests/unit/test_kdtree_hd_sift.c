@@ -3,7 +3,7 @@
  * recall@1 of bounded searches (rows 4500.. as queries against the first 4500) rises with checks and with trees. */
 #include "test_support.h"
 #include "index/kdtree_hd.h"
-#include "index/knn_exact.h"
+#include "index/bruteforce.h"
 
 #include <math.h>
 #include <stdio.h>

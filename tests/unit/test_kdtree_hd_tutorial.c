@@ -4,7 +4,7 @@
  * bounded searches of trees and forests on real SHOT rows, printed for a few bounds. */
 #include "test_support.h"
 #include "index/kdtree_hd.h"
-#include "index/knn_exact.h"
+#include "index/bruteforce.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -3,7 +3,7 @@
  * (where float and double agree exactly, so ids and tie order must match), and bit for bit against FLANN's
  * float sum in dimension order; k = 1, 2, 5, k > n, empty sets, the inclusive bound, threads, bad arguments. */
 #include "test_support.h"
-#include "index/knn_exact.h"
+#include "index/bruteforce.h"
 
 #include <math.h>
 #include <stdlib.h>

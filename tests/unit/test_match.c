@@ -3,7 +3,7 @@
  * policies. (PCL's tutorial matching is in test_match_tutorial.c, which needs the shared data.) */
 #include "test_support.h"
 #include "core/array.h"
-#include "index/knn_exact.h"
+#include "index/bruteforce.h"
 #include "match/match_mutual.h"
 #include "match/match_select.h"
 

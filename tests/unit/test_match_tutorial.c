@@ -4,7 +4,7 @@
  * the same 1,797 pairs, with bit-identical distances (FLANN's float sum in dimension order). */
 #include "test_support.h"
 #include "host_util.h"
-#include "index/knn_exact.h"
+#include "index/bruteforce.h"
 #include "match/match_select.h"
 
 #include <math.h>

@@ -6,7 +6,6 @@
 #include "test_support.h"
 #include "descriptor/normals.h"
 #include "descriptor/shot.h"
-#include "descriptor/shot_lrf.h"
 #include "spatial/kdtree3d.h"
 
 #include <math.h>

@@ -7,7 +7,6 @@
 #include "cloud_io.h"
 #include "host_util.h"
 #include "descriptor/shot.h"
-#include "descriptor/shot_lrf.h"
 #include "spatial/kdtree3d.h"
 
 #include <math.h>

@@ -1,0 +1,375 @@
+// normals.cu -- PCA normals on the GPU, the twin of src/descriptor/normals.c (see src/descriptor/normals_cuda.h),
+// over a device-resident cloud (grip_surface_cuda, cuda/spatial/surface.cuh).
+//
+// k nearest: one thread per point searches the surface's grid (cuda/spatial/grid3d.cuh: a few points per occupied cell,
+// ring by ring until no unseen point can enter: the exact k nearest, ties to the lower index), then sums the
+// covariance in list order.
+// Radius: the surface's radius neighbourhoods (grip_neighborhoods_cuda_radius, sorted by distance, ties to the lower
+// index, as the CPU's search) in chunks of queries, then one thread per point sums its list in order.
+// Arithmetic: every float operation the CPU twin does is done here with GRIP_FADD/FSUB/FMUL/FDIV (math/rounded.h)
+// in the CPU's order, so that nvcc cannot contract it into FMAs: the sums and the solver's steps round as on
+// the CPU (only atan2f/cosf/sinf are the device's own, within 2 ulp).
+#include "cuda/core/check.cuh"
+#include "cuda/spatial/grid3d.cuh"
+#include "cuda/spatial/surface.cuh"
+#include "math/rounded.h"
+
+extern "C" {
+#include "descriptor/normals_cuda.h"
+}
+
+#include <float.h>
+#include <math.h>
+
+namespace {
+
+constexpr int kThreads = 128;
+using knn_list = grip_knn_list<GRIP_NORMALS_CUDA_MAX_K>;
+constexpr uint32_t kRadiusChunk = 1u << 16; // radius queries per neighbourhood search (halved while the lists do not fit)
+
+// ---- PCL 1.13's float eigen33 (src/math/sym3_eigen.c grip_sym3_smallest_pcl), operation for operation --------
+__device__ void pcl_roots_quadratic(float b, float c, float roots[3])
+{
+    roots[0] = 0.0f;
+    float d = (float)GRIP_DSUB((double)GRIP_FMUL(b, b), GRIP_DMUL(4.0, (double)c)); // float b*b, then double
+    if (d < 0.0f)
+        d = 0.0f;
+    const float sd = sqrtf(d);
+    roots[2] = GRIP_FMUL(0.5f, GRIP_FADD(b, sd));
+    roots[1] = GRIP_FMUL(0.5f, GRIP_FSUB(b, sd));
+}
+
+__device__ __forceinline__ void swapf(float &a, float &b)
+{
+    const float t = a;
+    a = b;
+    b = t;
+}
+
+__device__ void pcl_roots(const float m[9], float roots[3])
+{
+    const float m00 = m[0], m01 = m[1], m02 = m[2], m11 = m[4], m12 = m[5], m22 = m[8];
+    // c0 = m00 m11 m22 + 2 m01 m02 m12 - m00 m12^2 - m11 m02^2 - m22 m01^2 and
+    // c1 = m00 m11 - m01^2 + m00 m22 - m02^2 + m11 m22 - m12^2, left to right as PCL
+    float c0 = GRIP_FADD(GRIP_FMUL(GRIP_FMUL(m00, m11), m22), GRIP_FMUL(GRIP_FMUL(GRIP_FMUL(2.0f, m01), m02), m12));
+    c0 = GRIP_FSUB(c0, GRIP_FMUL(GRIP_FMUL(m00, m12), m12));
+    c0 = GRIP_FSUB(c0, GRIP_FMUL(GRIP_FMUL(m11, m02), m02));
+    c0 = GRIP_FSUB(c0, GRIP_FMUL(GRIP_FMUL(m22, m01), m01));
+    float c1 = GRIP_FSUB(GRIP_FMUL(m00, m11), GRIP_FMUL(m01, m01));
+    c1 = GRIP_FADD(c1, GRIP_FMUL(m00, m22));
+    c1 = GRIP_FSUB(c1, GRIP_FMUL(m02, m02));
+    c1 = GRIP_FADD(c1, GRIP_FMUL(m11, m22));
+    c1 = GRIP_FSUB(c1, GRIP_FMUL(m12, m12));
+    const float c2 = GRIP_FADD(GRIP_FADD(m00, m11), m22);
+    if (fabsf(c0) < FLT_EPSILON) {
+        pcl_roots_quadratic(c2, c1, roots);
+        return;
+    }
+    const float inv3 = (float)(1.0 / 3.0), sqrt3 = sqrtf(3.0f);
+    const float c2_over_3 = GRIP_FMUL(c2, inv3);
+    float a_over_3 = GRIP_FMUL(GRIP_FSUB(c1, GRIP_FMUL(c2, c2_over_3)), inv3);
+    if (a_over_3 > 0.0f)
+        a_over_3 = 0.0f;
+    const float half_b = GRIP_FMUL(
+        0.5f, GRIP_FADD(c0, GRIP_FMUL(c2_over_3, GRIP_FSUB(GRIP_FMUL(GRIP_FMUL(2.0f, c2_over_3), c2_over_3), c1))));
+    float q = GRIP_FADD(GRIP_FMUL(half_b, half_b), GRIP_FMUL(GRIP_FMUL(a_over_3, a_over_3), a_over_3));
+    if (q > 0.0f)
+        q = 0.0f;
+    const float rho = sqrtf(-a_over_3);
+    const float theta = GRIP_FMUL(atan2f(sqrtf(-q), half_b), inv3);
+    const float cos_theta = cosf(theta), sin_theta = sinf(theta);
+    roots[0] = GRIP_FADD(c2_over_3, GRIP_FMUL(GRIP_FMUL(2.0f, rho), cos_theta));
+    roots[1] = GRIP_FSUB(c2_over_3, GRIP_FMUL(rho, GRIP_FADD(cos_theta, GRIP_FMUL(sqrt3, sin_theta))));
+    roots[2] = GRIP_FSUB(c2_over_3, GRIP_FMUL(rho, GRIP_FSUB(cos_theta, GRIP_FMUL(sqrt3, sin_theta))));
+    if (roots[0] >= roots[1])
+        swapf(roots[0], roots[1]);
+    if (roots[1] >= roots[2]) {
+        swapf(roots[1], roots[2]);
+        if (roots[0] >= roots[1])
+            swapf(roots[0], roots[1]);
+    }
+    if (roots[0] <= 0.0f)
+        pcl_roots_quadratic(c2, c1, roots);
+}
+
+__device__ __forceinline__ void cross3f(const float *a, const float *b, float out[3])
+{
+    out[0] = GRIP_FSUB(GRIP_FMUL(a[1], b[2]), GRIP_FMUL(a[2], b[1]));
+    out[1] = GRIP_FSUB(GRIP_FMUL(a[2], b[0]), GRIP_FMUL(a[0], b[2]));
+    out[2] = GRIP_FSUB(GRIP_FMUL(a[0], b[1]), GRIP_FMUL(a[1], b[0]));
+}
+
+__device__ void pcl_largest_cross(const float m[9], float vec[3])
+{
+    float cross[3][3];
+    cross3f(m + 0, m + 3, cross[0]);
+    cross3f(m + 0, m + 6, cross[1]);
+    cross3f(m + 3, m + 6, cross[2]);
+    int best = 0;
+    float best_len = 0.0f;
+    for (int r = 0; r < 3; ++r) {
+        const float len =
+            sqrtf(GRIP_FADD(GRIP_FMUL(cross[r][0], cross[r][0]),
+                            GRIP_FADD(GRIP_FMUL(cross[r][1], cross[r][1]), GRIP_FMUL(cross[r][2], cross[r][2]))));
+        if (r == 0 || len > best_len) {
+            best = r;
+            best_len = len;
+        }
+    }
+    for (int i = 0; i < 3; ++i)
+        vec[i] = GRIP_FDIV(cross[best][i], best_len);
+}
+
+__device__ float sym3_smallest_pcl(const float a[9], float vec[3])
+{
+    float m[9] = {a[0], a[1], a[2], a[1], a[4], a[5], a[2], a[5], a[8]}, scale = 0.0f;
+    for (int i = 0; i < 9; ++i)
+        if (fabsf(m[i]) > scale)
+            scale = fabsf(m[i]);
+    if (scale <= FLT_MIN)
+        scale = 1.0f;
+    for (int i = 0; i < 9; ++i)
+        m[i] = GRIP_FDIV(m[i], scale);
+    float roots[3];
+    pcl_roots(m, roots);
+    m[0] = GRIP_FSUB(m[0], roots[0]);
+    m[4] = GRIP_FSUB(m[4], roots[0]);
+    m[8] = GRIP_FSUB(m[8], roots[0]);
+    pcl_largest_cross(m, vec);
+    return GRIP_FMUL(roots[0], scale);
+}
+
+// ---- normals.c's per-point steps --------------------------------------------------------------------------
+
+// covariance_as_pcl: shifted by the first neighbour, nine float sums in neighbour order, / count, E[xy]-E[x]E[y].
+// Neighbours: nb.count() of them, nb.get(j, p) gives the j-th one's coordinates.
+template <class Neighbours>
+__device__ __forceinline__ void covariance_as_pcl(const Neighbours &nb, float cov[9])
+{
+    float k0[3], accu[9] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+    nb.get(0, k0);
+    nb.for_each([&](const float p[3]) {
+        const float x = GRIP_FSUB(p[0], k0[0]), y = GRIP_FSUB(p[1], k0[1]), z = GRIP_FSUB(p[2], k0[2]);
+        accu[0] = GRIP_FADD(accu[0], GRIP_FMUL(x, x));
+        accu[1] = GRIP_FADD(accu[1], GRIP_FMUL(x, y));
+        accu[2] = GRIP_FADD(accu[2], GRIP_FMUL(x, z));
+        accu[3] = GRIP_FADD(accu[3], GRIP_FMUL(y, y));
+        accu[4] = GRIP_FADD(accu[4], GRIP_FMUL(y, z));
+        accu[5] = GRIP_FADD(accu[5], GRIP_FMUL(z, z));
+        accu[6] = GRIP_FADD(accu[6], x);
+        accu[7] = GRIP_FADD(accu[7], y);
+        accu[8] = GRIP_FADD(accu[8], z);
+    });
+    const float count = (float)nb.count();
+    for (int a = 0; a < 9; ++a)
+        accu[a] = GRIP_FDIV(accu[a], count);
+    cov[0] = GRIP_FSUB(accu[0], GRIP_FMUL(accu[6], accu[6]));
+    cov[1] = GRIP_FSUB(accu[1], GRIP_FMUL(accu[6], accu[7]));
+    cov[2] = GRIP_FSUB(accu[2], GRIP_FMUL(accu[6], accu[8]));
+    cov[4] = GRIP_FSUB(accu[3], GRIP_FMUL(accu[7], accu[7]));
+    cov[5] = GRIP_FSUB(accu[4], GRIP_FMUL(accu[7], accu[8]));
+    cov[8] = GRIP_FSUB(accu[5], GRIP_FMUL(accu[8], accu[8]));
+    cov[3] = cov[1];
+    cov[6] = cov[2];
+    cov[7] = cov[5];
+}
+
+// The normal of point q from its neighbours: NaN with fewer than 3, else the smallest eigenvector flipped toward
+// the viewpoint, and the curvature |l0 / trace|.
+template <class Neighbours>
+__device__ __forceinline__ float4 normal_of(const Neighbours &nb, float qx, float qy, float qz, float3 vp)
+{
+    if (nb.count() < 3)
+        return make_float4(NAN, NAN, NAN, NAN);
+    float cov[9], nrm[3];
+    covariance_as_pcl(nb, cov);
+    const float l0 = sym3_smallest_pcl(cov, nrm);
+    const float trace = GRIP_FADD(GRIP_FADD(cov[0], cov[4]), cov[8]);
+    const float curvature = trace != 0.0f ? fabsf(GRIP_FDIV(l0, trace)) : 0.0f;
+    const float cos_theta =
+        GRIP_FADD(GRIP_FADD(GRIP_FMUL(GRIP_FSUB(vp.x, qx), nrm[0]), GRIP_FMUL(GRIP_FSUB(vp.y, qy), nrm[1])),
+                  GRIP_FMUL(GRIP_FSUB(vp.z, qz), nrm[2]));
+    if (cos_theta < 0.0f)
+        return make_float4(-nrm[0], -nrm[1], -nrm[2], curvature);
+    return make_float4(nrm[0], nrm[1], nrm[2], curvature);
+}
+
+// The k nearest in a grip_knn_list, their coordinates read from the cloud.
+struct knn_neighbours {
+    const knn_list &l;
+    const float *xyz;
+    __device__ int count() const { return l.count; }
+    __device__ void get(int j, float p[3]) const
+    {
+        const float *s = xyz + 3 * (size_t)l.id[j];
+        p[0] = s[0];
+        p[1] = s[1];
+        p[2] = s[2];
+    }
+    template <class F>
+    __device__ void for_each(F f) const
+    {
+        for (int j = 0; j < l.count; ++j) {
+            float p[3];
+            get(j, p);
+            f(p);
+        }
+    }
+};
+
+// One query's radius list: coordinates in structure-of-arrays rows [begin, end).
+struct list_neighbours {
+    const float *x, *y, *z;
+    size_t begin, end;
+    __device__ int count() const { return (int)(end - begin); }
+    __device__ void get(int j, float p[3]) const
+    {
+        p[0] = x[begin + j];
+        p[1] = y[begin + j];
+        p[2] = z[begin + j];
+    }
+    template <class F>
+    __device__ void for_each(F f) const
+    {
+        for (size_t e = begin; e < end; ++e) {
+            const float p[3] = {x[e], y[e], z[e]};
+            f(p);
+        }
+    }
+};
+
+__global__ void __launch_bounds__(kThreads) knn_normals_kernel(const float *__restrict__ xyz, uint32_t n,
+                                                               grip_grid3d_view grid, int k, float3 vp,
+                                                               float4 *__restrict__ out)
+{
+    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n)
+        return;
+    const float qx = xyz[3 * (size_t)i], qy = xyz[3 * (size_t)i + 1], qz = xyz[3 * (size_t)i + 2];
+    if (!grip_finite3(qx, qy, qz)) {
+        out[i] = make_float4(NAN, NAN, NAN, NAN);
+        return;
+    }
+    knn_list l;
+    l.init(k);
+    grip_grid3d_knn(grid, qx, qy, qz, l);
+    out[i] = normal_of(knn_neighbours{l, xyz}, qx, qy, qz, vp);
+}
+
+// Normals of the m queries (the surface's points first .. first + m) from their radius lists.
+__global__ void __launch_bounds__(kThreads) radius_normals_kernel(const float *__restrict__ queries, uint32_t m,
+                                                                  grip_neighborhoods_cuda nb, float3 vp,
+                                                                  float4 *__restrict__ out)
+{
+    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= m)
+        return;
+    const float qx = queries[3 * (size_t)i], qy = queries[3 * (size_t)i + 1], qz = queries[3 * (size_t)i + 2];
+    // a non-finite query has an empty list: NaN
+    out[i] = normal_of(list_neighbours{nb.x, nb.y, nb.z, nb.offsets[i], nb.offsets[i + 1]}, qx, qy, qz, vp);
+}
+
+// ---- host side ----------------------------------------------------------------------------------------------
+
+unsigned blocks_for(size_t n)
+{
+    return (unsigned)((n + kThreads - 1) / kThreads);
+}
+
+grip_status knn_normals(grip_ctx *ctx, grip_surface_cuda *s, uint32_t k, float3 vp)
+{
+    const grip_grid3d_view grid = grip_grid3d_get_view(s->grid);
+    float4 *out = reinterpret_cast<float4 *>(s->normals);
+    knn_normals_kernel<<<blocks_for(s->n), kThreads>>>(s->xyz, s->n, grid, (int)k, vp, out);
+    GRIP_CUDA_CHECK(ctx, cudaGetLastError());
+    return GRIP_OK;
+}
+
+// The normals of points first .. first + m from their radius lists. GRIP_ENOMEM when the lists do not fit.
+grip_status radius_chunk(grip_ctx *ctx, grip_surface_cuda *s, uint32_t first, uint32_t m, float radius, float3 vp)
+{
+    const float *queries = s->xyz + 3 * (size_t)first;
+    grip_neighborhoods_cuda nb = {};
+    grip_status st = grip_neighborhoods_cuda_radius(ctx, s, queries, m, radius, 0, &nb);
+    if (st == GRIP_OK) {
+        radius_normals_kernel<<<blocks_for(m), kThreads>>>(queries, m, nb, vp,
+                                                          reinterpret_cast<float4 *>(s->normals) + first);
+        st = grip_cuda_status(ctx, cudaGetLastError(), "radius_normals_kernel", __FILE__, __LINE__);
+    }
+    if (st == GRIP_OK) // the lists are freed once the kernel is done with them
+        st = grip_cuda_status(ctx, cudaStreamSynchronize(0), "cudaStreamSynchronize", __FILE__, __LINE__);
+    grip_neighborhoods_cuda_free(&nb);
+    return st;
+}
+
+// Radius normals chunk by chunk; a chunk whose lists do not fit on the device is halved and tried again.
+grip_status radius_normals(grip_ctx *ctx, grip_surface_cuda *s, float radius, float3 vp)
+{
+    uint32_t chunk = kRadiusChunk;
+    for (uint32_t first = 0; first < s->n;) {
+        const uint32_t m = s->n - first < chunk ? s->n - first : chunk;
+        const grip_status st = radius_chunk(ctx, s, first, m, radius, vp);
+        if (st == GRIP_ENOMEM && m > 1) {
+            grip_ctx_clear_error(ctx); // handled: smaller chunks follow
+            chunk = m / 2;
+            continue;
+        }
+        if (st != GRIP_OK)
+            return st;
+        first += m;
+    }
+    return GRIP_OK;
+}
+
+} // namespace
+
+extern "C" grip_status grip_normals_cuda_surface(grip_ctx *ctx, grip_surface_cuda *s, uint32_t k, float radius,
+                                                 const float viewpoint[3])
+{
+    if (!s)
+        return grip_fail(ctx, GRIP_EINVAL, "normals (cuda): the surface is NULL");
+    if (k > GRIP_NORMALS_CUDA_MAX_K)
+        return grip_fail(ctx, GRIP_EUNSUPPORTED, "normals (cuda): k = %u is more than the GPU keeps (%d)", k,
+                         GRIP_NORMALS_CUDA_MAX_K);
+    if (k == 0 && !(radius > 0.0f && isfinite(radius)))
+        return grip_fail(ctx, GRIP_EINVAL, "normals (cuda): k = 0 needs a finite radius > 0 (got %g)",
+                         (double)radius);
+    const float3 vp = make_float3(viewpoint ? viewpoint[0] : 0.0f, viewpoint ? viewpoint[1] : 0.0f,
+                                  viewpoint ? viewpoint[2] : 0.0f);
+    GRIP_CUDA_CHECK(ctx, cudaSetDevice(s->device));
+    grip_status st = GRIP_OK;
+    if (s->bounds.finite == 0) // no finite point (or no point): every row is NaN, as on the CPU
+        st = grip_cuda_status(ctx, cudaMemset(s->normals, 0xff, (size_t)s->n * 4 * sizeof(float)), "cudaMemset",
+                              __FILE__, __LINE__);
+    else
+        st = k > 0 ? knn_normals(ctx, s, k, vp) : radius_normals(ctx, s, radius, vp);
+    if (st == GRIP_OK)
+        st = grip_cuda_status(ctx, cudaStreamSynchronize(0), "cudaStreamSynchronize", __FILE__, __LINE__);
+    if (st == GRIP_OK)
+        grip_surface_cuda_mark_normals(s);
+    return st;
+}
+
+extern "C" grip_status grip_normals_cuda(grip_ctx *ctx, const float *xyz, size_t n, uint32_t k,
+                                         const float viewpoint[3], float *out)
+{
+    if ((!xyz || !out) && n > 0)
+        return grip_fail(ctx, GRIP_EINVAL, "normals (cuda): %s is NULL with %zu points", xyz ? "out" : "xyz", n);
+    if (k == 0)
+        return grip_fail(ctx, GRIP_EINVAL, "normals (cuda): k = 0 (the GPU normals need k nearest)");
+    if (n >= UINT32_MAX)
+        return grip_fail(ctx, GRIP_EINVAL, "normals (cuda): %zu points, more than the GPU indexes", n);
+    if (k > GRIP_NORMALS_CUDA_MAX_K)
+        return grip_fail(ctx, GRIP_EUNSUPPORTED, "normals (cuda): k = %u is more than the GPU keeps (%d)", k,
+                         GRIP_NORMALS_CUDA_MAX_K);
+    if (n == 0)
+        return GRIP_OK;
+    grip_surface_cuda *s = NULL;
+    grip_status st = grip_surface_cuda_create(ctx, xyz, n, &s);
+    if (st == GRIP_OK)
+        st = grip_normals_cuda_surface(ctx, s, k, 0.0f, viewpoint);
+    if (st == GRIP_OK) // out is written only once everything has worked
+        st = grip_cuda_copy_to_host(ctx, out, s->normals, n * 4 * sizeof(float));
+    grip_surface_cuda_free(s);
+    return st;
+}

@@ -1,0 +1,356 @@
+/* no_cuda.c -- what a build without nvcc compiles in place of cuda/: every CUDA entry point the C11 side declares
+ * (the *_cuda.h headers and core/cuda_bridge.h) answers that this build has no GPU: GRIP_EUNSUPPORTED with a text
+ * naming what was asked for, outputs cleared; the device count is 0, so `device = auto` picks the CPU twins and
+ * `device = cuda` is refused at create(). Freeing accepts what such a build can hand out (NULL handles, zeroed
+ * lists). CMakeLists.txt chooses this file or cuda/, never both (libuv's no-fsevents.c pattern). */
+#include <string.h>
+
+#include "core/cuda_bridge.h"
+#include "core/ctx.h"
+#include "spatial/neighborhood_cuda.h"
+#include "spatial/kdtree3d_cuda.h"
+#include "descriptor/normals_cuda.h"
+#include "descriptor/uniform_sampling_cuda.h"
+#include "descriptor/shot_cuda.h"
+#include "descriptor/fpfh_cuda.h"
+#include "descriptor/pfh_cuda.h"
+#include "descriptor/spin_image_cuda.h"
+#include "index/bruteforce_cuda.h"
+#include "index/kdtree_hd_cuda.h"
+
+static grip_status no_cuda(grip_ctx *ctx, const char *what)
+{
+    return grip_fail(ctx, GRIP_EUNSUPPORTED, "%s (cuda): asked for from a CPU-only build of grip", what);
+}
+
+/* ---- core/cuda_bridge.h ---- */
+
+int grip_cuda_device_count(void) { return 0; }
+void grip_cuda_ctx_release(grip_ctx *ctx) { (void)ctx; }
+grip_status grip_cuda_copy_to_host(grip_ctx *ctx, void *dst, const void *src, size_t bytes)
+{
+    (void)dst; (void)src; (void)bytes;
+    return no_cuda(ctx, "device memory");
+}
+grip_status grip_cuda_upload(grip_ctx *ctx, const void *host, size_t bytes, void **dev, int *device)
+{
+    (void)host; (void)bytes;
+    *dev = NULL;
+    *device = -1;
+    return no_cuda(ctx, "device memory");
+}
+void grip_cuda_free(void *dev) { (void)dev; }
+grip_status grip_cuda_sync(grip_ctx *ctx)
+{
+    return no_cuda(ctx, "CUDA work");
+}
+grip_status grip_cuda_alloc(grip_ctx *ctx, size_t bytes, void **dev)
+{
+    (void)bytes;
+    *dev = NULL;
+    return no_cuda(ctx, "device memory");
+}
+grip_status grip_cuda_copy_to_device(grip_ctx *ctx, void *dev, const void *host, size_t bytes)
+{
+    (void)dev; (void)host; (void)bytes;
+    return no_cuda(ctx, "device memory");
+}
+grip_status grip_cuda_copy_on_device(grip_ctx *ctx, void *dst, const void *src, size_t bytes)
+{
+    (void)dst; (void)src; (void)bytes;
+    return no_cuda(ctx, "device memory");
+}
+grip_status grip_cuda_gather_rows4(grip_ctx *ctx, const float *rows, const uint32_t *idx, size_t count, float *out)
+{
+    (void)rows; (void)idx; (void)count; (void)out;
+    return no_cuda(ctx, "device memory");
+}
+grip_status grip_cuda_gather_rows(grip_ctx *ctx, const float *rows, size_t dim, const uint32_t *row_ids, size_t count,
+                                  float *out)
+{
+    (void)rows; (void)dim; (void)row_ids; (void)count; (void)out;
+    return no_cuda(ctx, "device memory");
+}
+
+/* ---- spatial/neighborhood_cuda.h ---- */
+
+grip_status grip_surface_cuda_create(grip_ctx *ctx, const float *xyz, size_t n, grip_surface_cuda **out)
+{
+    (void)xyz; (void)n;
+    *out = NULL;
+    return no_cuda(ctx, "surface");
+}
+
+void grip_surface_cuda_free(grip_surface_cuda *s)
+{
+    (void)s; /* no surface can exist in this build */
+}
+
+grip_surface_cuda_view grip_surface_cuda_get_view(const grip_surface_cuda *s)
+{
+    (void)s;
+    grip_surface_cuda_view v;
+    memset(&v, 0, sizeof v);
+    v.device = -1;
+    return v;
+}
+
+grip_status grip_surface_cuda_set_normals(grip_ctx *ctx, grip_surface_cuda *s, const float *normals, size_t stride)
+{
+    (void)s; (void)normals; (void)stride;
+    return no_cuda(ctx, "surface normals");
+}
+
+void grip_surface_cuda_mark_normals(grip_surface_cuda *s)
+{
+    (void)s;
+}
+
+grip_status grip_surface_cuda_gather(grip_ctx *ctx, const grip_surface_cuda *s, const uint32_t *idx, size_t count,
+                                     float *xyz_out)
+{
+    (void)s; (void)idx; (void)count; (void)xyz_out;
+    return no_cuda(ctx, "surface gather");
+}
+
+grip_status grip_neighborhoods_cuda_radius(grip_ctx *ctx, const grip_surface_cuda *s, const float *queries,
+                                           uint32_t m, float radius, uint32_t max_neighbors,
+                                           grip_neighborhoods_cuda *out)
+{
+    (void)s; (void)queries; (void)m; (void)radius; (void)max_neighbors;
+    if (out)
+        memset(out, 0, sizeof *out);
+    return no_cuda(ctx, "neighborhoods radius");
+}
+
+grip_status grip_neighborhoods_cuda_knn(grip_ctx *ctx, const grip_surface_cuda *s, const float *queries, uint32_t m,
+                                        uint32_t k, grip_neighborhoods_cuda *out)
+{
+    (void)s; (void)queries; (void)m; (void)k;
+    if (out)
+        memset(out, 0, sizeof *out);
+    return no_cuda(ctx, "neighborhoods knn");
+}
+
+void grip_neighborhoods_cuda_free(grip_neighborhoods_cuda *nb)
+{
+    if (nb)
+        memset(nb, 0, sizeof *nb); /* nothing of it can be allocated in this build */
+}
+
+/* ---- spatial/kdtree3d_cuda.h ---- */
+
+grip_status grip_kdtree3d_cuda_build(grip_ctx *ctx, const float *xyz, size_t n, grip_memory xyz_mem,
+                                     uint32_t leaf_size, grip_kdtree3d_cuda **out)
+{
+    (void)xyz; (void)n; (void)xyz_mem; (void)leaf_size;
+    if (out)
+        *out = NULL;
+    return no_cuda(ctx, "kdtree3d");
+}
+
+void grip_kdtree3d_cuda_free(grip_kdtree3d_cuda *tree) { (void)tree; }
+
+size_t grip_kdtree3d_cuda_rows(const grip_kdtree3d_cuda *tree)
+{
+    (void)tree;
+    return 0;
+}
+
+size_t grip_kdtree3d_cuda_size(const grip_kdtree3d_cuda *tree)
+{
+    (void)tree;
+    return 0;
+}
+
+grip_status grip_kdtree3d_cuda_knn(grip_ctx *ctx, const grip_kdtree3d_cuda *tree, const float *queries, size_t m,
+                                   grip_memory queries_mem, uint32_t k, uint32_t *ids, float *sqdist,
+                                   grip_memory out_mem)
+{
+    (void)tree; (void)queries; (void)m; (void)queries_mem; (void)k; (void)ids; (void)sqdist; (void)out_mem;
+    return no_cuda(ctx, "kdtree3d");
+}
+
+/* ---- descriptor/normals_cuda.h ---- */
+
+grip_status grip_normals_cuda_surface(grip_ctx *ctx, grip_surface_cuda *s, uint32_t k, float radius,
+                                      const float viewpoint[3])
+{
+    (void)s; (void)k; (void)radius; (void)viewpoint;
+    return no_cuda(ctx, "normals");
+}
+
+grip_status grip_normals_cuda(grip_ctx *ctx, const float *xyz, size_t n, uint32_t k, const float viewpoint[3],
+                              float *out)
+{
+    (void)xyz; (void)n; (void)k; (void)viewpoint; (void)out;
+    return no_cuda(ctx, "normals");
+}
+
+/* ---- descriptor/uniform_sampling_cuda.h ---- */
+
+grip_status grip_uniform_sampling_cuda(grip_ctx *ctx, const grip_surface_cuda *s, float leaf, uint32_t **idx_dev,
+                                       size_t *count)
+{
+    (void)s; (void)leaf;
+    if (idx_dev)
+        *idx_dev = NULL;
+    if (count)
+        *count = 0;
+    return no_cuda(ctx, "uniform_sampling");
+}
+
+/* ---- descriptor/shot_cuda.h ---- */
+
+grip_status grip_shot_lrf_cuda(grip_ctx *ctx, const grip_neighborhoods_cuda *support, const float *keypoint_xyz,
+                               uint32_t k, float radius, float *frames)
+{
+    (void)support; (void)keypoint_xyz; (void)k; (void)radius; (void)frames;
+    return no_cuda(ctx, "shot_lrf");
+}
+
+grip_status grip_shot_describe_cuda(grip_ctx *ctx, const grip_neighborhoods_cuda *support, const float *keypoint_xyz,
+                                    const float *frames, uint32_t k, float radius, float *descriptors)
+{
+    (void)support; (void)keypoint_xyz; (void)frames; (void)k; (void)radius; (void)descriptors;
+    return no_cuda(ctx, "shot");
+}
+
+/* ---- descriptor/fpfh_cuda.h ---- */
+
+grip_status grip_fpfh_cuda(grip_ctx *ctx, const grip_surface_cuda *s, const float *keypoint_xyz, uint32_t k,
+                           float radius, float *out)
+{
+    (void)s; (void)keypoint_xyz; (void)k; (void)radius; (void)out;
+    return no_cuda(ctx, "fpfh");
+}
+
+/* ---- descriptor/pfh_cuda.h ---- */
+
+grip_status grip_pfh_cuda(grip_ctx *ctx, const grip_neighborhoods_cuda *nb, const float *keypoint_xyz, uint32_t k,
+                          float *out)
+{
+    (void)nb; (void)keypoint_xyz; (void)k; (void)out;
+    return no_cuda(ctx, "pfh");
+}
+
+grip_status grip_pfh_cuda_surface(grip_ctx *ctx, const grip_surface_cuda *s, const float *keypoint_xyz, uint32_t k,
+                                  float radius, float *out)
+{
+    (void)s; (void)keypoint_xyz; (void)k; (void)radius; (void)out;
+    return no_cuda(ctx, "pfh");
+}
+
+/* ---- descriptor/spin_image_cuda.h ---- */
+
+grip_status grip_spin_image_cuda(grip_ctx *ctx, const grip_neighborhoods_cuda *nb, const float *keypoint_xyz,
+                                 const float *keypoint_normals, uint32_t k, const grip_spin_image_params *p,
+                                 float *out)
+{
+    (void)nb; (void)keypoint_xyz; (void)keypoint_normals; (void)k; (void)p; (void)out;
+    return no_cuda(ctx, "spin_image");
+}
+
+/* ---- index/bruteforce_cuda.h ---- */
+
+grip_status grip_knn_cuda_ref_upload(grip_ctx *ctx, const float *ref, size_t n, size_t dim, grip_knn_cuda_ref **out)
+{
+    (void)ref; (void)n; (void)dim;
+    if (out)
+        *out = NULL;
+    return no_cuda(ctx, "bruteforce");
+}
+
+grip_status grip_knn_cuda_ref_copy_device(grip_ctx *ctx, const float *ref, size_t n, size_t dim,
+                                          grip_knn_cuda_ref **out)
+{
+    return grip_knn_cuda_ref_upload(ctx, ref, n, dim, out);
+}
+
+const float *grip_knn_cuda_ref_rows(const grip_knn_cuda_ref *ref)
+{
+    (void)ref;
+    return NULL;
+}
+
+const float *grip_knn_cuda_ref_host_rows(const grip_knn_cuda_ref *ref)
+{
+    (void)ref;
+    return NULL;
+}
+
+int grip_knn_cuda_ref_is_streamed(const grip_knn_cuda_ref *ref)
+{
+    (void)ref;
+    return 0;
+}
+
+size_t grip_knn_cuda_ref_device_bytes(const grip_knn_cuda_ref *ref)
+{
+    (void)ref;
+    return 0;
+}
+
+void grip_knn_cuda_ref_free(grip_knn_cuda_ref *ref) { (void)ref; }
+
+grip_status grip_knn_cuda_search(grip_ctx *ctx, const grip_knn_cuda_ref *ref, const float *queries, size_t m,
+                                 uint32_t k, float max_sqdist, uint32_t *ids, float *sqdist)
+{
+    (void)ref; (void)queries; (void)m; (void)k; (void)max_sqdist; (void)ids; (void)sqdist;
+    return no_cuda(ctx, "bruteforce");
+}
+
+grip_status grip_knn_cuda_search_device(grip_ctx *ctx, const grip_knn_cuda_ref *ref, const float *queries,
+                                        size_t m, uint32_t k, float max_sqdist, uint32_t *ids, float *sqdist)
+{
+    (void)ref; (void)queries; (void)m; (void)k; (void)max_sqdist; (void)ids; (void)sqdist;
+    return no_cuda(ctx, "bruteforce");
+}
+
+grip_status grip_knn_cuda_ref_upload_batched(grip_ctx *ctx, const float *ref, size_t n, size_t dim, size_t batch_rows,
+                                             grip_knn_cuda_ref **out)
+{
+    (void)batch_rows;
+    return grip_knn_cuda_ref_upload(ctx, ref, n, dim, out);
+}
+
+void grip_knn_cuda_ref_limit_queries(grip_knn_cuda_ref *ref, size_t queries)
+{
+    (void)ref; (void)queries;
+}
+
+/* ---- index/kdtree_hd_cuda.h ---- */
+
+grip_status grip_kdtree_hd_cuda_build(grip_ctx *ctx, const float *rows, int on_device, size_t n, uint32_t dim,
+                                      const grip_kdtree_hd_params *params, grip_kdtree_hd_cuda **out)
+{
+    (void)rows; (void)on_device; (void)n; (void)dim; (void)params;
+    if (out)
+        *out = NULL;
+    return no_cuda(ctx, "kdtree_hd");
+}
+
+grip_status grip_kdtree_hd_cuda_download(grip_ctx *ctx, const grip_kdtree_hd_cuda *tree, grip_kdtree_hd **out)
+{
+    (void)tree;
+    if (out)
+        *out = NULL;
+    return no_cuda(ctx, "kdtree_hd");
+}
+
+const float *grip_kdtree_hd_cuda_rows(const grip_kdtree_hd_cuda *tree)
+{
+    (void)tree;
+    return NULL;
+}
+
+void grip_kdtree_hd_cuda_free(grip_kdtree_hd_cuda *tree) { (void)tree; }
+
+grip_status grip_kdtree_hd_cuda_search(grip_ctx *ctx, const grip_kdtree_hd_cuda *tree, const float *queries,
+                                       size_t m, uint32_t k, uint32_t checks, uint32_t finish_below,
+                                       float max_sqdist, uint32_t *ids, float *sqdist)
+{
+    (void)tree; (void)queries; (void)m; (void)k; (void)checks; (void)finish_below; (void)max_sqdist; (void)ids;
+    (void)sqdist;
+    return no_cuda(ctx, "kdtree_hd");
+}
