@@ -190,21 +190,20 @@ template <int STAGES> struct ring_cursor {
     }
 };
 
-// The warp is done with the chunk in `stage`: its wgmmas that read it have completed. One lane, elected, counts it
-// and gets the count before its own (the other lanes 0). The count is relaxed: the refill must follow the 8 warps'
-// reads of the stage, which are complete when each warp's wgmma_wait returns, before its count, and the last warp
-// issues the refill only once it has the count's value, after the other 7 counts on that word. That rests on the
-// hardware and on ptxas keeping the ATOMS after the WARPGROUP.DEPBAR (checked in the SASS of every caller with CUDA
-// 13.0; check again with a new compiler), not on the PTX memory model, which orders the reads before the refill
-// only through a release count (acquire-release: a MEMBAR.ALL.CTA before the atomic and a wait for its value after
-// it, 0.1520 against 0.1496 s at D = 33, 1e6 x 1e6; release alone 0.1501 s). Elected by elect.sync, not as lane 0:
-// ptxas then leaves out the warp-wide aggregation it gives an atomic in a branch (some 20 instructions, and the
-// whole warp waiting for the atomic's value).
+// The warp is done with the chunk in `stage`: its wgmmas that read it have completed (wgmma_wait returned). One lane,
+// elected, counts it with a release atomic and gets the count before its own (the other lanes 0). The ring's
+// hand-off is ordered by the PTX memory model, as CUTLASS's pipelines order theirs (a consumer's release after its
+// warpgroup wait, the producer's acquire before it refills): each warp's release orders its reads of the stage
+// before its count; the last warp's count reads the others' (a release sequence on one word), and its
+// fence.acq_rel in refill_if_last makes that read an acquire pattern, so its refill follows all 8 warps' reads.
+// Only the refilling lane pays for the fence. Elected by elect.sync, not as lane 0: ptxas then leaves out the
+// warp-wide aggregation it gives an atomic in a branch (some 20 instructions, and the whole warp waiting for the
+// atomic's value).
 __device__ __forceinline__ unsigned release_count(const wgmma_smem &s, int stage)
 {
     unsigned before = 0;
     asm volatile("{\n.reg .pred p;\nelect.sync _|p, 0xffffffff;\n"
-                 "@p atom.relaxed.cta.shared::cta.add.u32 %0, [%1], 1;\n}\n"
+                 "@p atom.release.cta.shared::cta.add.u32 %0, [%1], 1;\n}\n"
                  : "+r"(before)
                  : "r"(s.count(stage))
                  : "memory");
@@ -212,8 +211,8 @@ __device__ __forceinline__ unsigned release_count(const wgmma_smem &s, int stage
 }
 
 // The last of the 8 warps to count chunk `chunk` of tile `tile` (of `tiles`), in `stage` (`before` its
-// release_count), refills the stage with the chunk kStages further on (chunk is a constant once the walk is unrolled,
-// and so is the refill's place in its tile). A count of 0 is never the last.
+// release_count), after an acquire fence, refills the stage with the chunk kStages further on (chunk is a constant
+// once the walk is unrolled, and so is the refill's place in its tile). A count of 0 is never the last.
 template <class Ring>
 __device__ __forceinline__ void refill_if_last(const wgmma_smem &s, const unsigned char *ref, int stage, size_t tile,
                                                int chunk, size_t tiles, unsigned before)
@@ -221,8 +220,10 @@ __device__ __forceinline__ void refill_if_last(const wgmma_smem &s, const unsign
     using walk = tile_walk<Ring::kSteps>;
     const int refill = chunk + Ring::kStages; // the refill's chunk, counted from this tile's first
     const size_t refill_tile = tile + refill / walk::kChunks;
-    if (before % kWarpsW == kWarpsW - 1 && refill_tile < tiles)
+    if (before % kWarpsW == kWarpsW - 1 && refill_tile < tiles) {
+        asm volatile("fence.acq_rel.cta;\n" ::: "memory"); // the acquire half of release_count's hand-off
         issue_chunk<Ring>(s, ref, stage, refill_tile, refill % walk::kChunks);
+    }
 }
 
 template <class Ring>
