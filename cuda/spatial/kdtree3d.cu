@@ -14,9 +14,8 @@
 //      splits skipped, and every subtree is a run of the sorted points;
 //   4. tight boxes bottom-up (each point climbs; the second child to arrive at a node merges the two boxes).
 // A subtree of at most leaf_size points is a leaf: the search scans its run. Each node keeps both children's
-// boxes (64 bytes: the search reads both boxes with four 16-byte loads). Measured on an H100
-// (tests/gpu/bench_kdtree3d_cuda.c, 1e6 points): the build takes 0.57 ms from device points, all of it a handful
-// of launches; 1e6 exact 1-NN queries 0.54 ms (other points) to 0.23 ms (the tree's own points).
+// boxes (64 bytes: the search reads both boxes with four 16-byte loads). The build is a handful of launches, no
+// host round trip between levels (bench_kdtree3d_cuda and docs/performance.md give its times).
 //
 // Exactness. Distances are summed exactly as on the CPU (__fsub_rn/__fmul_rn/__fadd_rn: no FMA contraction).
 // A node is skipped only when the squared distance from the query to its box exceeds the current k-th

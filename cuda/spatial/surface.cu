@@ -59,8 +59,8 @@ grip_status gather_run(grip_ctx *ctx, const grip_surface_cuda *s, const uint32_t
 }
 
 // Host normals of 3 columns become the surface's rows of 4 (curvature NaN, all-ones bits) on the device: one
-// contiguous upload and a widening kernel. (A pitched cudaMemcpy2D of 12-byte rows costs a DMA descriptor per row:
-// 7-9 ms for 1e6 rows, where this moves 12 MB in about 1 ms.)
+// contiguous upload and a widening kernel. (A pitched cudaMemcpy2D of 12-byte rows costs a DMA descriptor per row,
+// several times the time of moving the same bytes at once.)
 __global__ void widen_normals_kernel(const float *__restrict__ in3, uint32_t n, float4 *out4)
 {
     const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;

@@ -1,9 +1,8 @@
-// bruteforce_wgmma.cu -- the Hopper screening kernel (see cuda/index/bruteforce_wgmma.cuh), built for sm_90a only (CMakeLists.txt:
-// grip_sm90a_objects). The mma.sync kernel of cuda/index/bruteforce_tensor.cu reloads every operand from shared memory for each
-// warp's 64 x 32 product; wgmma multiplies 64 x 128 per warpgroup instruction, A from registers, B straight from
-// shared memory (1.4x faster at D = 352, README's results). A build with the epilogue cut out walks in a third of
-// the screen's time (2.8 against 9.1 ms at D = 352, 1e5 x 1e5; README: what the screen's epilogue costs): the
-// epilogue (each tile's minima and ballots, half-rate ALU work, then the rarer inserts) does not overlap the
+// bruteforce_wgmma.cu -- the Hopper screening kernel (see cuda/index/bruteforce_wgmma.cuh), built for sm_90a only
+// (CMakeLists.txt: grip_sm90a_objects). The mma.sync kernel of cuda/index/bruteforce_tensor.cu reloads every operand
+// from shared memory for each warp's 64 x 32 product; wgmma multiplies 64 x 128 per warpgroup instruction, A from
+// registers, B straight from shared memory (1.4x faster at D = 352). A build with the epilogue cut out walks in a
+// third of the screen's time (docs/performance.md: where the screen's time goes): the epilogue (each tile's minima and ballots, half-rate ALU work, then the rarer inserts) does not overlap the
 // products, but for half of each tile in the folded kernel (walk_tile_halves). The reference rows' L2 traffic is not
 // the limit (L2 at a third of its throughput; clusters of two blocks sharing each chunk by multicast were 1.5x
 // slower), and taking turns between the warpgroups and deeper wgmma queues did not help.
@@ -419,9 +418,9 @@ struct s8_slots {
 // = 2 v, as s8_slots' (exact: below 2^24).
 struct s8_folded_slots {
     static constexpr bool kTwoBlocksPerSM = true;
-    // The screen walks with stashes (walk_stashed), and a thread keeps 6 rows a query: at D = 33, 1e6 x 1e6,
-    // 0.152 s against 0.154 s with 8 (fewer rows enter the lists; about 3% of the queries are re-screened against
-    // 1%), and 1e5 x 1e5 2.7 against 2.9 ms; with 4, 0.169 s (more re-screened).
+    // The screen walks with stashes (walk_stashed), and a thread keeps 6 rows a query: fewer rows enter the lists
+    // than with 8, at the price of more queries re-screened (about 3% against 1% at D = 33), which still pays; with
+    // 4 the re-screens cost more than the lists save (docs/performance.md).
     static constexpr bool kStashed = true;
     static constexpr int kListEntries = 6;
     using acc_t = int;
@@ -576,7 +575,7 @@ __device__ __forceinline__ void keep_tile(thread_best<typename Slots::value_t, N
 // the next tile's products are in flight). One word a slot: x * 64 + 32 h + (2 j + c % 2), j the slot's column
 // pair in the tile (folded values: |x| < 2^24, and x < kAbove = 2^25, so it fits). The lists' inserts are then one
 // loop with an insert a query, not an inline insert a slot: the folded kernel's code halves, and the warpgroup's
-// warps wait less for the one that inserts (at D = 33, 1e6 x 1e6, 0.183 -> 0.167 s with the stash alone).
+// warps wait less for the one that inserts.
 template <class Slots>
 __device__ __forceinline__ void stash_half(const tile_part<Slots, 32> &part, const int (&thr)[2], unsigned *stash,
                                            int &n)
@@ -719,8 +718,8 @@ __device__ __forceinline__ void walk_tiles(const wgmma_smem &s, const unsigned c
 }
 
 // walk_tiles for tiles of one chunk, in halves of 64 rows with their own accumulators: the first half's epilogue
-// runs while the second half's products are in flight (at D = 33, 1e6 x 1e6, 0.199 -> 0.183 s; the folded kernel's
-// re-screen walks so, its screen as walk_stashed). Across tiles they do not overlap: ptxas keeps the wgmmas
+// runs while the second half's products are in flight (the folded kernel's re-screen walks so, its screen as
+// walk_stashed). Across tiles they do not overlap: ptxas keeps the wgmmas
 // asynchronous only when an epilogue reads the accumulators of a wgmma issued, in the same pass of the loop, before
 // those in flight. Reading them with a wgmma in flight from the pass
 // before (the next tile's products issued during this tile's epilogue), or one issued earlier in the pass, makes
@@ -755,7 +754,7 @@ __device__ __forceinline__ void walk_tile_halves(const wgmma_smem &s, const unsi
 // the bounds go to the stash at each half's epilogue and enter the lists once the next tile's products are in
 // flight (ptxas keeps those asynchronous: the inserts read no accumulators); the next stage's fill is tested
 // while this tile's products run (its wait was a tenth of the stall samples); the release's count is read after the
-// second half's epilogue (the atomic's return no longer holds it up). 0.167 -> 0.154 s at D = 33, 1e6 x 1e6.
+// second half's epilogue (the atomic's return no longer holds it up).
 template <class Ring, class Slots, int N>
 __device__ __forceinline__ void walk_stashed(const wgmma_smem &s, const unsigned char *ref, const Slots &sl,
                                              const uint32_t (&a)[Ring::kSteps][4], size_t tiles, int lane,
