@@ -358,8 +358,8 @@ __device__ __forceinline__ double screening_bound(double a, double ea, double b,
 
 // How the candidate lists' values read: the screened distance is (x + |q|^2 when shifted) * step2 (step2 = 1
 // but for int8, whose lists hold integers); s8: the int8 certificate (s8_bound). rescreen: the queries the lists
-// cannot certify are screened again (the wgmma kernel's lists only, cuda/knn_rescreen.cuh), unless the
-// environment sets GRIP_KNN_NO_RESCREEN; rescreen_all (GRIP_KNN_RESCREEN_ALL, for tests): all of them are.
+// cannot certify are screened again (the wgmma kernel's lists only, cuda/knn_rescreen.cuh); rescreen_all
+// (GRIP_KNN_RESCREEN_ALL, for tests): all of them are.
 struct list_units {
     bool shifted, s8, rescreen, rescreen_all;
     double step2;
@@ -557,7 +557,7 @@ void grip_knn_screen_free(grip_knn_screen *screen)
 // How rows of dim dimensions are screened on the current device: the Hopper kernel where it runs, in int8, unless
 // the environment sets GRIP_KNN_NO_WGMMA (the mma.sync kernel) or GRIP_KNN_NO_INT8 (fp16) (knn_tensor.cuh); in
 // int8 with the norm folded into the products where the padding columns hold it and the kernel is short
-// (GRIP_WGMMA_FOLD_MAX_STEPS), unless the environment sets GRIP_KNN_NO_FOLD (for side-by-side benchmarks).
+// (GRIP_WGMMA_FOLD_MAX_STEPS).
 static screen_shape screen_shape_of(size_t dim)
 {
     screen_shape shape = {round_up(dim, 32), 0, false, 0};
@@ -569,8 +569,7 @@ static screen_shape screen_shape_of(size_t dim)
         return shape;
     shape = {(size_t)steps * (s8 ? 32 : 16), steps, s8, 0};
     const int fold = s8_fold_columns(dim, s8_limit(dim));
-    if (s8 && steps <= GRIP_WGMMA_FOLD_MAX_STEPS && shape.kdim - dim >= (size_t)fold &&
-        getenv("GRIP_KNN_NO_FOLD") == NULL)
+    if (s8 && steps <= GRIP_WGMMA_FOLD_MAX_STEPS && shape.kdim - dim >= (size_t)fold)
         shape.fold = fold;
     return shape;
 }
@@ -805,8 +804,8 @@ static grip_status screen_search_with(grip_ctx *ctx, const grip_knn_screen *s, s
     }
     const double step = shape.s8 ? (double)s->quant.step : 1.0;
     const bool wgmma = shape.wgmma_steps > 0;
-    const list_units units = {wgmma, shape.s8, wgmma && getenv("GRIP_KNN_NO_RESCREEN") == NULL,
-                              wgmma && getenv("GRIP_KNN_RESCREEN_ALL") != NULL, step * step}; // step^2: exact
+    const list_units units = {wgmma, shape.s8, wgmma, wgmma && getenv("GRIP_KNN_RESCREEN_ALL") != NULL,
+                              step * step}; // step^2: exact
     rerank_kernel<<<(unsigned)((m + kWarps - 1) / kWarps), kThreads>>>(ref, s->n, queries, m, s->dim, (int)k, max_sqdist,
                                                                         w->cand_id, w->cand_d, w->cand_bound, units,
                                                                         w->q, s->stats, ids, sqdist, w->out);
