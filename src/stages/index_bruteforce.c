@@ -82,10 +82,11 @@ static void bruteforce_release(grip_index *self)
  * on the device, or in host memory when the handle streams them. */
 static grip_status device_rows_make(bruteforce_index *ix, const grip_array *reference)
 {
+    static const grip_knn_cuda_options options = GRIP_KNN_CUDA_OPTIONS_DEFAULT;
     size_t n = (size_t)ix->pub.rows, dim = ix->pub.dim;
     grip_status s = reference->memory == GRIP_MEM_CUDA
-                        ? grip_knn_cuda_ref_copy_device(ix->ctx, reference->data, n, dim, &ix->device_rows)
-                        : grip_knn_cuda_ref_upload(ix->ctx, reference->data, n, dim, &ix->device_rows);
+                        ? grip_knn_cuda_ref_copy_device(ix->ctx, reference->data, n, dim, &options, &ix->device_rows)
+                        : grip_knn_cuda_ref_upload(ix->ctx, reference->data, n, dim, &options, &ix->device_rows);
     if (s)
         return s;
     if (grip_knn_cuda_ref_is_streamed(ix->device_rows)) {
