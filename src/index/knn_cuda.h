@@ -34,8 +34,8 @@ extern "C" {
 #define GRIP_KNN_CUDA_MAX_K 32
 
 /* How the screened search runs (cuda/knn_tensor.cu), set per handle at upload: a plugin inside someone else's
- * process takes its settings from its API, never from the environment. Every choice gives the same results bit for
- * bit; they differ in speed and device memory. */
+ * process takes its settings from its API (the `bruteforce` index stage's parameters), never from the environment.
+ * Every choice gives the same results bit for bit; they differ in speed and device memory. */
 typedef enum grip_knn_cuda_precision {
     GRIP_KNN_CUDA_INT8 = 0, /* int8 products where the wgmma kernel screens (fp16 on the mma.sync kernel, which has
                                no int8 form) */

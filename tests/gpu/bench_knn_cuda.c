@@ -5,7 +5,7 @@
  * Usage: bench_knn_cuda [--fp16] [--mma-sync] [case ...], a case being DIMxNxMxK[:DATA] (n reference rows, m
  * queries, DATA one of the above, uniform by default), e.g. 352x100000x100000x2:shot; without cases it runs the
  * issue's sizes. --fp16 screens in fp16 where the default is int8, --mma-sync with the portable kernel where the
- * default is the wgmma one, for columns side by side.
+ * default is the wgmma one (the `bruteforce` index's screen_precision and screen_kernel), for columns side by side.
  * Each line also gives the memory: the device bytes per reference row the uploaded handle holds (rows and
  * screening: grip_knn_cuda_ref_device_bytes / n), and the peak device memory of one more search beyond what was
  * allocated before it (sampled, see mem_watch).
