@@ -416,6 +416,7 @@ struct grip_knn_cuda_ref {
     size_t n, dim;
     int device;
     grip_knn_screen *screen; // resident: the tensor-core screening of the rows; NULL where it does not apply
+    grip_knn_cuda_options options; // how the rows are screened and searched (a streamed handle's every batch)
     bool streamed, host_pinned;
     size_t batch_rows;  // streamed: rows per batch, planned at upload, or the caller's (batch_forced)
     bool batch_forced;  // the caller chose batch_rows: searches keep it instead of planning their own
@@ -439,18 +440,18 @@ static grip_status search_rows(grip_ctx *ctx, const ref_batch &b, const float *q
     return grip_knn_cuda_launch(ctx, b.rows, b.n, queries, m, b.dim, k, max_sqdist, ids, sqdist, 0);
 }
 
-// Device bytes of `rows` reference rows with their screening.
-static size_t batch_bytes(size_t rows, size_t dim)
+// Device bytes of `rows` of the handle's reference rows with their screening.
+static size_t batch_bytes(const grip_knn_cuda_ref *h, size_t rows)
 {
-    return rows * dim * sizeof(float) + grip_knn_screen_bytes(rows, dim);
+    return rows * h->dim * sizeof(float) + grip_knn_screen_bytes(rows, h->dim, h->options);
 }
 
-// Device bytes a pass over `queries` queries takes beside the reference rows: the queries, the running and the
-// batch's k-lists (ids and distances), and the screened search's scratch.
-static size_t pass_query_bytes(size_t queries, size_t dim, uint32_t k)
+// Device bytes a pass over `queries` queries of the handle takes beside the reference rows: the queries, the running
+// and the batch's k-lists (ids and distances), and the screened search's scratch.
+static size_t pass_query_bytes(const grip_knn_cuda_ref *h, size_t queries, uint32_t k)
 {
-    return queries * (dim * sizeof(float) + 4 * (size_t)k * sizeof(float)) +
-           grip_knn_screen_search_bytes(queries, dim, k);
+    return queries * (h->dim * sizeof(float) + 4 * (size_t)k * sizeof(float)) +
+           grip_knn_screen_search_bytes(queries, h->dim, k, h->options);
 }
 
 // Hands the device pool's cached blocks back to the driver: the streamed search's buffers and the screening's rows
@@ -480,11 +481,13 @@ static grip_status device_budget(grip_ctx *ctx, int device, size_t *budget)
     return GRIP_OK;
 }
 
-// The rows of a batch that fit in `budget` bytes beside `reserved` ones: whole tiles, at least one, at most n.
-static size_t plan_batch_rows(size_t budget, size_t reserved, size_t n, size_t dim)
+// The rows of a batch that fit in `budget` bytes beside `reserved` ones: whole tiles, at least one, at most the
+// handle's n.
+static size_t plan_batch_rows(const grip_knn_cuda_ref *h, size_t budget, size_t reserved)
 {
+    const size_t n = h->n;
     const size_t sample = (size_t)1 << 16; // the screening's fixed bytes spread over many rows
-    const size_t per_row = (batch_bytes(sample, dim) + sample - 1) / sample;
+    const size_t per_row = (batch_bytes(h, sample) + sample - 1) / sample;
     size_t rows = budget > reserved ? (budget - reserved) / per_row / kTileRefs * kTileRefs : 0;
     if (rows < kMinBatchRows)
         rows = kMinBatchRows;
@@ -507,9 +510,9 @@ static grip_status plan_passes(grip_ctx *ctx, const grip_knn_cuda_ref *h, size_t
     if (st != GRIP_OK)
         return st;
     // the queries get at most half of the budget (every pass streams the whole reference), the batch the rest
-    while (p->queries > kMinPassQueries && pass_query_bytes(p->queries, h->dim, k) > budget / 2)
+    while (p->queries > kMinPassQueries && pass_query_bytes(h, p->queries, k) > budget / 2)
         p->queries = (p->queries + 1) / 2;
-    p->batch_rows = plan_batch_rows(budget, pass_query_bytes(p->queries, h->dim, k), h->n, h->dim);
+    p->batch_rows = plan_batch_rows(h, budget, pass_query_bytes(h, p->queries, k));
     return GRIP_OK;
 }
 
@@ -602,7 +605,8 @@ static grip_status search_batch(grip_ctx *ctx, const grip_knn_cuda_ref *h, float
         GRIP_CUDA_CHECK(ctx, cudaMemcpy(batch, h->host_rows + b0 * dim, rows * dim * sizeof(float),
                                         cudaMemcpyHostToDevice));
     grip_knn_screen *screen = NULL;
-    grip_status st = k <= GRIP_KNN_SCREEN_MAX_K ? grip_knn_screen_build(ctx, batch, rows, dim, &screen) : GRIP_OK;
+    grip_status st =
+        k <= GRIP_KNN_SCREEN_MAX_K ? grip_knn_screen_build(ctx, batch, rows, dim, h->options, &screen) : GRIP_OK;
     if (st == GRIP_OK)
         st = search_rows(ctx, ref_batch{batch, rows, dim, screen}, queries, m, k, max_sqdist, ids, sqdist);
     grip_knn_screen_free(screen);
@@ -706,7 +710,7 @@ static grip_status resident_make(grip_ctx *ctx, grip_knn_cuda_ref *h, const floa
     if (st != GRIP_OK)
         grip_fail_append(ctx, "knn (cuda): copying %zu reference rows of %zu dims to the device", h->n, h->dim);
     if (st == GRIP_OK)
-        st = grip_knn_screen_build(ctx, h->rows, h->n, h->dim, &h->screen);
+        st = grip_knn_screen_build(ctx, h->rows, h->n, h->dim, h->options, &h->screen);
     if (st != GRIP_OK) {
         grip_knn_screen_free(h->screen);
         h->screen = NULL;
@@ -760,8 +764,7 @@ static grip_status streamed_make(grip_ctx *ctx, grip_knn_cuda_ref *h, const floa
     size_t budget = 0;
     st = device_budget(ctx, h->device, &budget);
     if (st == GRIP_OK)
-        h->batch_rows = plan_batch_rows(budget, pass_query_bytes(kPlannedQueries, h->dim, GRIP_KNN_SCREEN_MAX_K),
-                                        h->n, h->dim);
+        h->batch_rows = plan_batch_rows(h, budget, pass_query_bytes(h, kPlannedQueries, GRIP_KNN_SCREEN_MAX_K));
     return st;
 }
 
@@ -779,7 +782,7 @@ static grip_status use_context_device(grip_ctx *ctx)
 // then failing on the screening); the allocations decide. When it says no, the last error says why.
 static grip_status resident_may_fit(grip_ctx *ctx, const grip_knn_cuda_ref *h, bool *fits)
 {
-    const size_t need = batch_bytes(h->n, h->dim);
+    const size_t need = batch_bytes(h, h->n);
     size_t free_bytes = 0, total = 0;
     GRIP_CUDA_CHECK(ctx, cudaMemGetInfo(&free_bytes, &total));
     *fits = need <= free_bytes;
@@ -796,15 +799,35 @@ static grip_status resident_may_fit(grip_ctx *ctx, const grip_knn_cuda_ref *h, b
     return GRIP_OK;
 }
 
+// The options a handle takes: every field within its range (src/index/bruteforce_cuda.h), the first bad one named.
+static grip_status check_options(grip_ctx *ctx, const grip_knn_cuda_options *o)
+{
+    if (!o)
+        return grip_fail(ctx, GRIP_EINVAL, "knn (cuda): no options (GRIP_KNN_CUDA_OPTIONS_DEFAULT for the defaults)");
+    if (o->precision != GRIP_KNN_CUDA_INT8 && o->precision != GRIP_KNN_CUDA_FP16)
+        return grip_fail(ctx, GRIP_EINVAL, "knn (cuda): options.precision %d is neither int8 nor fp16",
+                         (int)o->precision);
+    if (o->kernel != GRIP_KNN_CUDA_KERNEL_AUTO && o->kernel != GRIP_KNN_CUDA_KERNEL_MMA_SYNC)
+        return grip_fail(ctx, GRIP_EINVAL, "knn (cuda): options.kernel %d is neither auto nor mma_sync",
+                         (int)o->kernel);
+    if (o->rescreen_capacity < 1 || o->rescreen_capacity > GRIP_KNN_CUDA_RESCREEN_CAPACITY)
+        return grip_fail(ctx, GRIP_EINVAL, "knn (cuda): options.rescreen_capacity %u is outside [1, %d]",
+                         o->rescreen_capacity, GRIP_KNN_CUDA_RESCREEN_CAPACITY);
+    return GRIP_OK;
+}
+
 // A handle over a copy of ref (n x dim; host memory for cudaMemcpyHostToDevice, device memory of the context's
-// device for cudaMemcpyDeviceToDevice): resident when the device holds it, else streamed; streamed in batches of
-// batch_rows rows when batch_rows > 0.
+// device for cudaMemcpyDeviceToDevice) searched as the options say: resident when the device holds it, else
+// streamed; streamed in batches of batch_rows rows when batch_rows > 0.
 static grip_status ref_make(grip_ctx *ctx, const float *ref, size_t n, size_t dim, cudaMemcpyKind kind,
-                            size_t batch_rows, grip_knn_cuda_ref **out)
+                            size_t batch_rows, const grip_knn_cuda_options *options, grip_knn_cuda_ref **out)
 {
     if (!out)
         return grip_fail(ctx, GRIP_EINVAL, "knn (cuda): no place for the uploaded reference");
     *out = NULL;
+    grip_status st = check_options(ctx, options);
+    if (st != GRIP_OK)
+        return st;
     if (dim == 0)
         return grip_fail(ctx, GRIP_EINVAL, "knn (cuda): dim must be >= 1");
     if (n > 0 && !ref)
@@ -818,7 +841,8 @@ static grip_status ref_make(grip_ctx *ctx, const float *ref, size_t n, size_t di
         return grip_fail(ctx, GRIP_ENOMEM, "knn (cuda): out of host memory");
     h->n = n;
     h->dim = dim;
-    grip_status st = use_context_device(ctx);
+    h->options = *options;
+    st = use_context_device(ctx);
     h->device = ctx->device;
     bool resident = batch_rows == 0;
     if (st == GRIP_OK && resident)
@@ -840,25 +864,26 @@ static grip_status ref_make(grip_ctx *ctx, const float *ref, size_t n, size_t di
 }
 
 extern "C" grip_status grip_knn_cuda_ref_upload(grip_ctx *ctx, const float *ref, size_t n, size_t dim,
-                                                grip_knn_cuda_ref **out)
+                                                const grip_knn_cuda_options *options, grip_knn_cuda_ref **out)
 {
-    return ref_make(ctx, ref, n, dim, cudaMemcpyHostToDevice, 0, out);
+    return ref_make(ctx, ref, n, dim, cudaMemcpyHostToDevice, 0, options, out);
 }
 
 extern "C" grip_status grip_knn_cuda_ref_copy_device(grip_ctx *ctx, const float *ref, size_t n, size_t dim,
-                                                     grip_knn_cuda_ref **out)
+                                                     const grip_knn_cuda_options *options, grip_knn_cuda_ref **out)
 {
-    return ref_make(ctx, ref, n, dim, cudaMemcpyDeviceToDevice, 0, out);
+    return ref_make(ctx, ref, n, dim, cudaMemcpyDeviceToDevice, 0, options, out);
 }
 
 extern "C" grip_status grip_knn_cuda_ref_upload_batched(grip_ctx *ctx, const float *ref, size_t n, size_t dim,
-                                                        size_t batch_rows, grip_knn_cuda_ref **out)
+                                                        size_t batch_rows, const grip_knn_cuda_options *options,
+                                                        grip_knn_cuda_ref **out)
 {
     if (out)
         *out = NULL;
     if (batch_rows == 0)
         return grip_fail(ctx, GRIP_EINVAL, "knn (cuda): a streamed reference needs batches of >= 1 row");
-    return ref_make(ctx, ref, n, dim, cudaMemcpyHostToDevice, batch_rows, out);
+    return ref_make(ctx, ref, n, dim, cudaMemcpyHostToDevice, batch_rows, options, out);
 }
 
 extern "C" void grip_knn_cuda_ref_limit_queries(grip_knn_cuda_ref *ref, size_t queries)
@@ -887,8 +912,9 @@ extern "C" size_t grip_knn_cuda_ref_device_bytes(const grip_knn_cuda_ref *ref)
     if (!ref)
         return 0;
     if (ref->streamed)
-        return batch_bytes(ref->batch_rows, ref->dim);
-    return ref->n * ref->dim * sizeof(float) + (ref->screen ? grip_knn_screen_bytes(ref->n, ref->dim) : 0);
+        return batch_bytes(ref, ref->batch_rows);
+    const size_t screen = ref->screen ? grip_knn_screen_bytes(ref->n, ref->dim, ref->options) : 0;
+    return ref->n * ref->dim * sizeof(float) + screen;
 }
 
 extern "C" void grip_knn_cuda_ref_free(grip_knn_cuda_ref *ref)

@@ -17,7 +17,6 @@
 
 #include <math.h>
 #include <stdint.h>
-#include <stdlib.h>
 
 namespace {
 
@@ -168,8 +167,7 @@ __global__ void __launch_bounds__(kFewThreads)
 
 bool grip_knn_few_applies(size_t m, size_t dim)
 {
-    // GRIP_KNN_NO_FEW: the 64-query kernel for every search (as GRIP_KNN_NO_WGMMA, for benchmarks side by side)
-    return m <= GRIP_KNN_FEW_MAX_QUERIES && dim <= GRIP_KNN_FEW_MAX_DIM && getenv("GRIP_KNN_NO_FEW") == NULL;
+    return m <= GRIP_KNN_FEW_MAX_QUERIES && dim <= GRIP_KNN_FEW_MAX_DIM;
 }
 
 size_t grip_knn_few_ranges(size_t m, size_t n, int sms)

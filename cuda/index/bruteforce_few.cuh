@@ -10,7 +10,7 @@
 
 #define GRIP_KNN_FEW_GROUP 16       // queries a block holds
 // up to here the few-queries kernel beats the 64-query one (H100, 1e6 x 352 rows, k = 32: 5 queries 1.51 ms
-// against 3.35, 16: 2.65 against 3.43, 32: 4.05 against 3.43; bench_knn_cuda, GRIP_KNN_NO_FEW for the other)
+// against 3.35, 16: 2.65 against 3.43, 32: 4.05 against 3.43; bench_knn_cuda, each kernel timed alone)
 #define GRIP_KNN_FEW_MAX_QUERIES 16
 #define GRIP_KNN_FEW_MAX_DIM 768    // the group's query rows fill at most 48 KB of shared memory
 #define GRIP_KNN_FEW_MIN_ROWS 1024  // a row range shorter than this is not worth its merge

@@ -10,7 +10,6 @@
 #include "cuda/core/check.cuh"
 
 #include <math.h>
-#include <stdlib.h>
 
 namespace {
 
@@ -18,17 +17,7 @@ using namespace grip_screen;
 
 constexpr int kThreads = 256;
 constexpr size_t kBatch = 4096;        // queries re-screened at once: bounds the scratch
-constexpr uint32_t kCapacity = 1024;   // rows listed per query; more and the exact kernel takes the query
 constexpr int kWarps = kThreads / 32;
-
-// Rows listed per query: kCapacity, or GRIP_KNN_RESCREEN_CAPACITY (>= 1) for tests that must send queries on to
-// the exact kernel.
-uint32_t capacity(void)
-{
-    const char *env = getenv("GRIP_KNN_RESCREEN_CAPACITY");
-    const long v = env ? strtol(env, NULL, 10) : 0;
-    return v >= 1 && v <= (long)kCapacity ? (uint32_t)v : kCapacity;
-}
 
 // One batch's scratch, carved from one allocation: the gathered queries' prepared rows and scales, their limits
 // and rows of the search, the found rows' counts, ids and exact distances.
@@ -183,25 +172,25 @@ grip_status rescreen_batches(grip_ctx *ctx, const grip_knn_rescreen_rows &rows, 
 
 } // namespace
 
-size_t grip_knn_rescreen_bytes(size_t m, size_t row_bytes)
+size_t grip_knn_rescreen_bytes(size_t m, size_t row_bytes, uint32_t capacity)
 {
     batch_scratch b;
     const size_t batch = round_up(m < kBatch ? m : kBatch, kBlockQueries);
-    return m == 0 ? 0 : batch_carve(&b, nullptr, batch, row_bytes, capacity());
+    return m == 0 ? 0 : batch_carve(&b, nullptr, batch, row_bytes, capacity);
 }
 
 grip_status grip_knn_rescreen(grip_ctx *ctx, const grip_knn_rescreen_rows &rows, const float *ref,
-                              const float *queries, size_t dim, const grip_knn_retry &retry, uint32_t k,
-                              float max_sqdist, uint32_t *ids, float *sqdist, uint32_t *failed, uint32_t *n_failed)
+                              const float *queries, size_t dim, const grip_knn_retry &retry, uint32_t capacity,
+                              uint32_t k, float max_sqdist, uint32_t *ids, float *sqdist, uint32_t *failed,
+                              uint32_t *n_failed)
 {
     if (retry.count == 0)
         return GRIP_OK;
-    const uint32_t cap = capacity();
     const size_t batch = retry.count < kBatch ? retry.count : kBatch;
     void *mem = NULL;
-    GRIP_CUDA_CHECK(ctx, cudaMallocAsync(&mem, grip_knn_rescreen_bytes(batch, rows.row_bytes), 0)); // pooled
-    const grip_status st = rescreen_batches(ctx, rows, (unsigned char *)mem, batch, cap, ref, queries, dim, retry, k,
-                                            max_sqdist, ids, sqdist, failed, n_failed);
+    GRIP_CUDA_CHECK(ctx, cudaMallocAsync(&mem, grip_knn_rescreen_bytes(batch, rows.row_bytes, capacity), 0)); // pooled
+    const grip_status st = rescreen_batches(ctx, rows, (unsigned char *)mem, batch, capacity, ref, queries, dim, retry,
+                                            k, max_sqdist, ids, sqdist, failed, n_failed);
     (void)cudaFreeAsync(mem, 0);
     if (st != GRIP_OK)
         grip_fail_append(ctx, "knn (cuda): re-screening %u queries", retry.count);

@@ -4,7 +4,8 @@
 // tensor-core products (cuda/index/sm90a/bruteforce_wgmma.cu's re-screen), this time keeping every row whose screened lower
 // bound is at most U, and those rows are ranked exactly. That costs a screening pass for 128 queries, where the
 // exact kernel's fp32 pass over all rows cost about a quarter of the 1e6 x 1e6 search at D = 352. A query with
-// more such rows than the capacity (near-duplicates in bulk) goes on to the exact kernel.
+// more such rows than the capacity (near-duplicates in bulk; grip_knn_cuda_options' rescreen_capacity) goes on to
+// the exact kernel.
 #ifndef GRIP_CUDA_KNN_RESCREEN_CUH
 #define GRIP_CUDA_KNN_RESCREEN_CUH
 
@@ -36,14 +37,15 @@ struct grip_knn_retry {
 };
 
 // Writes the exact answers of the retried queries (ids and sqdist, k a query, as grip_knn_cuda_launch's) and
-// appends to failed (n_failed counting, both device memory) those that overflowed the capacity: the caller runs
-// the exact kernel on them. ref, queries (dim floats a row): the search's. Allocates and frees its own scratch
-// (grip_knn_rescreen_bytes at most); synchronous on the default stream.
+// appends to failed (n_failed counting, both device memory) those that overflowed the capacity (rows listed a query,
+// >= 1): the caller runs the exact kernel on them. ref, queries (dim floats a row): the search's. Allocates and
+// frees its own scratch (grip_knn_rescreen_bytes at most); synchronous on the default stream.
 grip_status grip_knn_rescreen(grip_ctx *ctx, const grip_knn_rescreen_rows &rows, const float *ref,
-                              const float *queries, size_t dim, const grip_knn_retry &retry, uint32_t k,
-                              float max_sqdist, uint32_t *ids, float *sqdist, uint32_t *failed, uint32_t *n_failed);
+                              const float *queries, size_t dim, const grip_knn_retry &retry, uint32_t capacity,
+                              uint32_t k, float max_sqdist, uint32_t *ids, float *sqdist, uint32_t *failed,
+                              uint32_t *n_failed);
 
-// The most device memory grip_knn_rescreen allocates when m queries are retried.
-size_t grip_knn_rescreen_bytes(size_t m, size_t row_bytes);
+// The most device memory grip_knn_rescreen allocates when m queries are retried with that capacity.
+size_t grip_knn_rescreen_bytes(size_t m, size_t row_bytes, uint32_t capacity);
 
 #endif

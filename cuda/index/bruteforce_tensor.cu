@@ -8,7 +8,7 @@
 //    bounds of both. Non-finite rows get a NaN norm, so they are never screened in (nor returned, as on the CPU).
 //    On a Hopper GPU the rows are instead quantized to int8 with one step for all (the reference rows' largest
 //    centred magnitude over a limit near 127, prep_s8_kernel) and the reference rows stored in the wgmma kernel's
-//    tiles (operand_index); with GRIP_KNN_NO_INT8 set, they are fp16 there too, all scaled by one power of two.
+//    tiles (operand_index); with the options' fp16 precision, they are fp16 there too, all scaled by one power of two.
 //    Rows of up to about 42 dimensions carry their norm folded into the int8 products. All of it in bruteforce_prep.cu.
 // 2. screen: a block of 8 warps owns 128 queries, held in shared memory, and walks the reference rows in tiles of
 //    128, streamed in chunks of 64 dimensions; mma.sync m16n8k16 products (fp16 in, fp32 accumulated) give q.r,
@@ -358,8 +358,8 @@ __device__ __forceinline__ double screening_bound(double a, double ea, double b,
 
 // How the candidate lists' values read: the screened distance is (x + |q|^2 when shifted) * step2 (step2 = 1
 // but for int8, whose lists hold integers); s8: the int8 certificate (s8_bound). rescreen: the queries the lists
-// cannot certify are screened again (the wgmma kernel's lists only, cuda/index/bruteforce_rescreen.cuh), unless the
-// environment sets GRIP_KNN_NO_RESCREEN; rescreen_all (GRIP_KNN_RESCREEN_ALL, for tests): all of them are.
+// cannot certify are screened again (the wgmma kernel's lists only, cuda/index/bruteforce_rescreen.cuh); rescreen_all (the
+// options' field, for tests): all of them are.
 struct list_units {
     bool shifted, s8, rescreen, rescreen_all;
     double step2;
@@ -544,6 +544,7 @@ struct grip_knn_screen {
     screen_shape shape;
     float ref_inv_scale; // the Hopper kernel's one scale of the reference rows (inverted), fp16
     s8_quant quant;      // its int8 quantization of the reference rows
+    grip_knn_cuda_options options; // the build's, for the searches
 };
 
 void grip_knn_screen_free(grip_knn_screen *screen)
@@ -554,23 +555,21 @@ void grip_knn_screen_free(grip_knn_screen *screen)
     free(screen);
 }
 
-// How rows of dim dimensions are screened on the current device: the Hopper kernel where it runs, in int8, unless
-// the environment sets GRIP_KNN_NO_WGMMA (the mma.sync kernel) or GRIP_KNN_NO_INT8 (fp16) (bruteforce_tensor.cuh); in
-// int8 with the norm folded into the products where the padding columns hold it and the kernel is short
-// (GRIP_WGMMA_FOLD_MAX_STEPS), unless the environment sets GRIP_KNN_NO_FOLD (for side-by-side benchmarks).
-static screen_shape screen_shape_of(size_t dim)
+// How rows of dim dimensions are screened on the current device: the Hopper kernel where it runs, unless the
+// options ask for the mma.sync kernel, in the options' precision (bruteforce_tensor.cuh); in int8 with the norm folded into
+// the products where the padding columns hold it and the kernel is short (GRIP_WGMMA_FOLD_MAX_STEPS).
+static screen_shape screen_shape_of(size_t dim, const grip_knn_cuda_options &options)
 {
     screen_shape shape = {round_up(dim, 32), 0, false, 0};
-    if (getenv("GRIP_KNN_NO_WGMMA") != NULL || !grip_knn_wgmma_usable())
+    if (options.kernel == GRIP_KNN_CUDA_KERNEL_MMA_SYNC || !grip_knn_wgmma_usable())
         return shape;
-    const bool s8 = getenv("GRIP_KNN_NO_INT8") == NULL;
+    const bool s8 = options.precision == GRIP_KNN_CUDA_INT8;
     const int steps = grip_knn_wgmma_ksteps(dim, s8);
     if (steps == 0)
         return shape;
     shape = {(size_t)steps * (s8 ? 32 : 16), steps, s8, 0};
     const int fold = s8_fold_columns(dim, s8_limit(dim));
-    if (s8 && steps <= GRIP_WGMMA_FOLD_MAX_STEPS && shape.kdim - dim >= (size_t)fold &&
-        getenv("GRIP_KNN_NO_FOLD") == NULL)
+    if (s8 && steps <= GRIP_WGMMA_FOLD_MAX_STEPS && shape.kdim - dim >= (size_t)fold)
         shape.fold = fold;
     return shape;
 }
@@ -587,11 +586,11 @@ static size_t screen_alloc_bytes(size_t n_padded, size_t row_bytes, size_t dim)
     return rows_prep_carve(&p, nullptr, n_padded, row_bytes) + 256 + dim * sizeof(float);
 }
 
-size_t grip_knn_screen_bytes(size_t n, size_t dim)
+size_t grip_knn_screen_bytes(size_t n, size_t dim, const grip_knn_cuda_options &options)
 {
     if (n == 0 || !screened_dim(dim))
         return 0;
-    return screen_alloc_bytes(round_up(n, kTileRows), screen_shape_of(dim).row_bytes(), dim);
+    return screen_alloc_bytes(round_up(n, kTileRows), screen_shape_of(dim, options).row_bytes(), dim);
 }
 
 // The largest magnitude of the reference rows' centred finite values: the wgmma layouts' common scale.
@@ -662,7 +661,8 @@ static grip_status screen_build_on(grip_ctx *ctx, grip_knn_screen *s, const floa
     return GRIP_OK;
 }
 
-grip_status grip_knn_screen_build(grip_ctx *ctx, const float *ref, size_t n, size_t dim, grip_knn_screen **out)
+grip_status grip_knn_screen_build(grip_ctx *ctx, const float *ref, size_t n, size_t dim,
+                                  const grip_knn_cuda_options &options, grip_knn_screen **out)
 {
     *out = NULL;
     if (!screened_dim(dim) || n == 0)
@@ -673,7 +673,8 @@ grip_status grip_knn_screen_build(grip_ctx *ctx, const float *ref, size_t n, siz
     s->n = n;
     s->n_padded = round_up(n, kTileRows);
     s->dim = dim;
-    s->shape = screen_shape_of(dim);
+    s->options = options;
+    s->shape = screen_shape_of(dim, options);
     bool usable = false;
     grip_status st = screen_build_on(ctx, s, ref, &usable);
     if (st == GRIP_OK && usable)
@@ -725,16 +726,17 @@ static size_t failed_bytes(size_t count, size_t dim, uint32_t k)
            count * k * sizeof(float);
 }
 
-size_t grip_knn_screen_search_bytes(size_t m, size_t dim, uint32_t k)
+size_t grip_knn_screen_search_bytes(size_t m, size_t dim, uint32_t k, const grip_knn_cuda_options &options)
 {
     if (m == 0 || k > GRIP_KNN_SCREEN_MAX_K || !screened_dim(dim))
         return 0;
-    const screen_shape shape = screen_shape_of(dim);
+    const screen_shape shape = screen_shape_of(dim, options);
     screen_scratch w;
     const size_t scratch = scratch_carve(&w, nullptr, round_up(m, kBlockQueries), shape.row_bytes());
     // all three from the pool: the re-screen's block, once freed, stays the pool's, and the exact kernel's may not
     // fit in it
-    const size_t rescreen = shape.wgmma_steps > 0 ? grip_knn_rescreen_bytes(m, shape.row_bytes()) : 0;
+    const size_t rescreen =
+        shape.wgmma_steps > 0 ? grip_knn_rescreen_bytes(m, shape.row_bytes(), options.rescreen_capacity) : 0;
     return scratch + rescreen + failed_bytes(m, dim, k);
 }
 
@@ -805,8 +807,8 @@ static grip_status screen_search_with(grip_ctx *ctx, const grip_knn_screen *s, s
     }
     const double step = shape.s8 ? (double)s->quant.step : 1.0;
     const bool wgmma = shape.wgmma_steps > 0;
-    const list_units units = {wgmma, shape.s8, wgmma && getenv("GRIP_KNN_NO_RESCREEN") == NULL,
-                              wgmma && getenv("GRIP_KNN_RESCREEN_ALL") != NULL, step * step}; // step^2: exact
+    const list_units units = {wgmma, shape.s8, wgmma, wgmma && s->options.rescreen_all != 0,
+                              step * step}; // step^2: exact
     rerank_kernel<<<(unsigned)((m + kWarps - 1) / kWarps), kThreads>>>(ref, s->n, queries, m, s->dim, (int)k, max_sqdist,
                                                                         w->cand_id, w->cand_d, w->cand_bound, units,
                                                                         w->q, s->stats, ids, sqdist, w->out);
@@ -818,8 +820,8 @@ static grip_status screen_search_with(grip_ctx *ctx, const grip_knn_screen *s, s
                                              s->n_padded, shape.row_bytes(), shape.wgmma_steps,
                                              shape.operands(), s->ref_inv_scale};
         const grip_knn_retry retry = {w->out.retry, w->out.retry_limit, counts[1]};
-        st = grip_knn_rescreen(ctx, rows, ref, queries, s->dim, retry, k, max_sqdist, ids, sqdist, w->out.failed,
-                               &w->out.counts[0]);
+        st = grip_knn_rescreen(ctx, rows, ref, queries, s->dim, retry, s->options.rescreen_capacity, k, max_sqdist,
+                               ids, sqdist, w->out.failed, &w->out.counts[0]);
         if (st != GRIP_OK)
             return st;
         GRIP_CUDA_CHECK(ctx, cudaMemcpy(counts, w->out.counts, sizeof(uint32_t), cudaMemcpyDeviceToHost));

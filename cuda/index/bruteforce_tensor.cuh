@@ -13,6 +13,7 @@
 
 extern "C" {
 #include "core/ctx.h"
+#include "index/bruteforce_cuda.h"
 }
 
 // The screened path serves 1 <= k <= GRIP_KNN_SCREEN_MAX_K (the 32 kept candidates leave a margin for the certificate,
@@ -24,28 +25,30 @@ extern "C" {
 #define GRIP_KNN_SCREEN_MIN_DIM 32
 #define GRIP_KNN_SCREEN_MAX_DIM 368
 
-// Which kernel screens is chosen per reference set at build: the wgmma kernel (cuda/index/sm90a/bruteforce_wgmma.cu) on a
-// Hopper GPU, in int8 (or in fp16 when the environment sets GRIP_KNN_NO_INT8), the portable mma.sync kernel (fp16)
-// elsewhere, or everywhere when the environment sets GRIP_KNN_NO_WGMMA (for tests and side-by-side benchmarks;
-// all give the same answers).
+// Which kernel screens is chosen per reference set at build, as the options say (src/index/bruteforce_cuda.h): the wgmma
+// kernel (cuda/index/sm90a/bruteforce_wgmma.cu) on a Hopper GPU, in int8 or fp16, the portable mma.sync kernel (fp16) elsewhere
+// or where the options ask for it (all give the same answers).
 
 // The screening data of one reference set (int8 or fp16 rows, norms, error terms); opaque.
 typedef struct grip_knn_screen grip_knn_screen;
 
-// Prepares the screening of ref (n x dim, device memory of the current device). *out is allocated here, freed with
-// grip_knn_screen_free(); it is left NULL (with GRIP_OK) when the set cannot be screened: dim outside the range
-// above, or a finite row whose magnitude is outside [2^-40, 2^40] (the exact kernel then serves every search).
-grip_status grip_knn_screen_build(grip_ctx *ctx, const float *ref, size_t n, size_t dim, grip_knn_screen **out);
+// Prepares the screening of ref (n x dim, device memory of the current device) as the options say (checked by the
+// caller); the screening keeps them for its searches. *out is allocated here, freed with grip_knn_screen_free(); it
+// is left NULL (with GRIP_OK) when the set cannot be screened: dim outside the range above, or a finite row whose
+// magnitude is outside [2^-40, 2^40] (the exact kernel then serves every search).
+grip_status grip_knn_screen_build(grip_ctx *ctx, const float *ref, size_t n, size_t dim,
+                                  const grip_knn_cuda_options &options, grip_knn_screen **out);
 void grip_knn_screen_free(grip_knn_screen *screen);
 
 // Device bytes grip_knn_screen_build allocates for n rows of dim dimensions on the current device (0 where it
 // builds nothing), and the most one grip_knn_screen_search of m queries allocates (every query failing its
-// certificate included; 0 where the screened path is not taken): for planning what fits on the device.
-size_t grip_knn_screen_bytes(size_t n, size_t dim);
-size_t grip_knn_screen_search_bytes(size_t m, size_t dim, uint32_t k);
+// certificate included; 0 where the screened path is not taken), with the same options: for planning what fits on
+// the device.
+size_t grip_knn_screen_bytes(size_t n, size_t dim, const grip_knn_cuda_options &options);
+size_t grip_knn_screen_search_bytes(size_t m, size_t dim, uint32_t k, const grip_knn_cuda_options &options);
 
 // The search of grip_knn_cuda_launch (same arguments, k <= GRIP_KNN_SCREEN_MAX_K, ref the rows screen was built
-// from), synchronous on the default stream.
+// from), with the options screen was built with; synchronous on the default stream.
 grip_status grip_knn_screen_search(grip_ctx *ctx, const grip_knn_screen *screen, const float *ref,
                                    const float *queries, size_t m, uint32_t k, float max_sqdist, uint32_t *ids,
                                    float *sqdist);

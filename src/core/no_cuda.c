@@ -253,18 +253,19 @@ grip_status grip_spin_image_cuda(grip_ctx *ctx, const grip_neighborhoods_cuda *n
 
 /* ---- index/bruteforce_cuda.h ---- */
 
-grip_status grip_knn_cuda_ref_upload(grip_ctx *ctx, const float *ref, size_t n, size_t dim, grip_knn_cuda_ref **out)
+grip_status grip_knn_cuda_ref_upload(grip_ctx *ctx, const float *ref, size_t n, size_t dim,
+                                     const grip_knn_cuda_options *options, grip_knn_cuda_ref **out)
 {
-    (void)ref; (void)n; (void)dim;
+    (void)ref; (void)n; (void)dim; (void)options;
     if (out)
         *out = NULL;
     return no_cuda(ctx, "bruteforce");
 }
 
 grip_status grip_knn_cuda_ref_copy_device(grip_ctx *ctx, const float *ref, size_t n, size_t dim,
-                                          grip_knn_cuda_ref **out)
+                                          const grip_knn_cuda_options *options, grip_knn_cuda_ref **out)
 {
-    return grip_knn_cuda_ref_upload(ctx, ref, n, dim, out);
+    return grip_knn_cuda_ref_upload(ctx, ref, n, dim, options, out);
 }
 
 const float *grip_knn_cuda_ref_rows(const grip_knn_cuda_ref *ref)
@@ -308,10 +309,10 @@ grip_status grip_knn_cuda_search_device(grip_ctx *ctx, const grip_knn_cuda_ref *
 }
 
 grip_status grip_knn_cuda_ref_upload_batched(grip_ctx *ctx, const float *ref, size_t n, size_t dim, size_t batch_rows,
-                                             grip_knn_cuda_ref **out)
+                                             const grip_knn_cuda_options *options, grip_knn_cuda_ref **out)
 {
     (void)batch_rows;
-    return grip_knn_cuda_ref_upload(ctx, ref, n, dim, out);
+    return grip_knn_cuda_ref_upload(ctx, ref, n, dim, options, out);
 }
 
 void grip_knn_cuda_ref_limit_queries(grip_knn_cuda_ref *ref, size_t queries)

@@ -6,11 +6,12 @@
  *
  * The reference rows are uploaded once (grip_knn_cuda_ref_upload) and searched many times. Every call is
  * synchronous. Searches with 32 <= dim <= 368 and k <= 16 take a faster path with the same results
- * (cuda/index/bruteforce_tensor.cu): fp16 tensor-core products (wgmma on Hopper, mma.sync elsewhere) screen the rows, each
- * query's 32 best are re-ranked with the exact float arithmetic, and a query the screening's rigorous error bound
- * cannot certify is screened again with the bound its exact candidates give, or searched again by the exact kernel;
- * its data (dim rounded up to 16 or 32 halves, and 20 bytes per row) is prepared at upload. A CPU-only
- * build links src/index/knn_cuda_absent.c instead, whose functions fail with GRIP_EUNSUPPORTED.
+ * (cuda/index/bruteforce_tensor.cu): tensor-core products (int8 or fp16, wgmma on Hopper, mma.sync elsewhere, as the handle's
+ * grip_knn_cuda_options say) screen the rows, each query's 32 best are re-ranked with the exact float arithmetic,
+ * and a query the screening's rigorous error bound cannot certify is screened again with the bound its exact
+ * candidates give, or searched again by the exact kernel; its data (dim rounded up to 16 or 32 halves, and 20 bytes
+ * per row) is prepared at upload. A CPU-only build links src/core/no_cuda.c instead, whose functions fail
+ * with GRIP_EUNSUPPORTED.
  *
  * A reference set the device cannot hold (rows and screening) is not refused: the handle keeps the rows in host
  * memory instead (pinned when the host allows it) and every search streams them to the device in batches, each
@@ -32,21 +33,57 @@ extern "C" {
 /* The largest k the GPU search keeps; larger k fails with GRIP_EUNSUPPORTED (use the CPU twin). */
 #define GRIP_KNN_CUDA_MAX_K 32
 
+/* How the screened search runs (cuda/index/bruteforce_tensor.cu), set per handle at upload: a plugin inside someone else's
+ * process takes its settings from its API (the `bruteforce` index stage's parameters), never from the environment.
+ * Every choice gives the same results bit for bit; they differ in speed and device memory. */
+typedef enum grip_knn_cuda_precision {
+    GRIP_KNN_CUDA_INT8 = 0, /* int8 products where the wgmma kernel screens (fp16 on the mma.sync kernel, which has
+                               no int8 form) */
+    GRIP_KNN_CUDA_FP16 = 1  /* fp16 products on either kernel */
+} grip_knn_cuda_precision;
+
+typedef enum grip_knn_cuda_kernel {
+    GRIP_KNN_CUDA_KERNEL_AUTO = 0,    /* the wgmma kernel on a Hopper GPU when the build holds its sm_90a code, else
+                                         the portable mma.sync kernel */
+    GRIP_KNN_CUDA_KERNEL_MMA_SYNC = 1 /* the portable mma.sync kernel on every GPU */
+} grip_knn_cuda_kernel;
+
+/* The default and the largest re-screen capacity: a batch of re-screened queries (up to 4096) holds 8 bytes per
+ * listed row of each, 32 MiB at 1024, counted in every search's planned device memory. */
+#define GRIP_KNN_CUDA_RESCREEN_CAPACITY 1024
+
+typedef struct grip_knn_cuda_options {
+    grip_knn_cuda_precision precision; /* of the screening's products */
+    grip_knn_cuda_kernel kernel;       /* which kernel screens */
+    /* 1 .. GRIP_KNN_CUDA_RESCREEN_CAPACITY: the rows a query the screening could not certify may list when the
+     * wgmma kernel screens it again (cuda/index/bruteforce_rescreen.cuh); a query with more goes on to the exact kernel */
+    uint32_t rescreen_capacity;
+    /* for tests: every screened query is screened again (wgmma kernel only), certified or not, where a real search
+     * re-screens only a few; 0 in any other use */
+    int rescreen_all;
+} grip_knn_cuda_options;
+
+/* The defaults: int8 where the wgmma kernel screens, the kernel chosen by the device, the largest capacity. */
+#define GRIP_KNN_CUDA_OPTIONS_DEFAULT                                                                            \
+    { GRIP_KNN_CUDA_INT8, GRIP_KNN_CUDA_KERNEL_AUTO, GRIP_KNN_CUDA_RESCREEN_CAPACITY, 0 }
+
 /* Reference rows resident on a device; opaque. */
 typedef struct grip_knn_cuda_ref grip_knn_cuda_ref;
 
 /* Copies ref (n x dim, row-major, host memory) to the context's device, or, when the device cannot hold it, into a
- * host copy that searches stream in batches (see above). *out is allocated here and freed by the caller with
- * grip_knn_cuda_ref_free(); it is NULL after a failure. Fails with GRIP_EINVAL on dim == 0, a NULL ref with n > 0
- * or n >= UINT32_MAX, GRIP_ENOMEM when neither the device nor the host can hold the rows (the context stays
- * usable), GRIP_ENODEV without a usable device, GRIP_EUNSUPPORTED on a CPU-only build. */
+ * host copy that searches stream in batches (see above). options (GRIP_KNN_CUDA_OPTIONS_DEFAULT for the defaults)
+ * are copied into the handle and rule its screening and every search of it. *out is allocated here and freed by the
+ * caller with grip_knn_cuda_ref_free(); it is NULL after a failure. Fails with GRIP_EINVAL on dim == 0, a NULL ref
+ * with n > 0 or n >= UINT32_MAX, NULL options or options out of their ranges (the text names the field),
+ * GRIP_ENOMEM when neither the device nor the host can hold the rows (the context stays usable), GRIP_ENODEV
+ * without a usable device, GRIP_EUNSUPPORTED on a CPU-only build. */
 grip_status grip_knn_cuda_ref_upload(grip_ctx *ctx, const float *ref, size_t n, size_t dim,
-                                     grip_knn_cuda_ref **out);
+                                     const grip_knn_cuda_options *options, grip_knn_cuda_ref **out);
 /* The same from rows already in device memory of the context's device (ref: device pointer, n x dim): copied on
  * the device into the handle's own rows (the caller keeps and frees its own), never through the host, unless the
  * device cannot hold a second copy: then they are downloaded into a streamed handle's host copy. */
 grip_status grip_knn_cuda_ref_copy_device(grip_ctx *ctx, const float *ref, size_t n, size_t dim,
-                                          grip_knn_cuda_ref **out);
+                                          const grip_knn_cuda_options *options, grip_knn_cuda_ref **out);
 /* The handle's rows: device memory (n x dim, row-major, on the context's device), valid until
  * grip_knn_cuda_ref_free; for reading them, e.g. as an index's reference array. NULL for a streamed handle, whose
  * rows are in host memory (grip_knn_cuda_ref_host_rows). */
@@ -81,7 +118,7 @@ grip_status grip_knn_cuda_search_device(grip_ctx *ctx, const grip_knn_cuda_ref *
  * so that the batched search can be tested without filling a GPU. Fails as grip_knn_cuda_ref_upload does, and with
  * GRIP_EINVAL on batch_rows == 0. */
 grip_status grip_knn_cuda_ref_upload_batched(grip_ctx *ctx, const float *ref, size_t n, size_t dim, size_t batch_rows,
-                                             grip_knn_cuda_ref **out);
+                                             const grip_knn_cuda_options *options, grip_knn_cuda_ref **out);
 /* For tests and benchmarks: the most queries one search holds on the device at a time (0: as many as fit), so that
  * the slicing of the queries can be tested without filling a GPU. Applies to the handle's later searches. */
 void grip_knn_cuda_ref_limit_queries(grip_knn_cuda_ref *ref, size_t queries);

@@ -121,9 +121,10 @@ static grip_status search_cpu(grip_ctx *ctx, const grip_array *reference, const 
     return s;
 }
 
-/* The same on the GPU: the queries become the searched rows of a CUDA handle, the gathered rows its queries. */
-static grip_status search_cuda(grip_ctx *ctx, const grip_array *reference, const grip_array *queries,
-                               const uint32_t *rows, size_t count, uint32_t *nearest)
+/* The same on the GPU: the queries become the searched rows of a CUDA handle with the given options, the gathered
+ * rows its queries. */
+static grip_status search_cuda(grip_ctx *ctx, const grip_knn_cuda_options *options, const grip_array *reference,
+                               const grip_array *queries, const uint32_t *rows, size_t count, uint32_t *nearest)
 {
     const size_t m = (size_t)queries->rows, dim = (size_t)queries->cols;
     grip_knn_cuda_ref *by_query = NULL;
@@ -132,11 +133,11 @@ static grip_status search_cuda(grip_ctx *ctx, const grip_array *reference, const
     int own_q = 0;
     grip_status s = GRIP_OK;
     if (on_ctx_device(ctx, queries)) {
-        s = grip_knn_cuda_ref_copy_device(ctx, queries->data, m, dim, &by_query);
+        s = grip_knn_cuda_ref_copy_device(ctx, queries->data, m, dim, options, &by_query);
     } else {
         s = grip_array_to_host(ctx, queries, &q, &own_q, "match.mutual: queries");
         if (!s)
-            s = grip_knn_cuda_ref_upload(ctx, q.data, m, dim, &by_query);
+            s = grip_knn_cuda_ref_upload(ctx, q.data, m, dim, options, &by_query);
         if (own_q)
             grip_array_free_host(&q);
     }
@@ -157,9 +158,9 @@ static grip_status search_cuda(grip_ctx *ctx, const grip_array *reference, const
     return s;
 }
 
-grip_status grip_match_nearest_queries_listed(grip_ctx *ctx, int use_cuda, const grip_array *reference,
-                                              const grip_array *queries, const uint32_t *ids, uint32_t list_k,
-                                              uint32_t *nearest_query)
+grip_status grip_match_nearest_queries_listed(grip_ctx *ctx, int use_cuda, const grip_knn_cuda_options *cuda_options,
+                                              const grip_array *reference, const grip_array *queries,
+                                              const uint32_t *ids, uint32_t list_k, uint32_t *nearest_query)
 {
     const size_t n = (size_t)reference->rows, m = (size_t)queries->rows;
     if ((n && !nearest_query) || (m && list_k && !ids))
@@ -173,7 +174,7 @@ grip_status grip_match_nearest_queries_listed(grip_ctx *ctx, int use_cuda, const
     if (!nearest)
         s = grip_fail(ctx, GRIP_ENOMEM, "match.mutual: cannot allocate %zu row ids", count);
     else if (use_cuda)
-        s = search_cuda(ctx, reference, queries, rows, count, nearest);
+        s = search_cuda(ctx, cuda_options, reference, queries, rows, count, nearest);
     else
         s = search_cpu(ctx, reference, queries, rows, count, nearest);
     for (size_t i = 0; !s && i < count; i++)

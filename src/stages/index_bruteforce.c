@@ -1,5 +1,6 @@
 /* index_bruteforce.c -- the `bruteforce` index stage: exact k-NN over n x D reference rows (descriptors of every
  * model, tagged by model id), given in host or device memory. CPU twin: src/index/bruteforce.c. */
+#include "stages/index_bruteforce.h"
 #include "stages/stage.h"
 #include "stages/index_common.h"
 #include "index/bruteforce_cuda.h"
@@ -9,8 +10,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define BRUTEFORCE_STR(x) #x
+#define BRUTEFORCE_XSTR(x) BRUTEFORCE_STR(x)
+
+/* The GPU search's options (grip_knn_cuda_options; the CPU search has none): each enum's choices in the order of its
+ * values, which build() casts the choice's index to. */
 static const grip_param_info bruteforce_params[] = {
     GRIP_PARAM_DEVICE,
+    {sizeof(grip_param_info), GRIP_PARAM_ENUM, "screen_precision", "int8", 0, 0, "int8|fp16",
+     "GPU screening products (k <= 16, 32 <= D <= 368): int8 (fp16 off Hopper) or fp16; both give the same results"},
+    {sizeof(grip_param_info), GRIP_PARAM_ENUM, "screen_kernel", "auto", 0, 0, "auto|mma_sync",
+     "GPU screening kernel: auto = wgmma on Hopper when built for it, else mma.sync; mma_sync = the portable one"},
+    {sizeof(grip_param_info), GRIP_PARAM_INT, "rescreen_capacity", BRUTEFORCE_XSTR(GRIP_KNN_CUDA_RESCREEN_CAPACITY), 1,
+     GRIP_KNN_CUDA_RESCREEN_CAPACITY, NULL,
+     "rows a query the Hopper screening cannot certify may list when screened again; with more, the exact kernel"},
 };
 
 /* The index object. On a CPU stage: a host copy of the reference rows, searched exactly. On a CUDA stage: a device
@@ -24,6 +37,7 @@ typedef struct bruteforce_index {
     grip_ctx *ctx;
     float *rows;                    /* own host copy; NULL on a CUDA stage until a search needs it */
     grip_knn_cuda_ref *device_rows; /* NULL on a CPU stage */
+    grip_knn_cuda_options options;  /* the stage's, for the GPU search */
 } bruteforce_index;
 
 /* The rows in host memory: the index's own copy, else the reference array when it is in host memory (a streamed
@@ -84,8 +98,9 @@ static grip_status device_rows_make(bruteforce_index *ix, const grip_array *refe
 {
     size_t n = (size_t)ix->pub.rows, dim = ix->pub.dim;
     grip_status s = reference->memory == GRIP_MEM_CUDA
-                        ? grip_knn_cuda_ref_copy_device(ix->ctx, reference->data, n, dim, &ix->device_rows)
-                        : grip_knn_cuda_ref_upload(ix->ctx, reference->data, n, dim, &ix->device_rows);
+                        ? grip_knn_cuda_ref_copy_device(ix->ctx, reference->data, n, dim, &ix->options,
+                                                        &ix->device_rows)
+                        : grip_knn_cuda_ref_upload(ix->ctx, reference->data, n, dim, &ix->options, &ix->device_rows);
     if (s)
         return s;
     if (grip_knn_cuda_ref_is_streamed(ix->device_rows)) {
@@ -107,6 +122,11 @@ static grip_status bruteforce_build(grip_stage *st, const grip_array *reference,
     if (!ix)
         return grip_fail(st->ctx, GRIP_ENOMEM, "index: out of memory");
     ix->ctx = st->ctx;
+    ix->options = (grip_knn_cuda_options){
+        .precision = (grip_knn_cuda_precision)grip_stage_choice(st, "screen_precision"),
+        .kernel = (grip_knn_cuda_kernel)grip_stage_choice(st, "screen_kernel"),
+        .rescreen_capacity = (uint32_t)grip_stage_integer(st, "rescreen_capacity"),
+    };
     s = grip_index_init(st->ctx, &ix->pub, reference, model_ids, st->use_cuda ? NULL : &ix->rows);
     if (!s && st->use_cuda)
         s = device_rows_make(ix, reference);
@@ -121,6 +141,14 @@ static grip_status bruteforce_build(grip_stage *st, const grip_array *reference,
     ix->pub.exact = 1;
     *out = &ix->pub;
     return GRIP_OK;
+}
+
+const grip_knn_cuda_options *grip_index_bruteforce_options(const grip_index *index)
+{
+    if (!index || index->struct_size < offsetof(grip_index, search) + sizeof index->search ||
+        index->search != bruteforce_search)
+        return NULL;
+    return &((const bruteforce_index *)index)->options;
 }
 
 static grip_status bruteforce_create(grip_ctx *ctx, const grip_kv *kv, uint32_t n_kv, grip_stage **out);

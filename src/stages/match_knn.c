@@ -1,8 +1,10 @@
 /* match_knn.c -- the `knn` match stage: k nearest reference rows per query under a squared-distance bound, with
  * Lowe's ratio test and the mutual filter as options (src/match/match_select.c). Works with any plugin's index:
- * it only calls index->search (and reads index->reference for the mutual filter). The lists are selected on the CPU;
- * on a CUDA stage the mutual filter's reverse search runs on the GPU. */
+ * it only calls index->search (and reads index->reference for the mutual filter, and the GPU search options of this
+ * plugin's own `bruteforce` index). The lists are selected on the CPU; on a CUDA stage the mutual filter's reverse
+ * search runs on the GPU. */
 #include "stages/stage.h"
+#include "stages/index_bruteforce.h"
 #include "match/match_mutual.h"
 #include "match/match_select.h"
 
@@ -47,7 +49,9 @@ static grip_status search_lists(grip_ctx *ctx, grip_index *index, const grip_arr
 }
 
 /* For the mutual filter: the nearest query of each reference row the lists name (match_mutual.h), on the GPU when
- * the stage runs there. *nearest is malloc'd (caller frees). */
+ * the stage runs there, with the GPU search options of the index when it is this plugin's `bruteforce` (the choice
+ * made for the index holds for the matching's every GPU search), else the defaults. *nearest is malloc'd (caller
+ * frees). */
 static grip_status nearest_queries(grip_stage *st, grip_index *index, const grip_array *queries,
                                    const grip_array *ids, uint32_t **nearest)
 {
@@ -64,8 +68,10 @@ static grip_status nearest_queries(grip_stage *st, grip_index *index, const grip
     *nearest = malloc((size_t)index->rows * sizeof **nearest + 1);
     if (!*nearest)
         return grip_fail(ctx, GRIP_ENOMEM, "match: out of memory");
-    return grip_match_nearest_queries_listed(ctx, st->use_cuda, &index->reference, queries, ids->data,
-                                             (uint32_t)ids->cols, *nearest);
+    static const grip_knn_cuda_options defaults = GRIP_KNN_CUDA_OPTIONS_DEFAULT;
+    const grip_knn_cuda_options *own = grip_index_bruteforce_options(index);
+    return grip_match_nearest_queries_listed(ctx, st->use_cuda, own ? own : &defaults, &index->reference, queries,
+                                             ids->data, (uint32_t)ids->cols, *nearest);
 }
 
 static void matches_release(grip_matches *m)

@@ -56,6 +56,8 @@ expect_fail "PLY without vertices" "novertex.ply" -- run "$conf" "$tmp/novertex.
 expect_fail "config typo" "typo.conf:3: descriptor.radious" -- run "$tmp/typo.conf" "$tmp/ok.pcd" "$tmp/ok.pcd"
 expect_fail "value out of range" "typo.conf:5: match.max_sqdist" -- run "$tmp/typo.conf" "$tmp/ok.pcd" "$tmp/ok.pcd"
 expect_fail "--set typo" "--set: group.treshold" -- "$host" --plugin "$plugin" run --config "$conf" --set group.treshold=5 --model "$tmp/ok.pcd" --scene "$tmp/ok.pcd"
+expect_fail "index option out of range" "--set: index.rescreen_capacity: 0 is out of range" -- "$host" --plugin "$plugin" run --config "$conf" --set index.rescreen_capacity=0 --model "$tmp/ok.pcd" --scene "$tmp/ok.pcd"
+expect_fail "index option not a choice" "--set: index.screen_precision: 'int4'" -- "$host" --plugin "$plugin" run --config "$conf" --set index.screen_precision=int4 --model "$tmp/ok.pcd" --scene "$tmp/ok.pcd"
 expect_fail "missing config" "nope.conf" -- run "$tmp/nope.conf" "$tmp/ok.pcd" "$tmp/ok.pcd"
 expect_fail "cuda without a GPU" "device" -- "$host" --plugin "$plugin" run --config "$conf" --set pipeline.device=cuda --model "$tmp/ok.pcd" --scene "$tmp/ok.pcd"
 expect_fail "unknown command" "unknown command" -- "$host" --plugin "$plugin" frobnicate

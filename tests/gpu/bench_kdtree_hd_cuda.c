@@ -130,13 +130,14 @@ static int run_data(grip_ctx *ctx, const char *name, const float *ref, size_t n,
     int device = -1, ok = 0;
     uint32_t *ids = malloc(m * sizeof *ids), *truth = malloc(m * sizeof *truth);
     grip_knn_cuda_ref *bf = NULL;
+    const grip_knn_cuda_options bf_options = GRIP_KNN_CUDA_OPTIONS_DEFAULT;
     if (ids && truth && grip_cuda_upload(ctx, ref, n * dim * sizeof(float), &drows, &device) == GRIP_OK &&
         grip_cuda_upload(ctx, q, m * dim * sizeof(float), &dq, &device) == GRIP_OK &&
         grip_cuda_alloc(ctx, m * sizeof(uint32_t), &dids) == GRIP_OK &&
         grip_cuda_alloc(ctx, m * sizeof(float), &dd) == GRIP_OK &&
         grip_cuda_alloc(ctx, m * sizeof(uint32_t), &tids) == GRIP_OK &&
         grip_cuda_alloc(ctx, m * sizeof(float), &td) == GRIP_OK &&
-        grip_knn_cuda_ref_copy_device(ctx, drows, n, dim, &bf) == GRIP_OK &&
+        grip_knn_cuda_ref_copy_device(ctx, drows, n, dim, &bf_options, &bf) == GRIP_OK &&
         grip_knn_cuda_search_device(ctx, bf, dq, m, 1, INFINITY, tids, td) == GRIP_OK &&
         grip_cuda_copy_to_host(ctx, truth, tids, m * sizeof(uint32_t)) == GRIP_OK)
         ok = 1;

@@ -2,17 +2,20 @@
  * on the device): CUDA events around each call, 2 warm-ups, the median of up to 20 runs. Checks the first queries
  * of each case against the CPU twin (ids and distances bit for bit).
  * Data: uniform, shot or fpfh rows, as knn_bench_torch.py makes them (knn_bench_rows.h).
- * Usage: bench_knn_cuda [case ...], a case being DIMxNxMxK[:DATA] (n reference rows, m queries, DATA one of the
- * above, uniform by default), e.g. 352x100000x100000x2:shot; without arguments it runs the issue's sizes.
- * Each line also gives the memory: the device bytes per reference row the uploaded handle holds (rows and fp16
+ * Usage: bench_knn_cuda [--fp16] [--mma-sync] [case ...], a case being DIMxNxMxK[:DATA] (n reference rows, m
+ * queries, DATA one of the above, uniform by default), e.g. 352x100000x100000x2:shot; without cases it runs the
+ * issue's sizes. --fp16 screens in fp16 where the default is int8, --mma-sync with the portable kernel where the
+ * default is the wgmma one (the `bruteforce` index's screen_precision and screen_kernel), for columns side by side.
+ * Each line also gives the memory: the device bytes per reference row the uploaded handle holds (rows and
  * screening: grip_knn_cuda_ref_device_bytes / n), and the peak device memory of one more search beyond what was
  * allocated before it (sampled, see mem_watch).
- * bench_knn_cuda largest DIM ROWS QUERIES: the largest-set run. ROWS uniform rows (made on every core) are uploaded
- * with grip_knn_cuda_ref_upload, which streams them from host memory in batches when the device cannot hold them;
- * it prints whether they were streamed, the device bytes, the upload's and two searches' wall time (QUERIES uniform
- * queries from host memory, k = 2), the searches' peak device memory, and checks the first 8 queries against the
- * CPU twin's arithmetic (a host brute force over all rows, on every core: grip_knn_exact itself would pack a second
- * copy of a set this large). The host needs about twice the rows' bytes while a streamed handle copies them.
+ * bench_knn_cuda [--fp16] [--mma-sync] largest DIM ROWS QUERIES: the largest-set run. ROWS uniform rows (made on
+ * every core) are uploaded with grip_knn_cuda_ref_upload, which streams them from host memory in batches when the
+ * device cannot hold them; it prints whether they were streamed, the device bytes, the upload's and two searches'
+ * wall time (QUERIES uniform queries from host memory, k = 2), the searches' peak device memory, and checks the first
+ * 8 queries against the CPU twin's arithmetic (a host brute force over all rows, on every core: grip_knn_exact itself
+ * would pack a second copy of a set this large). The host needs about twice the rows' bytes while a streamed handle
+ * copies them.
  * Not a test: it prints a table and exits 1 on a mismatch. */
 #define _POSIX_C_SOURCE 200809L
 #include "core/ctx.h"
@@ -168,7 +171,7 @@ static int check_prefix(grip_ctx *ctx, const float *ref, const float *q, const b
     return same;
 }
 
-static int run_case(grip_ctx *ctx, const bench_case *c)
+static int run_case(grip_ctx *ctx, const bench_case *c, const grip_knn_cuda_options *options)
 {
     float *ref = NULL, *q = NULL;
     (void)make_data(c, &ref, &q);
@@ -177,7 +180,7 @@ static int run_case(grip_ctx *ctx, const bench_case *c)
     grip_knn_cuda_ref *dref = NULL;
     void *dq = NULL, *dids = NULL, *ddist = NULL;
     int device = -1, ok = 0, reps = 0;
-    if (ref && q && ids && dist && grip_knn_cuda_ref_upload(ctx, ref, c->n, c->dim, &dref) == GRIP_OK &&
+    if (ref && q && ids && dist && grip_knn_cuda_ref_upload(ctx, ref, c->n, c->dim, options, &dref) == GRIP_OK &&
         grip_cuda_upload(ctx, q, c->m * c->dim * sizeof(float), &dq, &device) == GRIP_OK &&
         grip_cuda_upload(ctx, ids, c->m * c->k * sizeof(uint32_t), &dids, &device) == GRIP_OK &&
         grip_cuda_upload(ctx, dist, c->m * c->k * sizeof(float), &ddist, &device) == GRIP_OK) {
@@ -330,12 +333,12 @@ static size_t time_largest(grip_ctx *ctx, const grip_knn_cuda_ref *dref, const f
 
 /* Uploads the rows, times two searches and checks the first queries; prints the line. A streamed handle keeps its
  * own host copy: *ref is then freed (and NULLed) to give the host its memory back, and the check reads the copy. */
-static int largest_upload_search_check(grip_ctx *ctx, float **ref, const float *q, size_t dim, size_t n, size_t m,
-                                       uint32_t *ids, float *dist)
+static int largest_upload_search_check(grip_ctx *ctx, const grip_knn_cuda_options *options, float **ref,
+                                       const float *q, size_t dim, size_t n, size_t m, uint32_t *ids, float *dist)
 {
     grip_knn_cuda_ref *dref = NULL;
     const double t_up = now_seconds();
-    if (grip_knn_cuda_ref_upload(ctx, *ref, n, dim, &dref) != GRIP_OK) {
+    if (grip_knn_cuda_ref_upload(ctx, *ref, n, dim, options, &dref) != GRIP_OK) {
         fprintf(stderr, "largest: upload failed: %s\n", ctx->last_error);
         return 0;
     }
@@ -368,7 +371,7 @@ static int largest_upload_search_check(grip_ctx *ctx, float **ref, const float *
 }
 
 /* The largest-set run (see the header); returns 1 when the checked queries are identical. */
-static int run_largest(grip_ctx *ctx, size_t dim, size_t n, size_t m)
+static int run_largest(grip_ctx *ctx, const grip_knn_cuda_options *options, size_t dim, size_t n, size_t m)
 {
     const double t_make = now_seconds();
     float *ref = uniform_rows_parallel(n, dim, 1), *q = knn_bench_uniform_rows(m, dim, 2);
@@ -378,7 +381,7 @@ static int run_largest(grip_ctx *ctx, size_t dim, size_t n, size_t m)
     if (ref && q && ids && dist) {
         fprintf(stderr, "largest: %.1f GB of rows made in %.1f s; uploading\n", 4e-9 * (double)n * (double)dim,
                 now_seconds() - t_make);
-        ok = largest_upload_search_check(ctx, &ref, q, dim, n, m, ids, dist);
+        ok = largest_upload_search_check(ctx, options, &ref, q, dim, n, m, ids, dist);
     } else {
         fprintf(stderr, "largest: out of host memory for %zu rows of %zu dims\n", n, dim);
     }
@@ -389,8 +392,9 @@ static int run_largest(grip_ctx *ctx, size_t dim, size_t n, size_t m)
     return ok;
 }
 
-/* bench_knn_cuda largest DIM ROWS QUERIES: 2 when the arguments are bad, else 0 or 1 as main returns. */
-static int largest_main(grip_ctx *ctx, int argc, char **argv)
+/* bench_knn_cuda largest DIM ROWS QUERIES (argv[1] is "largest"): 2 when the arguments are bad, else 0 or 1 as main
+ * returns. */
+static int largest_main(grip_ctx *ctx, const grip_knn_cuda_options *options, int argc, char **argv)
 {
     char *end[3];
     const unsigned long long dim = argc == 5 ? strtoull(argv[2], &end[0], 10) : 0;
@@ -402,7 +406,7 @@ static int largest_main(grip_ctx *ctx, int argc, char **argv)
                 LARGEST_CHECKED);
         return 2;
     }
-    return run_largest(ctx, (size_t)dim, (size_t)rows, (size_t)queries) ? 0 : 1;
+    return run_largest(ctx, options, (size_t)dim, (size_t)rows, (size_t)queries) ? 0 : 1;
 }
 
 int main(int argc, char **argv)
@@ -422,9 +426,21 @@ int main(int argc, char **argv)
         fprintf(stderr, "no usable CUDA device\n");
         return 77;
     }
+    grip_knn_cuda_options options = GRIP_KNN_CUDA_OPTIONS_DEFAULT;
+    for (; argc > 1 && strncmp(argv[1], "--", 2) == 0; --argc, ++argv) {
+        if (strcmp(argv[1], "--fp16") == 0) {
+            options.precision = GRIP_KNN_CUDA_FP16;
+        } else if (strcmp(argv[1], "--mma-sync") == 0) {
+            options.kernel = GRIP_KNN_CUDA_KERNEL_MMA_SYNC;
+        } else {
+            fprintf(stderr, "unknown option '%s' (want --fp16 or --mma-sync)\n", argv[1]);
+            grip_ctx_free(ctx);
+            return 2;
+        }
+    }
     int all_ok = 1;
     if (argc > 1 && strcmp(argv[1], "largest") == 0) {
-        const int rc = largest_main(ctx, argc, argv);
+        const int rc = largest_main(ctx, &options, argc, argv);
         grip_ctx_free(ctx);
         return rc;
     }
@@ -436,11 +452,11 @@ int main(int argc, char **argv)
                 fprintf(stderr, "bad case '%s' (want DIMxNxMxK[:uniform|shot|fpfh])\n", argv[i]);
                 return 2;
             }
-            all_ok &= run_case(ctx, &c);
+            all_ok &= run_case(ctx, &c, &options);
         }
     } else {
         for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; ++i)
-            all_ok &= run_case(ctx, &defaults[i]);
+            all_ok &= run_case(ctx, &defaults[i], &options);
     }
     grip_ctx_free(ctx);
     return all_ok ? 0 : 1;

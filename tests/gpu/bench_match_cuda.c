@@ -79,9 +79,11 @@ static double time_match(grip_ctx *ctx, const char *device, const char *mutual, 
     return ms[REPS / 2];
 }
 
-/* Median ms of the reverse search over all n rows: the queries uploaded as a handle, every row searched (k = 1). */
+/* Median ms of the reverse search over all n rows: the queries uploaded as a handle (the default options, as the
+ * stage's default index has), every row searched (k = 1). */
 static double time_reverse_all(grip_ctx *ctx, const float *ref, const float *q, const match_case *c)
 {
+    const grip_knn_cuda_options options = GRIP_KNN_CUDA_OPTIONS_DEFAULT;
     uint32_t *ids = malloc(c->n * sizeof *ids);
     float *d = malloc(c->n * sizeof *d);
     double ms[REPS];
@@ -91,7 +93,7 @@ static double time_reverse_all(grip_ctx *ctx, const float *ref, const float *q, 
     for (int r = -1; ok && r < REPS; ++r) {
         const double t0 = now_ms();
         grip_knn_cuda_ref *by_query = NULL;
-        ok = grip_knn_cuda_ref_upload(ctx, q, c->m, c->dim, &by_query) == GRIP_OK &&
+        ok = grip_knn_cuda_ref_upload(ctx, q, c->m, c->dim, &options, &by_query) == GRIP_OK &&
              grip_knn_cuda_search(ctx, by_query, ref, c->n, 1, INFINITY, ids, d) == GRIP_OK;
         grip_knn_cuda_ref_free(by_query);
         if (!ok)

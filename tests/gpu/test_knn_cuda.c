@@ -10,7 +10,9 @@
  * batch boundaries go to the lower row) and NaN/inf data, D = 3, 33, 352, k = 1, 2, 5, 32; device-resident queries;
  * queries cut into passes (grip_knn_cuda_ref_limit_queries) for resident and streamed handles; the handle's
  * reports. With GRIP_TEST_FILL_DEVICE=1, the automatic fallback on a device really filled up (run that case alone:
- * it starves any GPU work beside it). Skips (77) without a usable device. */
+ * it starves any GPU work beside it). Skips (77) without a usable device.
+ * Every handle is uploaded with the options of the variant the first argument names (test_variants; the defaults
+ * without one), each variant its own ctest test (tests/CMakeLists.txt); bad options are refused in every one. */
 #include "test_support.h"
 #include "core/cuda_bridge.h"
 #include "index/bruteforce_cuda.h"
@@ -23,6 +25,23 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The screening's settings the suite runs under, test_options the chosen one's. On a Hopper GPU the defaults
+ * screen with the wgmma kernel in int8; there the fp16 operands and the portable mma.sync kernel are tested too
+ * (elsewhere those variants run the mma.sync kernel again). Real searches re-screen only a few queries: `rescreen`
+ * re-screens every screened one (cuda/index/bruteforce_rescreen.cu), and `rescreen_overflow` with room for 4 rows a query, so that
+ * many go on to the exact kernel. */
+static const struct test_variant {
+    const char *name;
+    grip_knn_cuda_options options;
+} test_variants[] = {
+    {"default", GRIP_KNN_CUDA_OPTIONS_DEFAULT},
+    {"mma_sync", {GRIP_KNN_CUDA_INT8, GRIP_KNN_CUDA_KERNEL_MMA_SYNC, GRIP_KNN_CUDA_RESCREEN_CAPACITY, 0}},
+    {"fp16", {GRIP_KNN_CUDA_FP16, GRIP_KNN_CUDA_KERNEL_AUTO, GRIP_KNN_CUDA_RESCREEN_CAPACITY, 0}},
+    {"rescreen", {GRIP_KNN_CUDA_INT8, GRIP_KNN_CUDA_KERNEL_AUTO, GRIP_KNN_CUDA_RESCREEN_CAPACITY, 1}},
+    {"rescreen_overflow", {GRIP_KNN_CUDA_INT8, GRIP_KNN_CUDA_KERNEL_AUTO, 4, 1}},
+};
+static grip_knn_cuda_options test_options = GRIP_KNN_CUDA_OPTIONS_DEFAULT;
 
 /* rows on the grid of halves in [-1, 1], half of them copies of `pool` rows shared by every call with the same
  * pool_seed: many exact duplicates, and every distance is a multiple of 1/4, so most distances tie exactly */
@@ -101,9 +120,9 @@ static size_t compare_batched(const float *ref, size_t n, const float *queries, 
     ck_assert_int_eq(grip_knn_exact(ctx, ref, n, queries, m, dim, k, max_sqdist, cpu.ids, cpu.sqdist), GRIP_OK);
     grip_knn_cuda_ref *dev = NULL;
     if (batch_rows)
-        ck_assert_int_eq(grip_knn_cuda_ref_upload_batched(ctx, ref, n, dim, batch_rows, &dev), GRIP_OK);
+        ck_assert_int_eq(grip_knn_cuda_ref_upload_batched(ctx, ref, n, dim, batch_rows, &test_options, &dev), GRIP_OK);
     else
-        ck_assert_int_eq(grip_knn_cuda_ref_upload(ctx, ref, n, dim, &dev), GRIP_OK);
+        ck_assert_int_eq(grip_knn_cuda_ref_upload(ctx, ref, n, dim, &test_options, &dev), GRIP_OK);
     ck_assert_int_eq(grip_knn_cuda_ref_is_streamed(dev), batch_rows > 0);
     ck_assert_int_eq(grip_knn_cuda_search(ctx, dev, queries, m, k, max_sqdist, gpu.ids, gpu.sqdist), GRIP_OK);
     assert_same(&cpu, &gpu, n, m, dim, k, max_sqdist, batch_rows);
@@ -372,7 +391,7 @@ START_TEST(device_resident_queries_and_results)
     const uint32_t k = 5;
     float *ref = grip_test_uniform_rows(&s, n, dim, -1.0f, 1.0f), *q = grip_test_uniform_rows(&s, m, dim, -1.0f, 1.0f);
     grip_knn_cuda_ref *dev = NULL;
-    ck_assert_int_eq(grip_knn_cuda_ref_upload(ctx, ref, n, dim, &dev), GRIP_OK);
+    ck_assert_int_eq(grip_knn_cuda_ref_upload(ctx, ref, n, dim, &test_options, &dev), GRIP_OK);
     knn_result host = result_alloc(m, k), back = result_alloc(m, k);
     ck_assert_int_eq(grip_knn_cuda_search(ctx, dev, q, m, k, INFINITY, host.ids, host.sqdist), GRIP_OK);
     void *dq = NULL, *dids = NULL, *ddist = NULL;
@@ -530,8 +549,8 @@ START_TEST(streamed_device_queries_and_query_passes)
     const size_t n = 1234, m = 321, dim = 33;
     float *ref = make_duplicates(&s, n, dim, 3000, 40), *q = make_duplicates(&s, m, dim, 3000, 40);
     grip_knn_cuda_ref *streamed = NULL, *resident = NULL;
-    ck_assert_int_eq(grip_knn_cuda_ref_upload_batched(ctx, ref, n, dim, 300, &streamed), GRIP_OK);
-    ck_assert_int_eq(grip_knn_cuda_ref_upload(ctx, ref, n, dim, &resident), GRIP_OK);
+    ck_assert_int_eq(grip_knn_cuda_ref_upload_batched(ctx, ref, n, dim, 300, &test_options, &streamed), GRIP_OK);
+    ck_assert_int_eq(grip_knn_cuda_ref_upload(ctx, ref, n, dim, &test_options, &resident), GRIP_OK);
     static const uint32_t ks[] = {5, 32};
     for (size_t ki = 0; ki < 2; ++ki) {
         compare_device_io(ctx, streamed, ref, n, q, m, dim, ks[ki], 0);
@@ -555,7 +574,7 @@ START_TEST(streamed_handle_reports)
     const size_t n = 1000, m = 77, dim = 33;
     float *ref = grip_test_uniform_rows(&s, n, dim, -1.0f, 1.0f), *q = grip_test_uniform_rows(&s, m, dim, -1.0f, 1.0f);
     grip_knn_cuda_ref *streamed = NULL, *resident = NULL;
-    ck_assert_int_eq(grip_knn_cuda_ref_upload_batched(ctx, ref, n, dim, 128, &streamed), GRIP_OK);
+    ck_assert_int_eq(grip_knn_cuda_ref_upload_batched(ctx, ref, n, dim, 128, &test_options, &streamed), GRIP_OK);
     ck_assert_int_eq(grip_knn_cuda_ref_is_streamed(streamed), 1);
     ck_assert_ptr_null(grip_knn_cuda_ref_rows(streamed));
     ck_assert_ptr_nonnull(grip_knn_cuda_ref_host_rows(streamed));
@@ -563,7 +582,7 @@ START_TEST(streamed_handle_reports)
     const size_t streamed_bytes = grip_knn_cuda_ref_device_bytes(streamed);
     ck_assert_uint_ge(streamed_bytes, 128 * dim * sizeof(float));
     ck_assert_uint_lt(streamed_bytes, n * dim * sizeof(float));
-    ck_assert_int_eq(grip_knn_cuda_ref_upload(ctx, ref, n, dim, &resident), GRIP_OK);
+    ck_assert_int_eq(grip_knn_cuda_ref_upload(ctx, ref, n, dim, &test_options, &resident), GRIP_OK);
     ck_assert_int_eq(grip_knn_cuda_ref_is_streamed(resident), 0);
     ck_assert_ptr_nonnull(grip_knn_cuda_ref_rows(resident));
     ck_assert_ptr_null(grip_knn_cuda_ref_host_rows(resident));
@@ -580,7 +599,7 @@ START_TEST(streamed_handle_reports)
     ck_assert_uint_eq(compare_batched(ref, 0, q, m, dim, 5, INFINITY, 7), 0);
     /* batches of no rows: refused, and *out reset */
     grip_knn_cuda_ref *dev = (grip_knn_cuda_ref *)ref;
-    ck_assert_int_eq(grip_knn_cuda_ref_upload_batched(ctx, ref, n, dim, 0, &dev), GRIP_EINVAL);
+    ck_assert_int_eq(grip_knn_cuda_ref_upload_batched(ctx, ref, n, dim, 0, &test_options, &dev), GRIP_EINVAL);
     ck_assert_ptr_null(dev);
     free(ref);
     free(q);
@@ -628,8 +647,8 @@ START_TEST(streamed_when_the_device_is_full)
     void *filler = fill_device((size_t)200 << 20);
     ck_assert_ptr_nonnull(filler);
     grip_knn_cuda_ref *from_host = NULL, *from_device = NULL;
-    grip_status up_host = grip_knn_cuda_ref_upload(ctx, ref, n, dim, &from_host);
-    grip_status up_device = grip_knn_cuda_ref_copy_device(ctx, dref, n, dim, &from_device);
+    grip_status up_host = grip_knn_cuda_ref_upload(ctx, ref, n, dim, &test_options, &from_host);
+    grip_status up_device = grip_knn_cuda_ref_copy_device(ctx, dref, n, dim, &test_options, &from_device);
     grip_status search_host = from_host ? grip_knn_cuda_search(ctx, from_host, q, m, k, INFINITY, gpu.ids, gpu.sqdist)
                                         : GRIP_EINVAL;
     const int same_host = search_host == GRIP_OK && memcmp(cpu.ids, gpu.ids, m * k * sizeof(uint32_t)) == 0 &&
@@ -666,11 +685,11 @@ START_TEST(bad_arguments)
     uint32_t ids[2 * 33];
     float d[2 * 33];
     grip_knn_cuda_ref *dev = (grip_knn_cuda_ref *)rows; /* must be reset to NULL on failure */
-    ck_assert_int_eq(grip_knn_cuda_ref_upload(ctx, rows, 2, 0, &dev), GRIP_EINVAL);
+    ck_assert_int_eq(grip_knn_cuda_ref_upload(ctx, rows, 2, 0, &test_options, &dev), GRIP_EINVAL);
     ck_assert_ptr_null(dev);
-    ck_assert_int_eq(grip_knn_cuda_ref_upload(ctx, NULL, 2, 3, &dev), GRIP_EINVAL);
-    ck_assert_int_eq(grip_knn_cuda_ref_upload(ctx, rows, (size_t)UINT32_MAX, 3, &dev), GRIP_EINVAL);
-    ck_assert_int_eq(grip_knn_cuda_ref_upload(ctx, rows, 2, 3, &dev), GRIP_OK);
+    ck_assert_int_eq(grip_knn_cuda_ref_upload(ctx, NULL, 2, 3, &test_options, &dev), GRIP_EINVAL);
+    ck_assert_int_eq(grip_knn_cuda_ref_upload(ctx, rows, (size_t)UINT32_MAX, 3, &test_options, &dev), GRIP_EINVAL);
+    ck_assert_int_eq(grip_knn_cuda_ref_upload(ctx, rows, 2, 3, &test_options, &dev), GRIP_OK);
     ck_assert_int_eq(grip_knn_cuda_search(ctx, NULL, rows, 2, 1, INFINITY, ids, d), GRIP_EINVAL);
     ck_assert_int_eq(grip_knn_cuda_search(ctx, dev, rows, 2, 33, INFINITY, ids, d), GRIP_EUNSUPPORTED);
     ck_assert_ptr_nonnull(strstr(ctx->last_error, "k = 33"));
@@ -688,6 +707,40 @@ START_TEST(bad_arguments)
 }
 END_TEST
 
+/* Options out of their ranges, or none, are refused at upload with the field named, and *out reset. */
+START_TEST(bad_options)
+{
+    grip_ctx *ctx = grip_test_ctx();
+    float rows[6] = {0, 1, 2, 3, 4, 5};
+    grip_knn_cuda_ref *dev = (grip_knn_cuda_ref *)rows;
+    ck_assert_int_eq(grip_knn_cuda_ref_upload(ctx, rows, 2, 3, NULL, &dev), GRIP_EINVAL);
+    ck_assert_ptr_null(dev);
+    ck_assert_ptr_nonnull(strstr(ctx->last_error, "options"));
+    static const struct {
+        grip_knn_cuda_options options;
+        const char *field;
+    } bad[] = {
+        {{GRIP_KNN_CUDA_INT8, GRIP_KNN_CUDA_KERNEL_AUTO, 0, 0}, "rescreen_capacity"},
+        {{GRIP_KNN_CUDA_INT8, GRIP_KNN_CUDA_KERNEL_AUTO, GRIP_KNN_CUDA_RESCREEN_CAPACITY + 1, 0}, "rescreen_capacity"},
+        {{(grip_knn_cuda_precision)2, GRIP_KNN_CUDA_KERNEL_AUTO, GRIP_KNN_CUDA_RESCREEN_CAPACITY, 0}, "precision"},
+        {{GRIP_KNN_CUDA_INT8, (grip_knn_cuda_kernel)2, GRIP_KNN_CUDA_RESCREEN_CAPACITY, 0}, "kernel"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+        dev = (grip_knn_cuda_ref *)rows;
+        ck_assert_int_eq(grip_knn_cuda_ref_upload(ctx, rows, 2, 3, &bad[i].options, &dev), GRIP_EINVAL);
+        ck_assert_ptr_null(dev);
+        ck_assert_ptr_nonnull(strstr(ctx->last_error, bad[i].field));
+        dev = (grip_knn_cuda_ref *)rows;
+        ck_assert_int_eq(grip_knn_cuda_ref_copy_device(ctx, rows, 2, 3, &bad[i].options, &dev), GRIP_EINVAL);
+        ck_assert_ptr_null(dev);
+        dev = (grip_knn_cuda_ref *)rows;
+        ck_assert_int_eq(grip_knn_cuda_ref_upload_batched(ctx, rows, 2, 3, 1, &bad[i].options, &dev), GRIP_EINVAL);
+        ck_assert_ptr_null(dev);
+    }
+    grip_ctx_free(ctx);
+}
+END_TEST
+
 /* A set neither the device nor the host can hold fails with GRIP_ENOMEM before any byte is copied (so the small
  * host buffer here is never read past its end): the device cannot hold it, then the host refuses the copy to stream
  * from (pinned, then pageable). The next upload and search on the same context work. (Queries the device cannot
@@ -698,14 +751,16 @@ START_TEST(out_of_device_memory_leaves_the_context_usable)
     float rows[4 * 3] = {0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1};
     grip_knn_cuda_ref *dev = NULL;
     /* 2^30 rows x 2^20 dims = 4 PiB */
-    ck_assert_int_eq(grip_knn_cuda_ref_upload(ctx, rows, (size_t)1 << 30, (size_t)1 << 20, &dev), GRIP_ENOMEM);
+    ck_assert_int_eq(grip_knn_cuda_ref_upload(ctx, rows, (size_t)1 << 30, (size_t)1 << 20, &test_options, &dev),
+                     GRIP_ENOMEM);
     ck_assert_ptr_null(dev);
     ck_assert_ptr_nonnull(strstr(ctx->last_error, "device"));
     ck_assert_ptr_nonnull(strstr(ctx->last_error, "host memory"));
-    ck_assert_int_eq(grip_knn_cuda_ref_upload_batched(ctx, rows, (size_t)1 << 30, (size_t)1 << 20, 128, &dev),
-                     GRIP_ENOMEM);
+    ck_assert_int_eq(
+        grip_knn_cuda_ref_upload_batched(ctx, rows, (size_t)1 << 30, (size_t)1 << 20, 128, &test_options, &dev),
+        GRIP_ENOMEM);
     ck_assert_ptr_null(dev);
-    ck_assert_int_eq(grip_knn_cuda_ref_upload(ctx, rows, 4, 3, &dev), GRIP_OK);
+    ck_assert_int_eq(grip_knn_cuda_ref_upload(ctx, rows, 4, 3, &test_options, &dev), GRIP_OK);
     uint32_t ids[4 * 2];
     float d[4 * 2];
     ck_assert_int_eq(grip_knn_cuda_search(ctx, dev, rows, 4, 2, INFINITY, ids, d), GRIP_OK);
@@ -720,8 +775,17 @@ START_TEST(out_of_device_memory_leaves_the_context_usable)
 }
 END_TEST
 
-int main(void)
+int main(int argc, char **argv)
 {
+    const size_t n_variants = sizeof test_variants / sizeof test_variants[0];
+    size_t v = 0;
+    while (argc > 1 && v < n_variants && strcmp(argv[1], test_variants[v].name) != 0)
+        ++v;
+    if (argc > 2 || v == n_variants) {
+        fprintf(stderr, "usage: test_knn_cuda [default|mma_sync|fp16|rescreen|rescreen_overflow]\n");
+        return 2;
+    }
+    test_options = test_variants[v].options;
     Suite *s = suite_create("knn_cuda");
     TCase *exact = tcase_create("exact");
     tcase_add_test(exact, uniform_every_dim_and_k);
@@ -746,6 +810,7 @@ int main(void)
     grip_test_add_case(s, "streamed_device_full", streamed_when_the_device_is_full);
     TCase *errors = tcase_create("errors");
     tcase_add_test(errors, bad_arguments);
+    tcase_add_test(errors, bad_options);
     tcase_add_test(errors, out_of_device_memory_leaves_the_context_usable);
     suite_add_tcase(s, errors);
     return grip_test_run_gpu(s);

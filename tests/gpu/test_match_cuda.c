@@ -89,7 +89,8 @@ static void expect_listed_search_on_the_gpu(grip_ctx *ctx, const float *ref, siz
     ck_assert_int_eq(grip_match_nearest_queries(ctx, ref, n, q, m, dim, full), GRIP_OK);
     grip_array ref_a = grip_array_host_view(GRIP_F32, n, dim, (void *)ref);
     grip_array q_a = grip_array_host_view(GRIP_F32, m, dim, (void *)q);
-    ck_assert_msg(grip_match_nearest_queries_listed(ctx, 1, &ref_a, &q_a, ids, k, got) == GRIP_OK, "%s",
+    const grip_knn_cuda_options options = GRIP_KNN_CUDA_OPTIONS_DEFAULT;
+    ck_assert_msg(grip_match_nearest_queries_listed(ctx, 1, &options, &ref_a, &q_a, ids, k, got) == GRIP_OK, "%s",
                   ctx->last_error);
     size_t listed = 0;
     for (size_t r = 0; r < n; ++r)

@@ -164,7 +164,7 @@ START_TEST(mutual_over_listed_rows_equals_the_full_reverse_search)
     ids[0] = 5; /* a non-finite row listed: it has no nearest query */
     ck_assert_int_eq(grip_match_nearest_queries(ctx, ref, n, q, m, dim, full), GRIP_OK);
     grip_array ref_a = grip_array_host_view(GRIP_F32, n, dim, ref), q_a = grip_array_host_view(GRIP_F32, m, dim, q);
-    ck_assert_int_eq(grip_match_nearest_queries_listed(ctx, 0, &ref_a, &q_a, ids, k, listed), GRIP_OK);
+    ck_assert_int_eq(grip_match_nearest_queries_listed(ctx, 0, NULL, &ref_a, &q_a, ids, k, listed), GRIP_OK);
     size_t n_listed = 0;
     for (size_t r = 0; r < n; ++r) {
         int is_listed = 0;
@@ -179,14 +179,14 @@ START_TEST(mutual_over_listed_rows_equals_the_full_reverse_search)
     /* lists of padding only, and no queries at all: every row UINT32_MAX, nothing searched */
     for (size_t i = 0; i < m * k; ++i)
         ids[i] = UINT32_MAX;
-    ck_assert_int_eq(grip_match_nearest_queries_listed(ctx, 0, &ref_a, &q_a, ids, k, listed), GRIP_OK);
+    ck_assert_int_eq(grip_match_nearest_queries_listed(ctx, 0, NULL, &ref_a, &q_a, ids, k, listed), GRIP_OK);
     for (size_t r = 0; r < n; ++r)
         ck_assert_uint_eq(listed[r], UINT32_MAX);
     grip_array no_q = grip_array_host_view(GRIP_F32, 0, dim, NULL);
     listed[0] = 7;
-    ck_assert_int_eq(grip_match_nearest_queries_listed(ctx, 0, &ref_a, &no_q, NULL, k, listed), GRIP_OK);
+    ck_assert_int_eq(grip_match_nearest_queries_listed(ctx, 0, NULL, &ref_a, &no_q, NULL, k, listed), GRIP_OK);
     ck_assert_uint_eq(listed[0], UINT32_MAX);
-    ck_assert_int_eq(grip_match_nearest_queries_listed(ctx, 0, &ref_a, &q_a, ids, k, NULL), GRIP_EINVAL);
+    ck_assert_int_eq(grip_match_nearest_queries_listed(ctx, 0, NULL, &ref_a, &q_a, ids, k, NULL), GRIP_EINVAL);
     ck_assert_ptr_nonnull(strstr(ctx->last_error, "match.mutual"));
     free(ids);
     free(full);
