@@ -25,7 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cloud_io.h"
+#include "io/cloud_io.h"
 
 typedef struct synth_params {
     uint64_t seed;

@@ -8,7 +8,7 @@
  *   neighborhood <case> <what> ms=<median> min=<min> [entries=... per_query=...]
  * Usage: bench_neighborhood_cuda [scene.pcd] (default: $GRIP_DATA_DIR/pcl/milk_cartoon_all_small_clorox.pcd; the
  * scene case is skipped when it cannot be read). Not a test: exits 1 on a failure. */
-#include "cloud_io.h"
+#include "io/cloud_io.h"
 #include "core/ctx.h"
 #include "core/cuda_bridge.h"
 #include "descriptor/uniform_sampling.h"

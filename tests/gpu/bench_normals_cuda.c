@@ -9,7 +9,7 @@
  * Usage: bench_normals_cuda [cloud.pcd] (default: $GRIP_DATA_DIR/pcl/milk_cartoon_all_small_clorox.pcd).
  * Not a test: prints a line and exits 1 on a failure. */
 #define _POSIX_C_SOURCE 200809L
-#include "cloud_io.h"
+#include "io/cloud_io.h"
 #include "core/ctx.h"
 #include "core/cuda_bridge.h"
 #include "descriptor/normals.h"

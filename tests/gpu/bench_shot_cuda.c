@@ -8,7 +8,7 @@
  * Usage: bench_shot_cuda [model.pcd scene.pcd] (default: $GRIP_DATA_DIR/pcl/...). One line per measurement;
  * exits 1 on a failure. */
 #define _POSIX_C_SOURCE 200809L
-#include "cloud_io.h"
+#include "io/cloud_io.h"
 #include "host_util.h"
 #include "core/cuda_bridge.h"
 #include "descriptor/normals.h"

@@ -1,9 +1,9 @@
-/* cloud_io_internal.h -- what the PCD and PLY readers and writers share: the file in memory, error messages,
+/* internal.h -- what the PCD and PLY readers and writers share: the file in memory, error messages,
  * scalar types, text rows and the cloud's allocation. Not part of grip-host's API (see cloud_io.h). */
 #ifndef GRIP_HOST_CLOUD_IO_INTERNAL_H
 #define GRIP_HOST_CLOUD_IO_INTERNAL_H
 
-#include "cloud_io.h"
+#include "io/cloud_io.h"
 
 #include <stddef.h>
 #include <stdint.h>

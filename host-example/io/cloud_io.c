@@ -1,6 +1,6 @@
 /* cloud_io.c -- the host_cloud itself: reading by format, allocation, storing decoded values, freeing. */
 #define _POSIX_C_SOURCE 200809L
-#include "cloud_io_internal.h"
+#include "io/internal.h"
 #include "host_util.h"
 
 #include <errno.h>

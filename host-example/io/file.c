@@ -1,7 +1,7 @@
-/* cloud_io_file.c -- point-cloud files: read whole into memory, created and checked when written; and the one-line
+/* file.c -- point-cloud files: read whole into memory, created and checked when written; and the one-line
  * error messages of cloud_io. */
 #define _POSIX_C_SOURCE 200809L
-#include "cloud_io_internal.h"
+#include "io/internal.h"
 
 #include <errno.h>
 #include <stdarg.h>

@@ -1,6 +1,6 @@
 /* ply_header.c -- parses and checks a PLY header: "ply", format, comment/obj_info, element and (list) property
  * lines, end_header. Finds the vertex element and the roles of its properties (x y z, nx ny nz, red green blue). */
-#include "ply_header.h"
+#include "io/ply_header.h"
 
 #include <string.h>
 

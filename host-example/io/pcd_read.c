@@ -1,7 +1,7 @@
 /* pcd_read.c -- reads a PCD file's points: ascii rows, binary point records, or binary_compressed (LZF) field
  * arrays. Every size the header declares is checked against the bytes the file holds before anything that large
  * is allocated. */
-#include "pcd_header.h"
+#include "io/pcd_header.h"
 
 #include <errno.h>
 #include <stdlib.h>

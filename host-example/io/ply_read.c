@@ -1,7 +1,7 @@
 /* ply_read.c -- reads the vertex element of a PLY file (ascii, binary_little_endian, binary_big_endian). Elements
  * before the vertices are skipped row by row (list lengths parsed); elements after them are never read. Every
  * count is checked against the bytes (or rows) the file holds before the cloud is allocated. */
-#include "ply_header.h"
+#include "io/ply_header.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -2,7 +2,7 @@
 #ifndef GRIP_HOST_PCD_HEADER_H
 #define GRIP_HOST_PCD_HEADER_H
 
-#include "cloud_io_internal.h"
+#include "io/internal.h"
 
 #define PCD_MAX_FIELDS 128
 #define PCD_NAME_MAX 64

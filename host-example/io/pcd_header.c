@@ -2,7 +2,7 @@
  * VIEWPOINT), with the line number of every problem. Follows PCL 1.13's PCDReader::readHeader: SIZE defaults to 4,
  * TYPE to F and COUNT to 1 when absent; a missing HEIGHT means 1; a missing WIDTH and HEIGHT mean POINTS x 1.
  * Stricter than PCL where PCL only warns: an unknown keyword, a repeated keyword, POINTS != WIDTH x HEIGHT. */
-#include "pcd_header.h"
+#include "io/pcd_header.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /* pcd_write.c -- writes a host_cloud as PCD v0.7: FIELDS x y z [normal_x normal_y normal_z] [rgb], all F4 but rgb
  * (U4, 0x00RRGGBB), DATA ascii or binary. Floats are written with 9 significant digits, so ascii reads back bit for
  * bit; NaN points of organized clouds are written as nan. */
-#include "cloud_io_internal.h"
+#include "io/internal.h"
 
 /* One header line per keyword: the x y z entries, then normals' and colour's when the cloud has them. */
 static void write_header_line(FILE *fp, const host_cloud *c, const char *keyword, const char *xyz,

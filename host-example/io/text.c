@@ -1,6 +1,6 @@
-/* cloud_io_text.c -- a cursor over whitespace-separated text, one record per line, that keeps line numbers for
+/* text.c -- a cursor over whitespace-separated text, one record per line, that keeps line numbers for
  * error messages. The file buffer ends in a NUL, so scanning never needs a length check past t->end. */
-#include "cloud_io_internal.h"
+#include "io/internal.h"
 
 #include <string.h>
 

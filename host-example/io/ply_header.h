@@ -2,7 +2,7 @@
 #ifndef GRIP_HOST_PLY_HEADER_H
 #define GRIP_HOST_PLY_HEADER_H
 
-#include "cloud_io_internal.h"
+#include "io/internal.h"
 
 #define PLY_MAX_ELEMENTS 16
 #define PLY_MAX_PROPERTIES 32

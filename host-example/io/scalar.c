@@ -1,6 +1,6 @@
-/* cloud_io_scalar.c -- the numeric types of PCD fields and PLY properties: sizes, decoding from bytes (either
+/* scalar.c -- the numeric types of PCD fields and PLY properties: sizes, decoding from bytes (either
  * byte order) and parsing from text. */
-#include "cloud_io_internal.h"
+#include "io/internal.h"
 
 #include <errno.h>
 #include <stdlib.h>

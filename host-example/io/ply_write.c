@@ -1,6 +1,6 @@
 /* ply_write.c -- writes a host_cloud as PLY: element vertex with float x y z [nx ny nz] [uchar red green blue],
  * ascii or binary_little_endian. Floats are written with 9 significant digits, so ascii reads back bit for bit. */
-#include "cloud_io_internal.h"
+#include "io/internal.h"
 
 static void write_header(FILE *fp, const host_cloud *c, int binary)
 {
