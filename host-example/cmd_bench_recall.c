@@ -12,7 +12,7 @@
  * frame's origin and the scene's is T applied to it, so that both clouds' normals are flipped alike. */
 #include "cmd_bench.h"
 #include "host_util.h"
-#include "synth_place.h" /* the host's seeded random stream */
+#include "synth/place.h" /* the host's seeded random stream */
 
 #include <math.h>
 #include <stdlib.h>

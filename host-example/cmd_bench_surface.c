@@ -3,7 +3,7 @@
  * scale the support radius may take, and without symmetries, so that descriptors differ from place to place.
  * See cmd_bench.h. */
 #include "cmd_bench.h"
-#include "synth_place.h" /* the host's seeded random stream (splitmix64) */
+#include "synth/place.h" /* the host's seeded random stream (splitmix64) */
 
 #include <math.h>
 #include <stdlib.h>

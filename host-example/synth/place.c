@@ -1,7 +1,7 @@
-/* synth_place.c -- see synth_place.h. Footprints are convex polygons circumscribing the models' samples seen
+/* place.c -- see place.h. Footprints are convex polygons circumscribing the models' samples seen
  * from above; two objects whose footprints are apart cannot touch, and a separating-axis test on the polygons'
  * edge directions decides that cheaply for every candidate spot. */
-#include "synth_place.h"
+#include "synth/place.h"
 
 #include <math.h>
 #include <stdlib.h>

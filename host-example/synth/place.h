@@ -1,14 +1,15 @@
-/* synth_place.h -- where synth.c's objects go: random poses standing on the table, footprints apart, wholly in
- * the image. Also the small random and pose helpers the synth_* files share. Internal to the synth_* files. */
+/* place.h -- where synth.c's objects go: random poses standing on the table, footprints apart, wholly in
+ * the image. Also the small random and pose helpers the files of synth/ share. Internal to synth/, but for the
+ * seeded random stream, which bench/ draws from too. */
 #ifndef GRIP_HOST_SYNTH_PLACE_H
 #define GRIP_HOST_SYNTH_PLACE_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "synth.h"
-#include "synth_render.h"
-#include "synth_shapes.h"
+#include "synth/render.h"
+#include "synth/shapes.h"
+#include "synth/synth.h"
 
 /* Sides of the polygon kept around each model's footprint. */
 #define SYNTH_FOOTPRINT_SIDES 32

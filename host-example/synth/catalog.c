@@ -1,8 +1,8 @@
-/* synth_catalog.c -- the synthetic objects, 10-17 cm across, each without rotational symmetry so that a pose is
+/* catalog.c -- the synthetic objects, 10-17 cm across, each without rotational symmetry so that a pose is
  * unambiguous, with edges, creases and holes for local descriptors to tell apart. Frames: metres, z up, the
  * base on z = 0. Parts overlap rather than touch, and carved parts pass clean through the faces they cut, so no
  * face is a zero-thickness seam. */
-#include "synth_shapes.h"
+#include "synth/shapes.h"
 
 #define BOX(x0, y0, z0, x1, y1, z1) {SYNTH_BOX, 0, {x0, y0, z0}, {x1, y1, z1}, 0}
 #define CYL(x0, y0, z0, x1, y1, z1, rad) {SYNTH_CYLINDER, 0, {x0, y0, z0}, {x1, y1, z1}, rad}

@@ -1,6 +1,6 @@
-/* synth_render.c -- see synth_render.h. Rays are cast in each object's own frame, where its primitives are
+/* render.c -- see render.h. Rays are cast in each object's own frame, where its primitives are
  * defined; a bounding sphere per object skips most rays. */
-#include "synth_render.h"
+#include "synth/render.h"
 
 #include <math.h>
 #include <stdlib.h>

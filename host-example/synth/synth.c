@@ -1,6 +1,6 @@
 /* synth.c -- synthetic scenes: parameters, models, placement of the objects on the table, and the final cloud.
  * See synth.h. The world frame is the table's: z up, the camera on the -y side looking at the origin. */
-#include "synth.h"
+#include "synth/synth.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "host_util.h"
-#include "synth_place.h"
-#include "synth_views.h"
+#include "synth/place.h"
+#include "synth/views.h"
 
 #define SYNTH_PI 3.14159265358979323846
 #define SYNTH_DEG (SYNTH_PI / 180)

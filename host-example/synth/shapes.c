@@ -1,6 +1,6 @@
-/* synth_shapes.c -- exact geometry of the synthetic objects: ray/solid intersection, signed field and surface
- * sampling of unions of convex primitives minus convex primitives. See synth_shapes.h. */
-#include "synth_shapes.h"
+/* shapes.c -- exact geometry of the synthetic objects: ray/solid intersection, signed field and surface
+ * sampling of unions of convex primitives minus convex primitives. See shapes.h. */
+#include "synth/shapes.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -1,13 +1,13 @@
-/* synth_views.h -- view-based models for synth.c: a catalogue object alone, upright, seen by the scene's camera
+/* views.h -- view-based models for synth.c: a catalogue object alone, upright, seen by the scene's camera
  * from evenly spaced turns about its vertical axis, each view kept as the points the camera saw, in the object's
- * own frame. Internal to the synth_* files. */
+ * own frame. Internal to synth/. */
 #ifndef GRIP_HOST_SYNTH_VIEWS_H
 #define GRIP_HOST_SYNTH_VIEWS_H
 
 #include <stdint.h>
 
-#include "synth.h"
-#include "synth_place.h"
+#include "synth/place.h"
+#include "synth/synth.h"
 
 /* Renders p->model_views views of `model` (catalogue index `kind`, which seeds the view noise) with the scene's
  * camera `cam` standing where T_cw puts it. View v turns the object by 360 v / model_views degrees about its z

@@ -1,12 +1,12 @@
-/* synth_render.h -- the virtual range camera of synth.c: one exact ray per pixel against a table top and posed
- * catalogue objects, with occlusion. Internal to the synth_* files. */
+/* render.h -- the virtual range camera of synth.c: one exact ray per pixel against a table top and posed
+ * catalogue objects, with occlusion. Internal to synth/. */
 #ifndef GRIP_HOST_SYNTH_RENDER_H
 #define GRIP_HOST_SYNTH_RENDER_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "synth_shapes.h"
+#include "synth/shapes.h"
 
 /* Most objects one image holds. */
 #define SYNTH_MAX_OBJECTS 16

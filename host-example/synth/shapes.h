@@ -1,4 +1,4 @@
-/* synth_shapes.h -- the catalogue of synthetic objects grip-host's scenes are made of, and the exact geometry
+/* shapes.h -- the catalogue of synthetic objects grip-host's scenes are made of, and the exact geometry
  * on them: ray casting, a signed distance field and uniform surface sampling.
  *
  * An object is a small constructive solid: the union of its "added" convex primitives minus the union of its

@@ -1,6 +1,6 @@
-/* synth_views.c -- see synth_views.h. Each view is the scene renderer run on one object and no table; the hits
+/* views.c -- see views.h. Each view is the scene renderer run on one object and no table; the hits
  * are taken back to the object frame through the inverse of the view's pose. */
-#include "synth_views.h"
+#include "synth/views.h"
 
 #include <math.h>
 #include <stdio.h>
