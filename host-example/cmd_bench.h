@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "commands.h"
+#include "commands/commands.h"
 #include "pipeline.h"
 
 /* Support points per keypoint that `bench descriptors` sizes its surface for (the issue's ~200). */

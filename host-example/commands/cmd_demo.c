@@ -1,6 +1,6 @@
 /* cmd_demo.c -- `grip-host demo`: render a scene of known objects at known poses (synth/synth.c), run
  * the pipeline on it and compare each found pose with the truth. Needs no data and no config file. */
-#include "commands.h"
+#include "commands/commands.h"
 #include "synth/synth.h"
 
 #include <math.h>

@@ -1,6 +1,6 @@
 /* cmd_synth.c -- `grip-host synth --out DIR`: write a generated scene (scene.pcd, organized), one PCD per model
  * (model_<name>.pcd, with normals) and the true poses (truth.txt: object, model file, 16 numbers row-major). */
-#include "commands.h"
+#include "commands/commands.h"
 #include "synth/synth.h"
 
 #include <stdio.h>

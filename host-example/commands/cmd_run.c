@@ -1,6 +1,6 @@
 /* cmd_run.c -- `grip-host run`: read the clouds, run the pipeline, print what was found. Also the pipeline set-up
  * that `demo` shares. */
-#include "commands.h"
+#include "commands/commands.h"
 #include "host_util.h"
 
 #include <stdio.h>

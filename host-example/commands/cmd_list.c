@@ -1,5 +1,5 @@
 /* cmd_list.c -- `grip-host list`: the plugin's identity, its stages and their parameter tables. */
-#include "commands.h"
+#include "commands/commands.h"
 #include "common/param_value.h"
 #include "config.h"
 #include "loader.h"
