@@ -24,7 +24,8 @@ int cmd_list(const host_options *o);
 int cmd_run(const host_options *o);
 int cmd_demo(const host_options *o);
 int cmd_synth(const host_options *o);
-/* `bench`: the options given before it in o, its own arguments (after the word bench) in argc/argv. */
+/* `bench` (in bench/cmd_bench.c): the options given before it in o, its own arguments (after the word bench) in
+ * argc/argv. */
 int cmd_bench(const host_options *o, int argc, char **argv);
 
 /* The plugin path from --plugin or the default beside grip-host; 0, or -1 after saying why on stderr. */

@@ -1,4 +1,4 @@
-/* cmd_bench_descriptors.c -- `grip-host bench descriptors`: the throughput of every descriptor stage the plugin
+/* descriptors.c -- `grip-host bench descriptors`: the throughput of every descriptor stage the plugin
  * lists, on a generated surface of N points whose density puts ~BENCH_TARGET_SUPPORT points within the support
  * radius, at K keypoints the host gives (every (N/K)-th point of a randomly drawn cloud).
  *
@@ -7,7 +7,7 @@
  * then `repeat` timed ones, the median reported. The same is done with the surface's exact normals handed in
  * (grip_cloud.normals): the difference of the two medians is what normal estimation costs, since the stages
  * have no switch of their own for it. See cmd_bench.h. */
-#include "cmd_bench.h"
+#include "bench/cmd_bench.h"
 #include "host_util.h"
 
 #include <math.h>

@@ -1,4 +1,4 @@
-/* cmd_bench_recall.c -- `grip-host bench recall`: descriptor retrieval on the Bologna "Retrieval" data, where
+/* recall.c -- `grip-host bench recall`: descriptor retrieval on the Bologna "Retrieval" data, where
  * the scene is a posed, noisy copy of the model and scene vertex k IS model vertex k (or on a generated case
  * made the same way from the benchmarks' surface).
  *
@@ -10,7 +10,7 @@
  * resolutions of it (a near-by vertex whose neighbourhood is nearly the same); an invalid (NaN) or unmatched
  * scene descriptor counts as a miss. Computed normals are flipped toward the viewpoint: the model's is its
  * frame's origin and the scene's is T applied to it, so that both clouds' normals are flipped alike. */
-#include "cmd_bench.h"
+#include "bench/cmd_bench.h"
 #include "host_util.h"
 #include "synth/place.h" /* the host's seeded random stream */
 

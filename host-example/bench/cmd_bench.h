@@ -1,4 +1,4 @@
-/* cmd_bench.h -- what the files of `grip-host bench` share (internal to host-example/cmd_bench*.c).
+/* cmd_bench.h -- what the files of `grip-host bench` share (internal to bench/).
  *
  *   bench descriptors: throughput of every descriptor stage the plugin lists, on a generated surface.
  *   bench recall:      how often a scene keypoint's nearest model descriptor is its true counterpart (Bologna
@@ -100,7 +100,7 @@ int bench_json_unfinished(FILE *f, const char *skipped, const char *failed);
 /* A grip_cloud over host arrays (normals may be NULL), unorganized. */
 grip_cloud bench_cloud(const float *xyz, const float *normals, size_t n, const char *name);
 
-/* ---- a uniform grid over a cloud (cmd_bench_grid.c) --------------------------------------------------------- */
+/* ---- a uniform grid over a cloud (grid.c) ------------------------------------------------------------------- */
 
 /* The finite points of a cloud sorted by cell (cells of `cell` units, aligned to multiples of it, as PCL's voxel
  * filters align theirs). Borrows xyz; owns the rest. */
@@ -128,7 +128,7 @@ double bench_grid_nearest(const bench_grid *g, size_t i);
  * index), in cell order. *idx is malloc'd (caller frees). 0, or -1 when out of memory. */
 int bench_grid_sample(const bench_grid *g, uint32_t **idx, size_t *count);
 
-/* ---- the generated surface (cmd_bench_surface.c) ------------------------------------------------------------ */
+/* ---- the generated surface (surface.c) ---------------------------------------------------------------------- */
 
 /* n points drawn uniformly by area from a smooth closed surface -- a torus whose tube radius undulates, so that
  * no two places look alike -- scaled to the given total area, with outward unit normals. *xyz and *normals are

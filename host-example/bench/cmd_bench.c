@@ -1,6 +1,6 @@
 /* cmd_bench.c -- `grip-host bench`: its command line, and the stage plumbing both benchmarks share (a config per
  * setting, the pipeline runner to open it, timed describe calls). See cmd_bench.h. */
-#include "cmd_bench.h"
+#include "bench/cmd_bench.h"
 #include "common/param_value.h"
 
 #include <math.h>
