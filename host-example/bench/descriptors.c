@@ -6,8 +6,11 @@
  * the stage runs on CUDA, as a chained pipeline would keep them; in host memory otherwise). One warm-up describe,
  * then `repeat` timed ones, the median reported. The same is done with the surface's exact normals handed in
  * (grip_cloud.normals): the difference of the two medians is what normal estimation costs, since the stages
- * have no switch of their own for it. See cmd_bench.h. */
-#include "bench/cmd_bench.h"
+ * have no switch of their own for it. */
+#include "bench/bench_common.h"
+#include "bench/grid.h"
+#include "bench/subcommands.h"
+#include "bench/surface.h"
 #include "host_util.h"
 
 #include <math.h>

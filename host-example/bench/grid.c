@@ -1,6 +1,6 @@
 /* grid.c -- a uniform grid over a host cloud for the benchmarks' own measurements: support sizes,
- * the mesh resolution (nearest-neighbour spacing) and uniform-sampling keypoints. See cmd_bench.h. */
-#include "bench/cmd_bench.h"
+ * the mesh resolution (nearest-neighbour spacing) and uniform-sampling keypoints. See grid.h. */
+#include "bench/grid.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -10,7 +10,10 @@
  * resolutions of it (a near-by vertex whose neighbourhood is nearly the same); an invalid (NaN) or unmatched
  * scene descriptor counts as a miss. Computed normals are flipped toward the viewpoint: the model's is its
  * frame's origin and the scene's is T applied to it, so that both clouds' normals are flipped alike. */
-#include "bench/cmd_bench.h"
+#include "bench/bench_common.h"
+#include "bench/grid.h"
+#include "bench/subcommands.h"
+#include "bench/surface.h"
 #include "host_util.h"
 #include "synth/place.h" /* the host's seeded random stream */
 

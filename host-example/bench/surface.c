@@ -1,8 +1,8 @@
 /* surface.c -- the benchmarks' generated surface: a torus whose tube radius undulates, sampled uniformly
  * by area. Smooth and closed (every point has a full neighbourhood and a well-defined normal), curved at every
  * scale the support radius may take, and without symmetries, so that descriptors differ from place to place.
- * See cmd_bench.h. */
-#include "bench/cmd_bench.h"
+ * See surface.h. */
+#include "bench/surface.h"
 #include "synth/place.h" /* the host's seeded random stream (splitmix64) */
 
 #include <math.h>

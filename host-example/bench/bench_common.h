@@ -1,19 +1,15 @@
-/* cmd_bench.h -- what the files of `grip-host bench` share (internal to bench/).
- *
- *   bench descriptors: throughput of every descriptor stage the plugin lists, on a generated surface.
- *   bench recall:      how often a scene keypoint's nearest model descriptor is its true counterpart (Bologna
- *                      retrieval data, or a generated posed copy of the generated surface).
+/* bench_common.h -- what the subcommands of `grip-host bench` share: their options, the descriptor stages opened
+ * one setting at a time, and small helpers (bench_common.c). Internal to bench/.
  *
  * Everything goes through the public ABI, as any host would: stages are opened with the pipeline runner
  * (pipeline.h) from a config built per setting, and timed around their synchronous run calls. */
-#ifndef GRIP_HOST_CMD_BENCH_H
-#define GRIP_HOST_CMD_BENCH_H
+#ifndef GRIP_HOST_BENCH_COMMON_H
+#define GRIP_HOST_BENCH_COMMON_H
 
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
-#include "commands/commands.h"
 #include "pipeline.h"
 
 /* Support points per keypoint that `bench descriptors` sizes its surface for (the issue's ~200). */
@@ -38,10 +34,7 @@ typedef struct bench_options {
     uint64_t seed;              /* --seed N: the generated data */
 } bench_options;
 
-int bench_descriptors(const bench_options *b);
-int bench_recall(const bench_options *b);
-
-/* ---- stages, one setting at a time (cmd_bench.c) ------------------------------------------------------------ */
+/* ---- stages, one setting at a time -------------------------------------------------------------------------- */
 
 /* The user's --set entries, checked for syntax, the plugin that offers the descriptor stages, and the descriptor
  * implementations to run. */
@@ -92,47 +85,11 @@ uint64_t bench_valid_rows(const grip_array *descriptors);
 /* The median of v[0 .. n) (sorts v); NaN when n is 0. */
 double bench_median(double *v, size_t n);
 
-
 /* For a result that was skipped (skipped: why) or failed (failed: the error, "" when it did not): writes
  * ,"skipped":"<why>"} or ,"failed":"<error>"}, closing the result's JSON object, and returns 1; else 0. */
 int bench_json_unfinished(FILE *f, const char *skipped, const char *failed);
 
 /* A grip_cloud over host arrays (normals may be NULL), unorganized. */
 grip_cloud bench_cloud(const float *xyz, const float *normals, size_t n, const char *name);
-
-/* ---- a uniform grid over a cloud (grid.c) ------------------------------------------------------------------- */
-
-/* The finite points of a cloud sorted by cell (cells of `cell` units, aligned to multiples of it, as PCL's voxel
- * filters align theirs). Borrows xyz; owns the rest. */
-typedef struct bench_grid {
-    const float *xyz;
-    double cell;
-    int64_t lo[3];     /* cell coordinates of the first cell on each axis */
-    int64_t dims[3];   /* cells on each axis */
-    size_t count;      /* finite points */
-    uint64_t *keys;    /* count cell keys, ascending */
-    uint32_t *points;  /* count point indices, in the order of keys (ascending within a cell) */
-} bench_grid;
-
-/* Builds the grid. 0, or -1 when out of memory or when the cloud spans too many cells (nothing allocated). */
-int bench_grid_build(bench_grid *g, const float *xyz, size_t n, double cell);
-void bench_grid_free(bench_grid *g);
-
-/* Points within distance r of p (inclusive), p itself included when it is a cloud point. */
-size_t bench_grid_count_within(const bench_grid *g, const float p[3], double r);
-
-/* Distance from cloud point i to the nearest other cloud point (0 for a duplicate); INFINITY when there is none. */
-double bench_grid_nearest(const bench_grid *g, size_t i);
-
-/* PCL's uniform sampling: of the points in each cell, the one nearest the cell's centre (ties to the lower
- * index), in cell order. *idx is malloc'd (caller frees). 0, or -1 when out of memory. */
-int bench_grid_sample(const bench_grid *g, uint32_t **idx, size_t *count);
-
-/* ---- the generated surface (surface.c) ---------------------------------------------------------------------- */
-
-/* n points drawn uniformly by area from a smooth closed surface -- a torus whose tube radius undulates, so that
- * no two places look alike -- scaled to the given total area, with outward unit normals. *xyz and *normals are
- * malloc'd n x 3 arrays (caller frees). The same seed gives the same points. 0, or -1 when out of memory. */
-int bench_surface_sample(size_t n, double area, uint64_t seed, float **xyz, float **normals);
 
 #endif
