@@ -55,8 +55,8 @@ if want pcl && [ -f $M ] && [ -f .pcl/pcl_ref.tar.xz ]; then
 fi
 # kernel benchmarks (CUDA events after warm-up, medians; $BENCHES: a list of names, default every one)
 want benches &&
-for b in ${BENCHES:-$(ls tests/gpu/bench_*.c | xargs -n1 basename | sed 's/\.c$//')}; do
-  GRIP_DATA_DIR=.data timeout 90 $B/tests/$b > "$OUT/$b.txt" 2>&1; echo "$b: rc=$?"; tail -4 "$OUT/$b.txt"
+for b in ${BENCHES:-$(ls bench/bench_*.c | xargs -n1 basename | sed 's/\.c$//')}; do
+  GRIP_DATA_DIR=.data timeout 90 $B/bench/$b > "$OUT/$b.txt" 2>&1; echo "$b: rc=$?"; tail -4 "$OUT/$b.txt"
 done
 # the tutorial through grip-host with the descriptors on the GPU
 if want runs && [ -f $M ]; then
@@ -71,7 +71,7 @@ if want runs && [ -f $M ]; then
 fi
 # the descriptor benchmark command (throughput, floors, Bologna recall)
 if want descriptors; then
-  timeout ${BENCH_DESCRIPTORS_LIMIT:-240} bash scripts/bench-descriptors.sh $B .data "$OUT" > "$OUT/bench-descriptors.log" 2>&1
+  timeout ${BENCH_DESCRIPTORS_LIMIT:-240} bash bench/bench-descriptors.sh $B .data "$OUT" > "$OUT/bench-descriptors.log" 2>&1
   echo "bench-descriptors: rc=$?"; tail -3 "$OUT/bench-descriptors.log"
   tar czf "$OUT/bench-descriptors.tgz" -C "$OUT" bench-descriptors 2>/dev/null && rm -rf "$OUT/bench-descriptors"
 fi

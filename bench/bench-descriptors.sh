@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# bench-descriptors.sh BUILD_DIR DATA_DIR OUT_DIR -- the descriptor benchmarks on the GPU machine, summarised in
-# OUT_DIR/bench-descriptors.md (called by scripts/gpu-check.sh; runs anywhere grip-host is built, skipping what
+# bench-descriptors.sh BUILD_DIR DATA_DIR OUT_DIR -- the descriptor benchmarks, summarised in
+# OUT_DIR/bench-descriptors.md (scripts/gpu-check.sh runs it; it runs anywhere grip-host is built, skipping what
 # the machine cannot do):
 #   1. grip-host bench descriptors: CUDA (1e6 points, 1e5 keypoints) and the CPU twins (1e5 points, 1e4 keypoints:
 #      the same support size and keypoint share, a tenth of the work);
 #   2. grip-host bench recall --sweep on each Bologna scene there is (DATA_DIR/bologna_retrieval: scenes/SceneI_*.ply,
 #      gt/SceneI-rs0.xf and the model of as many vertices in models/), its descriptors on CUDA and on the CPU (the
 #      index stage where `auto` puts it);
-#   3. the kernel benchmarks BUILD_DIR/tests/bench_*_cuda (reusing OUT_DIR/bench_*.txt when gpu-check made them);
+#   3. the kernel benchmarks BUILD_DIR/bench/bench_*_cuda (reusing OUT_DIR/bench_*.txt when gpu-check made them);
 #   4. bench/device_rates.py (copy bandwidth, FP32/FP64 rates), from which bench/summarize.py computes the floors.
 # Intermediate results go to OUT_DIR/bench-descriptors/; the exit status is that of the first failing step.
 set -uo pipefail
@@ -64,7 +64,7 @@ for gt in "$R"/gt/Scene*-rs0.xf; do
 done
 
 kernels=()
-for b in "$B"/tests/bench_*; do
+for b in "$B"/bench/bench_*; do
   [ -x "$b" ] || continue
   name=$(basename "$b")
   case " ${BENCHES:-$name} " in *" $name "*) ;; *) continue ;; esac # gpu-check's selection, when it made one
