@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""3D exact k-NN side by side with tests/gpu/bench_kdtree3d_cuda.c: what a PyTorch user gets on the same GPU.
+"""3D exact k-NN side by side with bench/bench_kdtree3d_cuda.c: what a PyTorch user gets on the same GPU.
 
 The same cases as the C bench: n = 1e6 points, a uniform cube [-1, 1]^3 and a 2.5D surface (a height field
 sampled row by row, as a range scan); queries that are other points (uniform in the cube, or other samples of the

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""summarize.py -- the markdown summary of scripts/bench-descriptors.sh: device rates, descriptor throughput beside
+"""summarize.py -- the markdown summary of bench/bench-descriptors.sh: device rates, descriptor throughput beside
 each descriptor's floor, Bologna recall of exact and approximate SHOT, and the kernel benchmarks' own lines.
 
     python3 bench/summarize.py --rates R.json [--descriptors D.json]... [--recall R.json]... [--kernels K.txt]...
@@ -176,7 +176,7 @@ def recall_section(runs):
 
 
 def kernels_section(paths):
-    lines = ["## Kernel benchmarks (tests/gpu/bench_*, CUDA events, medians)", ""]
+    lines = ["## Kernel benchmarks (bench/bench_*, CUDA events, medians)", ""]
     for p in paths:
         try:
             with open(p) as f:

@@ -7,7 +7,7 @@
  *   grip-host synth --out DIR [--seed N] [--objects N]
  *   grip-host [--plugin PATH] bench descriptors|recall [options] (its own options: grip-host bench --help)
  */
-#include "commands.h"
+#include "commands/commands.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -3,9 +3,9 @@
 #ifndef GRIP_HOST_PIPELINE_H
 #define GRIP_HOST_PIPELINE_H
 
-#include "cloud_io.h"
 #include "config.h"
 #include "diag.h"
+#include "io/cloud_io.h"
 #include "loader.h"
 #include "pipeline_result.h"
 

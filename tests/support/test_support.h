@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "plugin.h"
-#include "cloud_io.h"
+#include "io/cloud_io.h"
 #include "core/ctx.h"
 #include "group/cluster.h"
 #include "spatial/kdtree3d.h"

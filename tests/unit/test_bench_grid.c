@@ -3,7 +3,9 @@
  * occupied cell's centre, and the generated surface has unit normals, the asked-for area (so the density that
  * sizes the benchmark's support) and the same points for the same seed. */
 #include "test_support.h"
-#include "cmd_bench.h"
+#include "bench/bench_common.h" /* BENCH_TARGET_SUPPORT */
+#include "bench/grid.h"
+#include "bench/surface.h"
 
 #include <math.h>
 #include <stdlib.h>

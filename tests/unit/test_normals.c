@@ -5,7 +5,7 @@
  * the rows whose 10th and 11th neighbours are at exactly the same distance (5,665 in the quantised scene),
  * where only FLANN's own choice among the tied points (grip_kdtree3d_knn_pcl) gives PCL's neighbourhood. */
 #include "test_support.h"
-#include "cloud_io.h"
+#include "io/cloud_io.h"
 #include "descriptor/normals.h"
 
 #include <math.h>

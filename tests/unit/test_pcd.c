@@ -3,7 +3,7 @@
  * bad input. */
 #define _POSIX_C_SOURCE 200809L
 #include "test_support.h"
-#include "cloud_io.h"
+#include "io/cloud_io.h"
 #include "host_util.h"
 
 #include <math.h>

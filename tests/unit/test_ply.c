@@ -2,7 +2,7 @@
  * list properties and elements around the vertices (generated files), the Bologna meshes, and a clear error for
  * each kind of bad input. */
 #include "test_support.h"
-#include "cloud_io.h"
+#include "io/cloud_io.h"
 #include "host_util.h"
 
 #include <math.h>

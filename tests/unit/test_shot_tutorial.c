@@ -4,7 +4,7 @@
  * is within 1e-4, but for one scene keypoint explained below. Prints the time of both clouds' frames and
  * descriptors on 2 threads. */
 #include "test_support.h"
-#include "cloud_io.h"
+#include "io/cloud_io.h"
 #include "host_util.h"
 #include "descriptor/shot.h"
 #include "spatial/kdtree3d.h"

@@ -7,7 +7,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "test_support.h"
 #include "host_util.h"
-#include "synth.h"
+#include "synth/synth.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -2,7 +2,7 @@
  * ties), NaN points skipped, negative coordinates floored, indices ascending, argument errors; and, with the
  * shared data, the keypoint sets of PCL 1.13's correspondence-grouping tutorial: exactly the same indices. */
 #include "test_support.h"
-#include "cloud_io.h"
+#include "io/cloud_io.h"
 #include "descriptor/uniform_sampling.h"
 
 #include <math.h>

@@ -1,0 +1,142 @@
+/* cmd_bench.c -- `grip-host bench`: its command line, and the dispatch to the benchmark it names (subcommands.h). */
+#include "bench/bench_common.h"
+#include "bench/subcommands.h"
+#include "commands/commands.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- command line ------------------------------------------------------------------------------------------ */
+
+static void bench_usage(FILE *f)
+{
+    fprintf(f,
+            "usage: grip-host [--plugin PATH] bench descriptors [--points N] [--keypoints K] [--radius R]\n"
+            "                 [--repeat N] [--seed N] [--set section.key=value]... [--json]\n"
+            "       grip-host [--plugin PATH] bench recall [--model M --scene S --gt T.xf] [--leaf L] [--radius R]\n"
+            "                 [--sweep] [--repeat N] [--points N] [--seed N] [--set section.key=value]... [--json]\n"
+            "descriptors: times every descriptor stage (or the one --set descriptor.impl=NAME names) on a generated\n"
+            "  surface of N points (default 1000000) whose density puts ~%d points within the radius (default 0.02),\n"
+            "  at K host-given keypoints (default 100000): a warm-up, then N timed describes (default 5), the median;\n"
+            "  once with normals the stage computes and once with the surface's own normals.\n"
+            "recall: scene keypoints by uniform sampling (leaf L, default 5 mesh resolutions), the same vertices as\n"
+            "  model keypoints; the fraction of scene keypoints whose nearest model descriptor (index bruteforce,\n"
+            "  match knn) is the true vertex, and the fraction within 2 mesh resolutions of it. Radius default: 15\n"
+            "  mesh resolutions. Without --model/--scene/--gt: a generated model of N points (default 20000) and a\n"
+            "  posed, noisy copy. --sweep: shot exact and max_neighbors at 25, 50, 100%% of the median support, then\n"
+            "  every other descriptor stage.\n",
+            BENCH_TARGET_SUPPORT);
+}
+
+static const char *bench_value(int argc, char **argv, int *i)
+{
+    if (*i + 1 >= argc) {
+        fprintf(stderr, "grip-host: bench: %s needs a value\n", argv[*i]);
+        return NULL;
+    }
+    return argv[++*i];
+}
+
+static int parse_count(const char *opt, const char *text, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+    char *end = NULL;
+    unsigned long long v = strtoull(text, &end, 10);
+    if (!*text || *end || text[0] == '-' || v < lo || v > hi) {
+        fprintf(stderr, "grip-host: bench: %s: '%s' is not an integer in [%llu, %llu]\n", opt, text,
+                (unsigned long long)lo, (unsigned long long)hi);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+static int parse_length(const char *opt, const char *text, double *out)
+{
+    char *end = NULL;
+    double v = strtod(text, &end);
+    if (!*text || *end || !isfinite(v) || v <= 0) {
+        fprintf(stderr, "grip-host: bench: %s: '%s' is not a positive number\n", opt, text);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+/* Parses one option with a value; 0 ok, -1 bad. */
+static int parse_valued(const char *a, const char *v, bench_options *b)
+{
+    uint64_t n = 0;
+    if (strcmp(a, "--set") == 0) b->sets[b->n_sets++] = v;
+    else if (strcmp(a, "--plugin") == 0) b->plugin = v;
+    else if (strcmp(a, "--model") == 0) b->model = v;
+    else if (strcmp(a, "--scene") == 0) b->scene = v;
+    else if (strcmp(a, "--gt") == 0) b->gt = v;
+    else if (strcmp(a, "--points") == 0) return parse_count(a, v, 100, 4000000000ull, &b->points);
+    else if (strcmp(a, "--keypoints") == 0) return parse_count(a, v, 1, 4000000000ull, &b->keypoints);
+    else if (strcmp(a, "--seed") == 0) return parse_count(a, v, 0, UINT64_MAX, &b->seed);
+    else if (strcmp(a, "--radius") == 0) return parse_length(a, v, &b->radius);
+    else if (strcmp(a, "--leaf") == 0) return parse_length(a, v, &b->leaf);
+    else if (strcmp(a, "--repeat") == 0) {
+        if (parse_count(a, v, 1, 1000, &n) != 0)
+            return -1;
+        b->repeat = (int)n;
+    } else {
+        fprintf(stderr, "grip-host: bench: unknown option '%s'\n", a);
+        return -1;
+    }
+    return 0;
+}
+
+static int parse_bench_args(int argc, char **argv, bench_options *b)
+{
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i], *v = NULL;
+        if (strcmp(a, "--json") == 0) b->json = 1;
+        else if (strcmp(a, "--sweep") == 0) b->sweep = 1;
+        else if (a[0] != '-' && !b->what) b->what = a;
+        else if (a[0] != '-') {
+            fprintf(stderr, "grip-host: bench: unexpected argument '%s'\n", a);
+            return -1;
+        } else if (!(v = bench_value(argc, argv, &i)) || parse_valued(a, v, b) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+int cmd_bench(const host_options *o, int argc, char **argv)
+{
+    for (int i = 0; i < argc; i++)
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            bench_usage(stdout);
+            return 0;
+        }
+    bench_options b;
+    memset(&b, 0, sizeof b);
+    b.plugin = o->plugin;
+    b.argv0 = o->argv0;
+    b.json = o->json;
+    b.repeat = o->repeat;
+    b.seed = o->seed; /* main() defaults it to 1 */
+    b.sets = calloc((size_t)o->n_sets + (size_t)argc + 1, sizeof *b.sets);
+    if (!b.sets) {
+        fprintf(stderr, "grip-host: bench: out of memory\n");
+        return 1;
+    }
+    for (int i = 0; i < o->n_sets; i++)
+        b.sets[b.n_sets++] = o->sets[i];
+    int rc = 2;
+    if (parse_bench_args(argc, argv, &b) != 0)
+        bench_usage(stderr);
+    else if (b.what && strcmp(b.what, "descriptors") == 0)
+        rc = bench_descriptors(&b);
+    else if (b.what && strcmp(b.what, "recall") == 0)
+        rc = bench_recall(&b);
+    else {
+        fprintf(stderr, "grip-host: bench: %s '%s'\n", b.what ? "unknown benchmark" : "which benchmark?",
+                b.what ? b.what : "descriptors or recall");
+        bench_usage(stderr);
+    }
+    free(b.sets);
+    return rc;
+}

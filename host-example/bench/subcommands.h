@@ -1,0 +1,17 @@
+/* subcommands.h -- the benchmarks `grip-host bench` runs, which cmd_bench.c dispatches to:
+ *
+ *   bench descriptors: throughput of every descriptor stage the plugin lists, on a generated surface
+ *                      (descriptors.c).
+ *   bench recall:      how often a scene keypoint's nearest model descriptor is its true counterpart (Bologna
+ *                      retrieval data, or a generated posed copy of the generated surface) (recall.c).
+ *
+ * Each returns the process exit status, as the commands of commands.h do. Internal to bench/. */
+#ifndef GRIP_HOST_BENCH_SUBCOMMANDS_H
+#define GRIP_HOST_BENCH_SUBCOMMANDS_H
+
+#include "bench/bench_common.h"
+
+int bench_descriptors(const bench_options *b);
+int bench_recall(const bench_options *b);
+
+#endif

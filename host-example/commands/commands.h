@@ -1,0 +1,42 @@
+/* commands.h -- grip-host's subcommands. Each returns the process exit status: 0 success, 1 a failure of the
+ * work (a file that does not load, a stage that fails), 2 a usage or configuration error. */
+#ifndef GRIP_HOST_COMMANDS_H
+#define GRIP_HOST_COMMANDS_H
+
+/* Options every subcommand shares. */
+typedef struct host_options {
+    const char *argv0;         /* how grip-host was started (to find the plugin beside it) */
+    const char *plugin;        /* --plugin PATH, or the default beside grip-host */
+    const char *config;        /* --config FILE */
+    const char **sets;         /* --set section.key=value, in order */
+    int n_sets;
+    const char **models;       /* --model FILE */
+    int n_models;
+    const char *scene;         /* --scene FILE */
+    const char *out_dir;       /* --out DIR (synth) */
+    unsigned long long seed;   /* --seed N (demo, synth) */
+    int objects;               /* --objects N (demo, synth); 0 = default */
+    int json;                  /* --json */
+    int repeat;                /* --repeat N: run the pipeline N times, report median stage times (default 1) */
+} host_options;
+
+int cmd_list(const host_options *o);
+int cmd_run(const host_options *o);
+int cmd_demo(const host_options *o);
+int cmd_synth(const host_options *o);
+/* `bench` (in bench/cmd_bench.c): the options given before it in o, its own arguments (after the word bench) in
+ * argc/argv. */
+int cmd_bench(const host_options *o, int argc, char **argv);
+
+/* The plugin path from --plugin or the default beside grip-host; 0, or -1 after saying why on stderr. */
+#include <stddef.h>
+int host_plugin_path(const host_options *o, char *buf, size_t n);
+
+/* Shared by run and demo: builds the config (file, if any, then the given defaults when no file was given, then
+ * --set), opens the pipeline and runs it. Prints problems to stderr. 0, or the exit status on failure. */
+#include "pipeline.h"
+int host_run_pipeline(const host_options *o, const char *const *default_sets, const host_cloud *models,
+                      int n_models, const uint32_t *model_of_cloud, uint32_t n_model_ids, const host_cloud *scene,
+                      pipeline_result *result);
+
+#endif
