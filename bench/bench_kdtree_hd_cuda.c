@@ -1,8 +1,9 @@
 /* bench_kdtree_hd_cuda.c -- recall@1 against time for the GPU descriptor kd-trees: the device build, then
- * searches with checks in {1, 4, 16, 64, 256} (and 0, exact, on one tree of the SIFT rows) for trees in {1, 4, 8}, queries and results on the
- * device, timed with CUDA events (2 warm-ups, the median of up to 20 runs, fewer when a run takes over a second).
- * Recall@1 is measured against the exact GPU brute force (grip_knn_cuda_search_device). Data: D = 352 uniform
- * rows in [0, 0.1) (SHOT-sized), 1e5 x 1e5 by default, and the SIFT rows of the shared data when present
+ * searches with checks in {1, 4, 16, 64, 256} (and 0, exact, on one tree of the SIFT rows) for trees in {1, 4, 8},
+ * queries and results on the device, timed with CUDA events (2 warm-ups, the median of up to 20 runs, fewer when a run
+ * takes over a second). Recall@1 is measured against the exact GPU brute force (grip_bruteforce_cuda_search_device).
+ * Data: D = 352 uniform rows in [0, 0.1) (SHOT-sized), 1e5 x 1e5 by default, and the SIFT rows of the shared data when
+ * present
  * (rows 4500.. as queries against the first 4500). One line per measurement:
  *   kdtree_hd data=<name> D=<dim> n=<n> m=<m> trees=<t> node_size=<s> checks=<c> build_ms=<b> search_ms=<t> recall1=<r>
  * Usage: bench_kdtree_hd_cuda [n m]. Not a test. */
@@ -129,16 +130,16 @@ static int run_data(grip_ctx *ctx, const char *name, const float *ref, size_t n,
     void *drows = NULL, *dq = NULL, *dids = NULL, *dd = NULL, *tids = NULL, *td = NULL;
     int device = -1, ok = 0;
     uint32_t *ids = malloc(m * sizeof *ids), *truth = malloc(m * sizeof *truth);
-    grip_knn_cuda_ref *bf = NULL;
-    const grip_knn_cuda_options bf_options = GRIP_KNN_CUDA_OPTIONS_DEFAULT;
+    grip_bruteforce_cuda_ref *bf = NULL;
+    const grip_bruteforce_cuda_options bf_options = GRIP_BRUTEFORCE_CUDA_OPTIONS_DEFAULT;
     if (ids && truth && grip_cuda_upload(ctx, ref, n * dim * sizeof(float), &drows, &device) == GRIP_OK &&
         grip_cuda_upload(ctx, q, m * dim * sizeof(float), &dq, &device) == GRIP_OK &&
         grip_cuda_alloc(ctx, m * sizeof(uint32_t), &dids) == GRIP_OK &&
         grip_cuda_alloc(ctx, m * sizeof(float), &dd) == GRIP_OK &&
         grip_cuda_alloc(ctx, m * sizeof(uint32_t), &tids) == GRIP_OK &&
         grip_cuda_alloc(ctx, m * sizeof(float), &td) == GRIP_OK &&
-        grip_knn_cuda_ref_copy_device(ctx, drows, n, dim, &bf_options, &bf) == GRIP_OK &&
-        grip_knn_cuda_search_device(ctx, bf, dq, m, 1, INFINITY, tids, td) == GRIP_OK &&
+        grip_bruteforce_cuda_ref_copy_device(ctx, drows, n, dim, &bf_options, &bf) == GRIP_OK &&
+        grip_bruteforce_cuda_search_device(ctx, bf, dq, m, 1, INFINITY, tids, td) == GRIP_OK &&
         grip_cuda_copy_to_host(ctx, truth, tids, m * sizeof(uint32_t)) == GRIP_OK)
         ok = 1;
     for (size_t t = 0; ok && t < sizeof trees / sizeof trees[0]; ++t) {
@@ -163,7 +164,7 @@ static int run_data(grip_ctx *ctx, const char *name, const float *ref, size_t n,
     }
     if (!ok)
         fprintf(stderr, "%s failed: %s\n", name, ctx->last_error);
-    grip_knn_cuda_ref_free(bf);
+    grip_bruteforce_cuda_ref_free(bf);
     void *dev[] = {drows, dq, dids, dd, tids, td};
     for (size_t i = 0; i < 6; ++i)
         grip_cuda_free(dev[i]);

@@ -1,4 +1,4 @@
-/* bench_knn_cuda.c -- times the exact GPU brute force (grip_knn_cuda_search_device: queries and results already
+/* bench_knn_cuda.c -- times the exact GPU brute force (grip_bruteforce_cuda_search_device: queries and results already
  * on the device): CUDA events around each call, 2 warm-ups, the median of up to 20 runs. Checks the first queries
  * of each case against the CPU twin (ids and distances bit for bit).
  * Data: uniform, shot or fpfh rows, as knn_bench_torch.py makes them (knn_bench_rows.h).
@@ -7,15 +7,15 @@
  * issue's sizes. --fp16 screens in fp16 where the default is int8, --mma-sync with the portable kernel where the
  * default is the wgmma one (the `bruteforce` index's screen_precision and screen_kernel), for columns side by side.
  * Each line also gives the memory: the device bytes per reference row the uploaded handle holds (rows and
- * screening: grip_knn_cuda_ref_device_bytes / n), and the peak device memory of one more search beyond what was
+ * screening: grip_bruteforce_cuda_ref_device_bytes / n), and the peak device memory of one more search beyond what was
  * allocated before it (sampled, see mem_watch).
  * bench_knn_cuda [--fp16] [--mma-sync] largest DIM ROWS QUERIES: the largest-set run. ROWS uniform rows (made on
- * every core) are uploaded with grip_knn_cuda_ref_upload, which streams them from host memory in batches when the
- * device cannot hold them; it prints whether they were streamed, the device bytes, the upload's and two searches'
+ * every core) are uploaded with grip_bruteforce_cuda_ref_upload, which streams them from host memory in batches when
+ * the device cannot hold them; it prints whether they were streamed, the device bytes, the upload's and two searches'
  * wall time (QUERIES uniform queries from host memory, k = 2), the searches' peak device memory, and checks the first
- * 8 queries against the CPU twin's arithmetic (a host brute force over all rows, on every core: grip_knn_exact itself
- * would pack a second copy of a set this large). The host needs about twice the rows' bytes while a streamed handle
- * copies them.
+ * 8 queries against the CPU twin's arithmetic (a host brute force over all rows, on every core: grip_bruteforce_search
+ * itself would pack a second copy of a set this large). The host needs about twice the rows' bytes while a streamed
+ * handle copies them.
  * Not a test: it prints a table and exits 1 on a mismatch. */
 #define _POSIX_C_SOURCE 200809L
 #include "core/ctx.h"
@@ -118,7 +118,7 @@ static int compare_floats(const void *a, const void *b)
 }
 
 /* Median milliseconds of the timed runs, or a negative value when a call fails. */
-static float time_search(grip_ctx *ctx, const grip_knn_cuda_ref *ref, const float *dq, const bench_case *c,
+static float time_search(grip_ctx *ctx, const grip_bruteforce_cuda_ref *ref, const float *dq, const bench_case *c,
                          void *dids, void *ddist, int *reps_out)
 {
     cudaEvent_t start, stop;
@@ -128,7 +128,7 @@ static float time_search(grip_ctx *ctx, const grip_knn_cuda_ref *ref, const floa
     int reps = MAX_REPS;
     for (int r = -2; r < reps; ++r) {
         cudaEventRecord(start, 0);
-        grip_status st = grip_knn_cuda_search_device(ctx, ref, dq, c->m, c->k, INFINITY, dids, ddist);
+        grip_status st = grip_bruteforce_cuda_search_device(ctx, ref, dq, c->m, c->k, INFINITY, dids, ddist);
         cudaEventRecord(stop, 0);
         cudaEventSynchronize(stop);
         if (st != GRIP_OK) {
@@ -164,23 +164,23 @@ static int check_prefix(grip_ctx *ctx, const float *ref, const float *q, const b
     uint32_t *cids = malloc(mq * c->k * sizeof *cids);
     float *cd = malloc(mq * c->k * sizeof *cd);
     int same = cids && cd &&
-               grip_knn_exact(ctx, ref, c->n, q, mq, c->dim, c->k, INFINITY, cids, cd) == GRIP_OK &&
+               grip_bruteforce_search(ctx, ref, c->n, q, mq, c->dim, c->k, INFINITY, cids, cd) == GRIP_OK &&
                memcmp(cids, ids, mq * c->k * sizeof *cids) == 0 && memcmp(cd, dist, mq * c->k * sizeof *cd) == 0;
     free(cids);
     free(cd);
     return same;
 }
 
-static int run_case(grip_ctx *ctx, const bench_case *c, const grip_knn_cuda_options *options)
+static int run_case(grip_ctx *ctx, const bench_case *c, const grip_bruteforce_cuda_options *options)
 {
     float *ref = NULL, *q = NULL;
     (void)make_data(c, &ref, &q);
     uint32_t *ids = calloc(c->m * c->k, sizeof *ids);
     float *dist = calloc(c->m * c->k, sizeof *dist);
-    grip_knn_cuda_ref *dref = NULL;
+    grip_bruteforce_cuda_ref *dref = NULL;
     void *dq = NULL, *dids = NULL, *ddist = NULL;
     int device = -1, ok = 0, reps = 0;
-    if (ref && q && ids && dist && grip_knn_cuda_ref_upload(ctx, ref, c->n, c->dim, options, &dref) == GRIP_OK &&
+    if (ref && q && ids && dist && grip_bruteforce_cuda_ref_upload(ctx, ref, c->n, c->dim, options, &dref) == GRIP_OK &&
         grip_cuda_upload(ctx, q, c->m * c->dim * sizeof(float), &dq, &device) == GRIP_OK &&
         grip_cuda_upload(ctx, ids, c->m * c->k * sizeof(uint32_t), &dids, &device) == GRIP_OK &&
         grip_cuda_upload(ctx, dist, c->m * c->k * sizeof(float), &ddist, &device) == GRIP_OK) {
@@ -188,7 +188,7 @@ static int run_case(grip_ctx *ctx, const bench_case *c, const grip_knn_cuda_opti
         size_t peak = 0;
         mem_watch w;
         if (ms >= 0 && mem_watch_begin(&w, device) == 0) { /* one more search, untimed, for its memory */
-            if (grip_knn_cuda_search_device(ctx, dref, dq, c->m, c->k, INFINITY, dids, ddist) != GRIP_OK)
+            if (grip_bruteforce_cuda_search_device(ctx, dref, dq, c->m, c->k, INFINITY, dids, ddist) != GRIP_OK)
                 ms = -1.0f;
             peak = mem_watch_end(&w);
         }
@@ -201,8 +201,8 @@ static int run_case(grip_ctx *ctx, const bench_case *c, const grip_knn_cuda_opti
                    "%6.0f B/row%s  search peak %8.1f MiB  cpu check of %d queries: %s\n",
                    c->dim, c->n, c->m, c->k, c->data, ms, reps, pairs / ms * 1e-6,
                    2.0 * pairs * (double)c->dim / ms * 1e-9,
-                   (double)grip_knn_cuda_ref_device_bytes(dref) / (double)(c->n ? c->n : 1),
-                   grip_knn_cuda_ref_is_streamed(dref) ? " (streamed)" : "", mib(peak), (int)checked_queries(c),
+                   (double)grip_bruteforce_cuda_ref_device_bytes(dref) / (double)(c->n ? c->n : 1),
+                   grip_bruteforce_cuda_ref_is_streamed(dref) ? " (streamed)" : "", mib(peak), (int)checked_queries(c),
                    ok ? "identical" : "MISMATCH");
         }
     }
@@ -211,7 +211,7 @@ static int run_case(grip_ctx *ctx, const bench_case *c, const grip_knn_cuda_opti
     grip_cuda_free(dq);
     grip_cuda_free(dids);
     grip_cuda_free(ddist);
-    grip_knn_cuda_ref_free(dref);
+    grip_bruteforce_cuda_ref_free(dref);
     free(ref);
     free(q);
     free(ids);
@@ -314,7 +314,7 @@ static int host_knn_prefix(const float *ref, size_t n, const float *q, size_t di
 
 /* Two timed searches of the handle, host queries and results; returns the peak device memory seen, or sets
  * *failed. */
-static size_t time_largest(grip_ctx *ctx, const grip_knn_cuda_ref *dref, const float *q, size_t m, uint32_t *ids,
+static size_t time_largest(grip_ctx *ctx, const grip_bruteforce_cuda_ref *dref, const float *q, size_t m, uint32_t *ids,
                            float *dist, double seconds[2], int *failed)
 {
     size_t peak = 0;
@@ -322,7 +322,7 @@ static size_t time_largest(grip_ctx *ctx, const grip_knn_cuda_ref *dref, const f
         mem_watch w;
         const int watching = mem_watch_begin(&w, ctx->device) == 0;
         const double t0 = now_seconds();
-        *failed = grip_knn_cuda_search(ctx, dref, q, m, LARGEST_K, INFINITY, ids, dist) != GRIP_OK;
+        *failed = grip_bruteforce_cuda_search(ctx, dref, q, m, LARGEST_K, INFINITY, ids, dist) != GRIP_OK;
         seconds[r] = now_seconds() - t0;
         const size_t p = watching ? mem_watch_end(&w) : 0;
         peak = p > peak ? p : peak;
@@ -333,22 +333,22 @@ static size_t time_largest(grip_ctx *ctx, const grip_knn_cuda_ref *dref, const f
 
 /* Uploads the rows, times two searches and checks the first queries; prints the line. A streamed handle keeps its
  * own host copy: *ref is then freed (and NULLed) to give the host its memory back, and the check reads the copy. */
-static int largest_upload_search_check(grip_ctx *ctx, const grip_knn_cuda_options *options, float **ref,
+static int largest_upload_search_check(grip_ctx *ctx, const grip_bruteforce_cuda_options *options, float **ref,
                                        const float *q, size_t dim, size_t n, size_t m, uint32_t *ids, float *dist)
 {
-    grip_knn_cuda_ref *dref = NULL;
+    grip_bruteforce_cuda_ref *dref = NULL;
     const double t_up = now_seconds();
-    if (grip_knn_cuda_ref_upload(ctx, *ref, n, dim, options, &dref) != GRIP_OK) {
+    if (grip_bruteforce_cuda_ref_upload(ctx, *ref, n, dim, options, &dref) != GRIP_OK) {
         fprintf(stderr, "largest: upload failed: %s\n", ctx->last_error);
         return 0;
     }
     const double up_seconds = now_seconds() - t_up;
-    const int streamed = grip_knn_cuda_ref_is_streamed(dref);
+    const int streamed = grip_bruteforce_cuda_ref_is_streamed(dref);
     if (streamed) {
         free(*ref);
         *ref = NULL;
     }
-    const float *check_rows = streamed ? grip_knn_cuda_ref_host_rows(dref) : *ref;
+    const float *check_rows = streamed ? grip_bruteforce_cuda_ref_host_rows(dref) : *ref;
     fprintf(stderr, "largest: uploaded in %.1f s (%s); searching\n", up_seconds, streamed ? "streamed" : "resident");
     double seconds[2] = {0, 0};
     int failed = 0, ok = 0;
@@ -360,18 +360,18 @@ static int largest_upload_search_check(grip_ctx *ctx, const grip_knn_cuda_option
         float cd[LARGEST_CHECKED * LARGEST_K];
         ok = host_knn_prefix(check_rows, n, q, dim, cids, cd) && memcmp(cids, ids, sizeof cids) == 0 &&
              memcmp(cd, dist, sizeof cd) == 0;
-        const size_t bytes = grip_knn_cuda_ref_device_bytes(dref);
+        const size_t bytes = grip_bruteforce_cuda_ref_device_bytes(dref);
         printf("largest D=%-4zu n=%-10zu m=%-8zu k=%d  %-8s device %9.1f MiB (%6.0f B/row)  upload %7.2f s  "
                "search %8.3f s, again %8.3f s  search peak %9.1f MiB  cpu check of %d queries: %s\n",
                dim, n, m, LARGEST_K, streamed ? "streamed" : "resident", mib(bytes), (double)bytes / (double)n,
                up_seconds, seconds[0], seconds[1], mib(peak), LARGEST_CHECKED, ok ? "identical" : "MISMATCH");
     }
-    grip_knn_cuda_ref_free(dref);
+    grip_bruteforce_cuda_ref_free(dref);
     return ok;
 }
 
 /* The largest-set run (see the header); returns 1 when the checked queries are identical. */
-static int run_largest(grip_ctx *ctx, const grip_knn_cuda_options *options, size_t dim, size_t n, size_t m)
+static int run_largest(grip_ctx *ctx, const grip_bruteforce_cuda_options *options, size_t dim, size_t n, size_t m)
 {
     const double t_make = now_seconds();
     float *ref = uniform_rows_parallel(n, dim, 1), *q = knn_bench_uniform_rows(m, dim, 2);
@@ -394,7 +394,7 @@ static int run_largest(grip_ctx *ctx, const grip_knn_cuda_options *options, size
 
 /* bench_knn_cuda largest DIM ROWS QUERIES (argv[1] is "largest"): 2 when the arguments are bad, else 0 or 1 as main
  * returns. */
-static int largest_main(grip_ctx *ctx, const grip_knn_cuda_options *options, int argc, char **argv)
+static int largest_main(grip_ctx *ctx, const grip_bruteforce_cuda_options *options, int argc, char **argv)
 {
     char *end[3];
     const unsigned long long dim = argc == 5 ? strtoull(argv[2], &end[0], 10) : 0;
@@ -426,12 +426,12 @@ int main(int argc, char **argv)
         fprintf(stderr, "no usable CUDA device\n");
         return 77;
     }
-    grip_knn_cuda_options options = GRIP_KNN_CUDA_OPTIONS_DEFAULT;
+    grip_bruteforce_cuda_options options = GRIP_BRUTEFORCE_CUDA_OPTIONS_DEFAULT;
     for (; argc > 1 && strncmp(argv[1], "--", 2) == 0; --argc, ++argv) {
         if (strcmp(argv[1], "--fp16") == 0) {
-            options.precision = GRIP_KNN_CUDA_FP16;
+            options.precision = GRIP_BRUTEFORCE_CUDA_FP16;
         } else if (strcmp(argv[1], "--mma-sync") == 0) {
-            options.kernel = GRIP_KNN_CUDA_KERNEL_MMA_SYNC;
+            options.kernel = GRIP_BRUTEFORCE_CUDA_KERNEL_MMA_SYNC;
         } else {
             fprintf(stderr, "unknown option '%s' (want --fp16 or --mma-sync)\n", argv[1]);
             grip_ctx_free(ctx);

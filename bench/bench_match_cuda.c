@@ -83,7 +83,7 @@ static double time_match(grip_ctx *ctx, const char *device, const char *mutual, 
  * stage's default index has), every row searched (k = 1). */
 static double time_reverse_all(grip_ctx *ctx, const float *ref, const float *q, const match_case *c)
 {
-    const grip_knn_cuda_options options = GRIP_KNN_CUDA_OPTIONS_DEFAULT;
+    const grip_bruteforce_cuda_options options = GRIP_BRUTEFORCE_CUDA_OPTIONS_DEFAULT;
     uint32_t *ids = malloc(c->n * sizeof *ids);
     float *d = malloc(c->n * sizeof *d);
     double ms[REPS];
@@ -92,10 +92,10 @@ static double time_reverse_all(grip_ctx *ctx, const float *ref, const float *q, 
         fprintf(stderr, "reverse search: out of host memory\n");
     for (int r = -1; ok && r < REPS; ++r) {
         const double t0 = now_ms();
-        grip_knn_cuda_ref *by_query = NULL;
-        ok = grip_knn_cuda_ref_upload(ctx, q, c->m, c->dim, &options, &by_query) == GRIP_OK &&
-             grip_knn_cuda_search(ctx, by_query, ref, c->n, 1, INFINITY, ids, d) == GRIP_OK;
-        grip_knn_cuda_ref_free(by_query);
+        grip_bruteforce_cuda_ref *by_query = NULL;
+        ok = grip_bruteforce_cuda_ref_upload(ctx, q, c->m, c->dim, &options, &by_query) == GRIP_OK &&
+             grip_bruteforce_cuda_search(ctx, by_query, ref, c->n, 1, INFINITY, ids, d) == GRIP_OK;
+        grip_bruteforce_cuda_ref_free(by_query);
         if (!ok)
             fprintf(stderr, "reverse search: %s\n", ctx->last_error);
         else if (r >= 0)
@@ -184,7 +184,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "no usable CUDA device\n");
         return 77;
     }
-    printf("   D        n        m data    |  GPU knn  +mutual  all rows |   CPU +mut |    pairs   mutual | GPU = CPU\n");
+    printf(
+        "   D        n        m data    |  GPU knn  +mutual  all rows |   CPU +mut |    pairs   mutual | GPU = CPU\n");
     int all_ok = 1;
     for (int i = 1; i < argc; ++i) {
         match_case c = {.data = "uniform"};

@@ -153,7 +153,8 @@ static float *height_field(size_t side, float **queries, uint32_t *m)
             state ^= state << 17;
             jitter[a] = ((float)(state >> 40) / 16777216.0f - 0.5f) * 0.5f;
         }
-        const float x = ((float)(i % side) + jitter[0]) / (float)side, y = ((float)(i / side) + jitter[1]) / (float)side;
+        const float x = ((float)(i % side) + jitter[0]) / (float)side,
+                    y = ((float)(i / side) + jitter[1]) / (float)side;
         xyz[3 * i] = x;
         xyz[3 * i + 1] = y;
         xyz[3 * i + 2] = 0.05f * sinf(6.0f * x) * cosf(5.0f * y);

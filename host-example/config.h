@@ -4,10 +4,11 @@
  * File syntax: `[section]` headers, `key = value` lines, blank lines, comments from a '#' or ';' that starts a
  * line or a '#' that follows a blank; surrounding blanks are trimmed, CRLF line ends accepted, lines of any
  * length. Sections: `pipeline` (keys device = auto|cuda|cpu, cuda_device, threads: grip_config_pipeline_params())
- * and one per stage kind: descriptor, index, match, group, verify. In a stage section, `impl` picks the implementation (default: the first one the plugin registers of
- * that kind), `plugin = path.so` takes the stage from another plugin (a relative path is relative to the config
- * file's folder), and every other key is validated against the chosen implementation's parameter table.
- * `pipeline.device` is passed to every stage as its `device` key unless the stage's section sets its own.
+ * and one per stage kind: descriptor, index, match, group, verify. In a stage section, `impl` picks the implementation
+ * (default: the first one the plugin registers of that kind), `plugin = path.so` takes the stage from another plugin (a
+ * relative path is relative to the config file's folder), and every other key is validated against the chosen
+ * implementation's parameter table. `pipeline.device` is passed to every stage as its `device` key unless the stage's
+ * section sets its own.
  *
  * Every problem is collected in a grip_diag, all at once, each as "file:line: section.key: message"
  * ("--set: section.key: message" for overrides). */

@@ -25,7 +25,8 @@ namespace {
 
 constexpr int kThreads = 128;
 using knn_list = grip_knn_list<GRIP_NORMALS_CUDA_MAX_K>;
-constexpr uint32_t kRadiusChunk = 1u << 16; // radius queries per neighbourhood search (halved while the lists do not fit)
+constexpr uint32_t kRadiusChunk = 1u
+                                  << 16; // radius queries per neighbourhood search (halved while the lists do not fit)
 
 // ---- PCL 1.13's float eigen33 (src/math/sym3_eigen.c grip_sym3_smallest_pcl), operation for operation --------
 __device__ void pcl_roots_quadratic(float b, float c, float roots[3])

@@ -14,11 +14,12 @@
 // Few queries (fewer blocks than twice the multiprocessors) would leave most of the GPU idle while their blocks
 // walk every row: the rows are then split into contiguous ranges, each walked by its own blocks (gridDim.y), and
 // the ranges' k-lists merged in row order (merge_splits_kernel), which keeps ties at the lower row. Up to 16
-// queries go to cuda/index/bruteforce_few.cu's kernel instead (one pass over the rows for them all), split the same way.
+// queries go to cuda/index/bruteforce_few.cu's kernel instead (one pass over the rows for them all), split the same
+// way.
 //
-// Searches that the tensor-core screening serves go through cuda/index/bruteforce_tensor.cu, which comes back here for the
-// queries whose answer it cannot certify (on SHOT-like rows a handful at 1e5 rows, about 0.6% of the queries at 1e6,
-// and then, at 0.3 s of a 1e6 x 1e6 search's 1.2 s, the largest cost after the screening: the split serves them).
+// Searches that the tensor-core screening serves go through cuda/index/bruteforce_tensor.cu, which comes back here for
+// the queries whose answer it cannot certify (on SHOT-like rows a handful at 1e5 rows, about 0.6% of the queries at
+// 1e6, and then, at 0.3 s of a 1e6 x 1e6 search's 1.2 s, the largest cost after the screening: the split serves them).
 //
 // A reference set the device cannot hold is streamed instead (the handle, at the end of this file): its rows stay
 // in host memory and each search copies them to the device batch by batch, searches every batch with the kernel
@@ -302,7 +303,7 @@ grip_status split_count(grip_ctx *ctx, bool few, size_t m, size_t blocks, size_t
     int sms = 0;
     GRIP_CUDA_CHECK(ctx, cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, ctx->device));
     if (few) {
-        *splits = grip_knn_few_ranges(m, n, sms);
+        *splits = grip_bruteforce_few_ranges(m, n, sms);
         return GRIP_OK;
     }
     const size_t want = 2 * (size_t)sms;
@@ -320,7 +321,8 @@ cudaError_t enqueue_ranges(bool few, const float *ref, size_t n, size_t span, si
                            float *sqdist, cudaStream_t stream)
 {
     if (few)
-        return grip_knn_few_enqueue(ref, n, span, ranges, queries, m, dim, (int)k, max_sqdist, ids, sqdist, stream);
+        return grip_bruteforce_few_enqueue(ref, n, span, ranges, queries, m, dim, (int)k, max_sqdist, ids, sqdist,
+                                           stream);
     knn_exact_kernel<<<dim3((unsigned)blocks, (unsigned)ranges), kThreads, 0, stream>>>(
         ref, n, span, queries, m, dim, (int)k, max_sqdist, ids, sqdist);
     return cudaGetLastError();
@@ -328,16 +330,16 @@ cudaError_t enqueue_ranges(bool few, const float *ref, size_t n, size_t span, si
 
 } // namespace
 
-grip_status grip_knn_cuda_launch(grip_ctx *ctx, const float *ref, size_t n, const float *queries, size_t m,
-                                 size_t dim, uint32_t k, float max_sqdist, uint32_t *ids, float *sqdist,
-                                 cudaStream_t stream)
+grip_status grip_bruteforce_cuda_launch(grip_ctx *ctx, const float *ref, size_t n, const float *queries, size_t m,
+                                        size_t dim, uint32_t k, float max_sqdist, uint32_t *ids, float *sqdist,
+                                        cudaStream_t stream)
 {
     const size_t blocks = (m + kBlockQueries - 1) / kBlockQueries;
     if (blocks > (size_t)INT_MAX)
         return grip_fail(ctx, GRIP_EUNSUPPORTED, "knn (cuda): %zu queries exceed one launch", m);
     // a handful of queries (the screening's uncertified ones, typically) take the few-queries kernel: the 64-query
     // one would do a whole block's work for them
-    const bool few = grip_knn_few_applies(m, dim);
+    const bool few = grip_bruteforce_few_applies(m, dim);
     size_t splits = 1;
     grip_status st = split_count(ctx, few, m, blocks, n, &splits);
     if (st != GRIP_OK)
@@ -410,13 +412,13 @@ __global__ void merge_kernel(uint32_t *__restrict__ run_ids, float *__restrict__
 
 } // namespace
 
-struct grip_knn_cuda_ref {
+struct grip_bruteforce_cuda_ref {
     float *rows;      // resident: n x dim, device memory; NULL when streamed
     float *host_rows; // streamed: n x dim, host memory (pinned when host_pinned); NULL when resident
     size_t n, dim;
     int device;
-    grip_knn_screen *screen; // resident: the tensor-core screening of the rows; NULL where it does not apply
-    grip_knn_cuda_options options; // how the rows are screened and searched (a streamed handle's every batch)
+    grip_bruteforce_screen *screen; // resident: the tensor-core screening of the rows; NULL where it does not apply
+    grip_bruteforce_cuda_options options; // how the rows are screened and searched (a streamed handle's every batch)
     bool streamed, host_pinned;
     size_t batch_rows;  // streamed: rows per batch, planned at upload, or the caller's (batch_forced)
     bool batch_forced;  // the caller chose batch_rows: searches keep it instead of planning their own
@@ -427,31 +429,31 @@ struct grip_knn_cuda_ref {
 struct ref_batch {
     const float *rows;
     size_t n, dim;
-    const grip_knn_screen *screen;
+    const grip_bruteforce_screen *screen;
 };
 
 // The search of one device-resident batch: screened where the rows were prepared for it and k is small
-// enough, else the exact kernel alone. Both give grip_knn_exact's answer; the caller synchronises.
+// enough, else the exact kernel alone. Both give grip_bruteforce_search's answer; the caller synchronises.
 static grip_status search_rows(grip_ctx *ctx, const ref_batch &b, const float *queries, size_t m, uint32_t k,
                                float max_sqdist, uint32_t *ids, float *sqdist)
 {
-    if (b.screen && k <= GRIP_KNN_SCREEN_MAX_K)
-        return grip_knn_screen_search(ctx, b.screen, b.rows, queries, m, k, max_sqdist, ids, sqdist);
-    return grip_knn_cuda_launch(ctx, b.rows, b.n, queries, m, b.dim, k, max_sqdist, ids, sqdist, 0);
+    if (b.screen && k <= GRIP_BRUTEFORCE_SCREEN_MAX_K)
+        return grip_bruteforce_screen_search(ctx, b.screen, b.rows, queries, m, k, max_sqdist, ids, sqdist);
+    return grip_bruteforce_cuda_launch(ctx, b.rows, b.n, queries, m, b.dim, k, max_sqdist, ids, sqdist, 0);
 }
 
 // Device bytes of `rows` of the handle's reference rows with their screening.
-static size_t batch_bytes(const grip_knn_cuda_ref *h, size_t rows)
+static size_t batch_bytes(const grip_bruteforce_cuda_ref *h, size_t rows)
 {
-    return rows * h->dim * sizeof(float) + grip_knn_screen_bytes(rows, h->dim, h->options);
+    return rows * h->dim * sizeof(float) + grip_bruteforce_screen_bytes(rows, h->dim, h->options);
 }
 
 // Device bytes a pass over `queries` queries of the handle takes beside the reference rows: the queries, the running
 // and the batch's k-lists (ids and distances), and the screened search's scratch.
-static size_t pass_query_bytes(const grip_knn_cuda_ref *h, size_t queries, uint32_t k)
+static size_t pass_query_bytes(const grip_bruteforce_cuda_ref *h, size_t queries, uint32_t k)
 {
     return queries * (h->dim * sizeof(float) + 4 * (size_t)k * sizeof(float)) +
-           grip_knn_screen_search_bytes(queries, h->dim, k, h->options);
+           grip_bruteforce_screen_search_bytes(queries, h->dim, k, h->options);
 }
 
 // Hands the device pool's cached blocks back to the driver: the streamed search's buffers and the screening's rows
@@ -483,7 +485,7 @@ static grip_status device_budget(grip_ctx *ctx, int device, size_t *budget)
 
 // The rows of a batch that fit in `budget` bytes beside `reserved` ones: whole tiles, at least one, at most the
 // handle's n.
-static size_t plan_batch_rows(const grip_knn_cuda_ref *h, size_t budget, size_t reserved)
+static size_t plan_batch_rows(const grip_bruteforce_cuda_ref *h, size_t budget, size_t reserved)
 {
     const size_t n = h->n;
     const size_t sample = (size_t)1 << 16; // the screening's fixed bytes spread over many rows
@@ -499,7 +501,7 @@ struct pass_plan {
     size_t queries, batch_rows;
 };
 
-static grip_status plan_passes(grip_ctx *ctx, const grip_knn_cuda_ref *h, size_t m, uint32_t k, pass_plan *p)
+static grip_status plan_passes(grip_ctx *ctx, const grip_bruteforce_cuda_ref *h, size_t m, uint32_t k, pass_plan *p)
 {
     p->queries = h->query_limit && h->query_limit < m ? h->query_limit : m;
     p->batch_rows = h->batch_rows;
@@ -518,7 +520,7 @@ static grip_status plan_passes(grip_ctx *ctx, const grip_knn_cuda_ref *h, size_t
 
 // After the device ran out of memory: a smaller batch (streamed, down to one tile), else fewer queries per pass
 // (down to one block). false when both are as small as they go.
-static bool shrink_plan(const grip_knn_cuda_ref *h, pass_plan *p, size_t pass_queries)
+static bool shrink_plan(const grip_bruteforce_cuda_ref *h, pass_plan *p, size_t pass_queries)
 {
     if (h->streamed && p->batch_rows > kMinBatchRows) {
         p->batch_rows = p->batch_rows / 2 > kMinBatchRows ? p->batch_rows / 2 : kMinBatchRows;
@@ -555,8 +557,8 @@ struct pass_buffers {
 
 // Allocates with cudaMalloc, not from the pool: these are a streamed search's largest buffers, handed back to
 // the driver at once when freed. The caller frees them, also after a failure.
-static grip_status pass_buffers_alloc(grip_ctx *ctx, pass_buffers *b, const grip_knn_cuda_ref *h, const search_io &io,
-                                      size_t queries, size_t batch_rows)
+static grip_status pass_buffers_alloc(grip_ctx *ctx, pass_buffers *b, const grip_bruteforce_cuda_ref *h,
+                                      const search_io &io, size_t queries, size_t batch_rows)
 {
     const size_t lists = queries * io.k;
     if (io.host) {
@@ -596,7 +598,7 @@ static grip_status merge_lists(grip_ctx *ctx, uint32_t *ids, float *sqdist, cons
 
 // Rows [b0, b0 + rows) of a streamed handle: copied into the batch buffer, screened when the screened path serves
 // k, and searched (ids counted from b0).
-static grip_status search_batch(grip_ctx *ctx, const grip_knn_cuda_ref *h, float *batch, size_t b0, size_t rows,
+static grip_status search_batch(grip_ctx *ctx, const grip_bruteforce_cuda_ref *h, float *batch, size_t b0, size_t rows,
                                 const float *queries, size_t m, uint32_t k, float max_sqdist, uint32_t *ids,
                                 float *sqdist)
 {
@@ -604,19 +606,20 @@ static grip_status search_batch(grip_ctx *ctx, const grip_knn_cuda_ref *h, float
     if (rows > 0) // ordered after the previous batch's kernels, which read the buffer, on the default stream
         GRIP_CUDA_CHECK(ctx, cudaMemcpy(batch, h->host_rows + b0 * dim, rows * dim * sizeof(float),
                                         cudaMemcpyHostToDevice));
-    grip_knn_screen *screen = NULL;
-    grip_status st =
-        k <= GRIP_KNN_SCREEN_MAX_K ? grip_knn_screen_build(ctx, batch, rows, dim, h->options, &screen) : GRIP_OK;
+    grip_bruteforce_screen *screen = NULL;
+    grip_status st = k <= GRIP_BRUTEFORCE_SCREEN_MAX_K
+                         ? grip_bruteforce_screen_build(ctx, batch, rows, dim, h->options, &screen)
+                         : GRIP_OK;
     if (st == GRIP_OK)
         st = search_rows(ctx, ref_batch{batch, rows, dim, screen}, queries, m, k, max_sqdist, ids, sqdist);
-    grip_knn_screen_free(screen);
+    grip_bruteforce_screen_free(screen);
     return st;
 }
 
 // Every batch of a streamed handle against one pass's queries (device memory): the first batch writes the running
 // k-lists (ids, sqdist), each later one is merged into them. Batches come in ascending row order, which is what
 // sends ties to the lower row. One batch of no rows when n == 0: it writes the padding.
-static grip_status stream_batches(grip_ctx *ctx, const grip_knn_cuda_ref *h, const pass_buffers &b,
+static grip_status stream_batches(grip_ctx *ctx, const grip_bruteforce_cuda_ref *h, const pass_buffers &b,
                                   const float *queries, size_t m, uint32_t k, float max_sqdist, uint32_t *ids,
                                   float *sqdist, size_t batch_rows)
 {
@@ -637,7 +640,7 @@ static grip_status stream_batches(grip_ctx *ctx, const grip_knn_cuda_ref *h, con
 
 // One pass: queries [q0, q0 + count) against every reference row, staged through the pass's buffers when the
 // search's arrays are in host memory.
-static grip_status pass_search(grip_ctx *ctx, const grip_knn_cuda_ref *h, const pass_buffers &b,
+static grip_status pass_search(grip_ctx *ctx, const grip_bruteforce_cuda_ref *h, const pass_buffers &b,
                                const search_io &io, size_t q0, size_t count, size_t batch_rows)
 {
     const size_t dim = h->dim, k = io.k;
@@ -662,8 +665,8 @@ static grip_status pass_search(grip_ctx *ctx, const grip_knn_cuda_ref *h, const 
     return GRIP_OK;
 }
 
-static grip_status pass_run(grip_ctx *ctx, const grip_knn_cuda_ref *h, const search_io &io, size_t q0, size_t count,
-                            size_t batch_rows)
+static grip_status pass_run(grip_ctx *ctx, const grip_bruteforce_cuda_ref *h, const search_io &io, size_t q0,
+                            size_t count, size_t batch_rows)
 {
     pass_buffers b = {};
     grip_status st = pass_buffers_alloc(ctx, &b, h, io, count, batch_rows);
@@ -675,7 +678,7 @@ static grip_status pass_run(grip_ctx *ctx, const grip_knn_cuda_ref *h, const sea
 
 // The search in passes over slices of the queries (one pass when they fit); a pass that runs out of device memory
 // runs again with a smaller batch, else fewer queries.
-static grip_status search_passes(grip_ctx *ctx, const grip_knn_cuda_ref *h, const search_io &io)
+static grip_status search_passes(grip_ctx *ctx, const grip_bruteforce_cuda_ref *h, const search_io &io)
 {
     GRIP_CUDA_CHECK(ctx, cudaSetDevice(h->device));
     pass_plan p = {0, 0};
@@ -699,7 +702,7 @@ static grip_status search_passes(grip_ctx *ctx, const grip_knn_cuda_ref *h, cons
 
 // The resident form: the rows (copied from host or device memory) and their screening on the device. After a
 // failure the handle holds nothing on the device.
-static grip_status resident_make(grip_ctx *ctx, grip_knn_cuda_ref *h, const float *ref, cudaMemcpyKind kind)
+static grip_status resident_make(grip_ctx *ctx, grip_bruteforce_cuda_ref *h, const float *ref, cudaMemcpyKind kind)
 {
     void *rows = NULL;
     const size_t bytes = h->n * h->dim * sizeof(float);
@@ -710,9 +713,9 @@ static grip_status resident_make(grip_ctx *ctx, grip_knn_cuda_ref *h, const floa
     if (st != GRIP_OK)
         grip_fail_append(ctx, "knn (cuda): copying %zu reference rows of %zu dims to the device", h->n, h->dim);
     if (st == GRIP_OK)
-        st = grip_knn_screen_build(ctx, h->rows, h->n, h->dim, h->options, &h->screen);
+        st = grip_bruteforce_screen_build(ctx, h->rows, h->n, h->dim, h->options, &h->screen);
     if (st != GRIP_OK) {
-        grip_knn_screen_free(h->screen);
+        grip_bruteforce_screen_free(h->screen);
         h->screen = NULL;
         grip_cuda_free(h->rows);
         h->rows = NULL;
@@ -723,7 +726,7 @@ static grip_status resident_make(grip_ctx *ctx, grip_knn_cuda_ref *h, const floa
 // Host memory for a streamed handle's rows: pinned, which every batch's copy to the device runs faster from (the
 // driver stages pageable memory through a pinned buffer of its own), else pageable (the host may refuse to pin that
 // much: the search is then slower, not wrong).
-static grip_status host_rows_alloc(grip_ctx *ctx, grip_knn_cuda_ref *h, size_t bytes, bool after_device)
+static grip_status host_rows_alloc(grip_ctx *ctx, grip_bruteforce_cuda_ref *h, size_t bytes, bool after_device)
 {
     void *pinned = NULL;
     if (cudaMallocHost(&pinned, bytes ? bytes : 1) == cudaSuccess) {
@@ -744,7 +747,7 @@ static grip_status host_rows_alloc(grip_ctx *ctx, grip_knn_cuda_ref *h, size_t b
 // The streamed form: a host copy of the rows (downloaded when they are in device memory), searched in batches of
 // batch_rows rows when given, else of as many as the device's free memory holds beside a search of
 // kPlannedQueries queries (each search plans again from the memory free then).
-static grip_status streamed_make(grip_ctx *ctx, grip_knn_cuda_ref *h, const float *ref, cudaMemcpyKind kind,
+static grip_status streamed_make(grip_ctx *ctx, grip_bruteforce_cuda_ref *h, const float *ref, cudaMemcpyKind kind,
                                  size_t batch_rows)
 {
     const size_t bytes = h->n * h->dim * sizeof(float);
@@ -764,7 +767,7 @@ static grip_status streamed_make(grip_ctx *ctx, grip_knn_cuda_ref *h, const floa
     size_t budget = 0;
     st = device_budget(ctx, h->device, &budget);
     if (st == GRIP_OK)
-        h->batch_rows = plan_batch_rows(h, budget, pass_query_bytes(h, kPlannedQueries, GRIP_KNN_SCREEN_MAX_K));
+        h->batch_rows = plan_batch_rows(h, budget, pass_query_bytes(h, kPlannedQueries, GRIP_BRUTEFORCE_SCREEN_MAX_K));
     return st;
 }
 
@@ -780,7 +783,7 @@ static grip_status use_context_device(grip_ctx *ctx)
 // Whether the resident form may fit: its bytes against the device's free memory (with the pool trimmed, when they
 // seem not to fit, as the rows come from the pool). A guess that spares a hopeless attempt (copying tens of GB,
 // then failing on the screening); the allocations decide. When it says no, the last error says why.
-static grip_status resident_may_fit(grip_ctx *ctx, const grip_knn_cuda_ref *h, bool *fits)
+static grip_status resident_may_fit(grip_ctx *ctx, const grip_bruteforce_cuda_ref *h, bool *fits)
 {
     const size_t need = batch_bytes(h, h->n);
     size_t free_bytes = 0, total = 0;
@@ -800,19 +803,20 @@ static grip_status resident_may_fit(grip_ctx *ctx, const grip_knn_cuda_ref *h, b
 }
 
 // The options a handle takes: every field within its range (src/index/bruteforce_cuda.h), the first bad one named.
-static grip_status check_options(grip_ctx *ctx, const grip_knn_cuda_options *o)
+static grip_status check_options(grip_ctx *ctx, const grip_bruteforce_cuda_options *o)
 {
     if (!o)
-        return grip_fail(ctx, GRIP_EINVAL, "knn (cuda): no options (GRIP_KNN_CUDA_OPTIONS_DEFAULT for the defaults)");
-    if (o->precision != GRIP_KNN_CUDA_INT8 && o->precision != GRIP_KNN_CUDA_FP16)
+        return grip_fail(ctx, GRIP_EINVAL,
+                         "knn (cuda): no options (GRIP_BRUTEFORCE_CUDA_OPTIONS_DEFAULT for the defaults)");
+    if (o->precision != GRIP_BRUTEFORCE_CUDA_INT8 && o->precision != GRIP_BRUTEFORCE_CUDA_FP16)
         return grip_fail(ctx, GRIP_EINVAL, "knn (cuda): options.precision %d is neither int8 nor fp16",
                          (int)o->precision);
-    if (o->kernel != GRIP_KNN_CUDA_KERNEL_AUTO && o->kernel != GRIP_KNN_CUDA_KERNEL_MMA_SYNC)
+    if (o->kernel != GRIP_BRUTEFORCE_CUDA_KERNEL_AUTO && o->kernel != GRIP_BRUTEFORCE_CUDA_KERNEL_MMA_SYNC)
         return grip_fail(ctx, GRIP_EINVAL, "knn (cuda): options.kernel %d is neither auto nor mma_sync",
                          (int)o->kernel);
-    if (o->rescreen_capacity < 1 || o->rescreen_capacity > GRIP_KNN_CUDA_RESCREEN_CAPACITY)
+    if (o->rescreen_capacity < 1 || o->rescreen_capacity > GRIP_BRUTEFORCE_CUDA_RESCREEN_CAPACITY)
         return grip_fail(ctx, GRIP_EINVAL, "knn (cuda): options.rescreen_capacity %u is outside [1, %d]",
-                         o->rescreen_capacity, GRIP_KNN_CUDA_RESCREEN_CAPACITY);
+                         o->rescreen_capacity, GRIP_BRUTEFORCE_CUDA_RESCREEN_CAPACITY);
     return GRIP_OK;
 }
 
@@ -820,7 +824,8 @@ static grip_status check_options(grip_ctx *ctx, const grip_knn_cuda_options *o)
 // device for cudaMemcpyDeviceToDevice) searched as the options say: resident when the device holds it, else
 // streamed; streamed in batches of batch_rows rows when batch_rows > 0.
 static grip_status ref_make(grip_ctx *ctx, const float *ref, size_t n, size_t dim, cudaMemcpyKind kind,
-                            size_t batch_rows, const grip_knn_cuda_options *options, grip_knn_cuda_ref **out)
+                            size_t batch_rows, const grip_bruteforce_cuda_options *options,
+                            grip_bruteforce_cuda_ref **out)
 {
     if (!out)
         return grip_fail(ctx, GRIP_EINVAL, "knn (cuda): no place for the uploaded reference");
@@ -836,7 +841,7 @@ static grip_status ref_make(grip_ctx *ctx, const float *ref, size_t n, size_t di
         return grip_fail(ctx, GRIP_EINVAL, "knn (cuda): %zu reference rows exceed the 32-bit ids", n);
     if (n > 0 && dim > SIZE_MAX / 2 / sizeof(float) / n) // the byte counts below stay far from overflowing
         return grip_fail(ctx, GRIP_EINVAL, "knn (cuda): %zu rows of %zu dims exceed any memory", n, dim);
-    grip_knn_cuda_ref *h = (grip_knn_cuda_ref *)calloc(1, sizeof *h);
+    grip_bruteforce_cuda_ref *h = (grip_bruteforce_cuda_ref *)calloc(1, sizeof *h);
     if (!h)
         return grip_fail(ctx, GRIP_ENOMEM, "knn (cuda): out of host memory");
     h->n = n;
@@ -856,28 +861,31 @@ static grip_status ref_make(grip_ctx *ctx, const float *ref, size_t n, size_t di
     if (st == GRIP_OK && !resident) // the last error says why, unless the caller asked for batches
         st = streamed_make(ctx, h, ref, kind, batch_rows);
     if (st != GRIP_OK) {
-        grip_knn_cuda_ref_free(h);
+        grip_bruteforce_cuda_ref_free(h);
         return st;
     }
     *out = h;
     return GRIP_OK;
 }
 
-extern "C" grip_status grip_knn_cuda_ref_upload(grip_ctx *ctx, const float *ref, size_t n, size_t dim,
-                                                const grip_knn_cuda_options *options, grip_knn_cuda_ref **out)
+extern "C" grip_status grip_bruteforce_cuda_ref_upload(grip_ctx *ctx, const float *ref, size_t n, size_t dim,
+                                                       const grip_bruteforce_cuda_options *options,
+                                                       grip_bruteforce_cuda_ref **out)
 {
     return ref_make(ctx, ref, n, dim, cudaMemcpyHostToDevice, 0, options, out);
 }
 
-extern "C" grip_status grip_knn_cuda_ref_copy_device(grip_ctx *ctx, const float *ref, size_t n, size_t dim,
-                                                     const grip_knn_cuda_options *options, grip_knn_cuda_ref **out)
+extern "C" grip_status grip_bruteforce_cuda_ref_copy_device(grip_ctx *ctx, const float *ref, size_t n, size_t dim,
+                                                            const grip_bruteforce_cuda_options *options,
+                                                            grip_bruteforce_cuda_ref **out)
 {
     return ref_make(ctx, ref, n, dim, cudaMemcpyDeviceToDevice, 0, options, out);
 }
 
-extern "C" grip_status grip_knn_cuda_ref_upload_batched(grip_ctx *ctx, const float *ref, size_t n, size_t dim,
-                                                        size_t batch_rows, const grip_knn_cuda_options *options,
-                                                        grip_knn_cuda_ref **out)
+extern "C" grip_status grip_bruteforce_cuda_ref_upload_batched(grip_ctx *ctx, const float *ref, size_t n, size_t dim,
+                                                               size_t batch_rows,
+                                                               const grip_bruteforce_cuda_options *options,
+                                                               grip_bruteforce_cuda_ref **out)
 {
     if (out)
         *out = NULL;
@@ -886,42 +894,42 @@ extern "C" grip_status grip_knn_cuda_ref_upload_batched(grip_ctx *ctx, const flo
     return ref_make(ctx, ref, n, dim, cudaMemcpyHostToDevice, batch_rows, options, out);
 }
 
-extern "C" void grip_knn_cuda_ref_limit_queries(grip_knn_cuda_ref *ref, size_t queries)
+extern "C" void grip_bruteforce_cuda_ref_limit_queries(grip_bruteforce_cuda_ref *ref, size_t queries)
 {
     if (ref)
         ref->query_limit = queries;
 }
 
-extern "C" const float *grip_knn_cuda_ref_rows(const grip_knn_cuda_ref *ref)
+extern "C" const float *grip_bruteforce_cuda_ref_rows(const grip_bruteforce_cuda_ref *ref)
 {
     return ref ? ref->rows : NULL;
 }
 
-extern "C" const float *grip_knn_cuda_ref_host_rows(const grip_knn_cuda_ref *ref)
+extern "C" const float *grip_bruteforce_cuda_ref_host_rows(const grip_bruteforce_cuda_ref *ref)
 {
     return ref ? ref->host_rows : NULL;
 }
 
-extern "C" int grip_knn_cuda_ref_is_streamed(const grip_knn_cuda_ref *ref)
+extern "C" int grip_bruteforce_cuda_ref_is_streamed(const grip_bruteforce_cuda_ref *ref)
 {
     return ref && ref->streamed;
 }
 
-extern "C" size_t grip_knn_cuda_ref_device_bytes(const grip_knn_cuda_ref *ref)
+extern "C" size_t grip_bruteforce_cuda_ref_device_bytes(const grip_bruteforce_cuda_ref *ref)
 {
     if (!ref)
         return 0;
     if (ref->streamed)
         return batch_bytes(ref, ref->batch_rows);
-    const size_t screen = ref->screen ? grip_knn_screen_bytes(ref->n, ref->dim, ref->options) : 0;
+    const size_t screen = ref->screen ? grip_bruteforce_screen_bytes(ref->n, ref->dim, ref->options) : 0;
     return ref->n * ref->dim * sizeof(float) + screen;
 }
 
-extern "C" void grip_knn_cuda_ref_free(grip_knn_cuda_ref *ref)
+extern "C" void grip_bruteforce_cuda_ref_free(grip_bruteforce_cuda_ref *ref)
 {
     if (!ref)
         return;
-    grip_knn_screen_free(ref->screen);
+    grip_bruteforce_screen_free(ref->screen);
     grip_cuda_free(ref->rows);
     if (ref->host_pinned)
         (void)cudaFreeHost(ref->host_rows);
@@ -930,13 +938,14 @@ extern "C" void grip_knn_cuda_ref_free(grip_knn_cuda_ref *ref)
     free(ref);
 }
 
-static grip_status check_search(grip_ctx *ctx, const grip_knn_cuda_ref *ref, const float *queries, size_t m,
+static grip_status check_search(grip_ctx *ctx, const grip_bruteforce_cuda_ref *ref, const float *queries, size_t m,
                                 uint32_t k, float max_sqdist, const uint32_t *ids, const float *sqdist)
 {
     if (!ref)
         return grip_fail(ctx, GRIP_EINVAL, "knn (cuda): no reference uploaded");
-    if (k > GRIP_KNN_CUDA_MAX_K)
-        return grip_fail(ctx, GRIP_EUNSUPPORTED, "knn (cuda): k = %u exceeds the GPU's %d", k, GRIP_KNN_CUDA_MAX_K);
+    if (k > GRIP_BRUTEFORCE_CUDA_MAX_K)
+        return grip_fail(ctx, GRIP_EUNSUPPORTED, "knn (cuda): k = %u exceeds the GPU's %d", k,
+                         GRIP_BRUTEFORCE_CUDA_MAX_K);
     if (m > 0 && !queries)
         return grip_fail(ctx, GRIP_EINVAL, "knn (cuda): queries is NULL with %zu rows", m);
     if (m > 0 && k > 0 && (!ids || !sqdist))
@@ -946,9 +955,9 @@ static grip_status check_search(grip_ctx *ctx, const grip_knn_cuda_ref *ref, con
     return GRIP_OK;
 }
 
-extern "C" grip_status grip_knn_cuda_search_device(grip_ctx *ctx, const grip_knn_cuda_ref *ref, const float *queries,
-                                                   size_t m, uint32_t k, float max_sqdist, uint32_t *ids,
-                                                   float *sqdist)
+extern "C" grip_status grip_bruteforce_cuda_search_device(grip_ctx *ctx, const grip_bruteforce_cuda_ref *ref,
+                                                          const float *queries, size_t m, uint32_t k, float max_sqdist,
+                                                          uint32_t *ids, float *sqdist)
 {
     grip_status st = check_search(ctx, ref, queries, m, k, max_sqdist, ids, sqdist);
     if (st != GRIP_OK || m == 0 || k == 0)
@@ -956,8 +965,9 @@ extern "C" grip_status grip_knn_cuda_search_device(grip_ctx *ctx, const grip_knn
     return search_passes(ctx, ref, search_io{queries, m, k, max_sqdist, ids, sqdist, false});
 }
 
-extern "C" grip_status grip_knn_cuda_search(grip_ctx *ctx, const grip_knn_cuda_ref *ref, const float *queries,
-                                            size_t m, uint32_t k, float max_sqdist, uint32_t *ids, float *sqdist)
+extern "C" grip_status grip_bruteforce_cuda_search(grip_ctx *ctx, const grip_bruteforce_cuda_ref *ref,
+                                                   const float *queries, size_t m, uint32_t k, float max_sqdist,
+                                                   uint32_t *ids, float *sqdist)
 {
     grip_status st = check_search(ctx, ref, queries, m, k, max_sqdist, ids, sqdist);
     if (st != GRIP_OK || m == 0 || k == 0)

@@ -9,8 +9,8 @@
 // row, 32 rows a warp); past 16 queries the 64-query kernel is faster (cuda/index/bruteforce_few.cuh).
 //
 // Lists: each warp walks a contiguous part of its block's range, in row order, and keeps a sorted k-list per query
-// in its lanes (cuda/index/bruteforce_screen.cuh's list_insert_kth: after the entries of equal distance, so ties go to the
-// lower row, as on the CPU). At the end the block's 8 warps' lists are merged in warp order (merge_into: the
+// in its lanes (cuda/index/bruteforce_screen.cuh's list_insert_kth: after the entries of equal distance, so ties go to
+// the lower row, as on the CPU). At the end the block's 8 warps' lists are merged in warp order (merge_into: the
 // earlier list first on equal distances) into the range's list; the caller merges the ranges the same way.
 #include "cuda/index/bruteforce_few.cuh"
 #include "cuda/index/bruteforce_screen.cuh"
@@ -28,8 +28,9 @@ constexpr int kFewWarps = kFewThreads / 32;
 // Shared memory: the group's query rows; at the end, the warps' lists and the merge's scratch in the same bytes.
 size_t few_smem_bytes(size_t dim)
 {
-    const size_t queries = (size_t)GRIP_KNN_FEW_GROUP * dim * sizeof(float);
-    const size_t lists = (size_t)(kFewWarps * GRIP_KNN_FEW_GROUP + kFewWarps) * 32 * (sizeof(float) + sizeof(uint32_t));
+    const size_t queries = (size_t)GRIP_BRUTEFORCE_FEW_GROUP * dim * sizeof(float);
+    const size_t lists = (size_t)(kFewWarps * GRIP_BRUTEFORCE_FEW_GROUP + kFewWarps) * 32 *
+                         (sizeof(float) + sizeof(uint32_t));
     return queries > lists ? queries : lists;
 }
 
@@ -45,10 +46,10 @@ __device__ __forceinline__ float add_squares4(float acc, float4 q, float4 r)
 // The squared distances of row `row` (the lane's) to the group's nq queries (staged in sq, dim floats each).
 template <bool kVec4>
 __device__ __forceinline__ void row_distances(const float *__restrict__ row, const float *sq, size_t dim, int nq,
-                                              float (&acc)[GRIP_KNN_FEW_GROUP])
+                                              float (&acc)[GRIP_BRUTEFORCE_FEW_GROUP])
 {
 #pragma unroll
-    for (int q = 0; q < GRIP_KNN_FEW_GROUP; ++q)
+    for (int q = 0; q < GRIP_BRUTEFORCE_FEW_GROUP; ++q)
         acc[q] = 0.0f;
     if (kVec4) {
         const float4 *r4 = reinterpret_cast<const float4 *>(row);
@@ -57,7 +58,7 @@ __device__ __forceinline__ void row_distances(const float *__restrict__ row, con
         for (size_t d = 0; d < dim4; ++d) {
             const float4 r = __ldg(r4 + d);
 #pragma unroll
-            for (int q = 0; q < GRIP_KNN_FEW_GROUP; ++q)
+            for (int q = 0; q < GRIP_BRUTEFORCE_FEW_GROUP; ++q)
                 if (q < nq)
                     acc[q] = add_squares4(acc[q], q4[(size_t)q * dim4 + d], r);
         }
@@ -65,7 +66,7 @@ __device__ __forceinline__ void row_distances(const float *__restrict__ row, con
         for (size_t d = 0; d < dim; ++d) {
             const float r = __ldg(row + d);
 #pragma unroll
-            for (int q = 0; q < GRIP_KNN_FEW_GROUP; ++q)
+            for (int q = 0; q < GRIP_BRUTEFORCE_FEW_GROUP; ++q)
                 if (q < nq)
                     acc[q] = grip_screen::add_squared_diff(acc[q], sq[(size_t)q * dim + d], r);
         }
@@ -82,7 +83,7 @@ __device__ __forceinline__ void merge_warp_lists(const float *lists_d, const uin
     float a = mine ? lists_d[q * 32 + lane] : INFINITY;
     uint32_t a_id = mine ? lists_id[q * 32 + lane] : UINT32_MAX;
     for (int w = 1; w < kFewWarps; ++w) {
-        const size_t at = (size_t)(w * GRIP_KNN_FEW_GROUP + q) * 32 + lane;
+        const size_t at = (size_t)(w * GRIP_BRUTEFORCE_FEW_GROUP + q) * 32 + lane;
         grip_screen::merge_into(a, a_id, mine ? lists_d[at] : INFINITY, mine ? lists_id[at] : UINT32_MAX, k, lane,
                                 scratch_d, scratch_id);
     }
@@ -99,8 +100,8 @@ __global__ void __launch_bounds__(kFewThreads)
 {
     extern __shared__ __align__(16) float few_smem[];
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    const size_t q0 = (size_t)blockIdx.x * GRIP_KNN_FEW_GROUP;
-    const int nq = (int)min((size_t)GRIP_KNN_FEW_GROUP, m - q0);
+    const size_t q0 = (size_t)blockIdx.x * GRIP_BRUTEFORCE_FEW_GROUP;
+    const int nq = (int)min((size_t)GRIP_BRUTEFORCE_FEW_GROUP, m - q0);
     for (size_t i = threadIdx.x; i < (size_t)nq * dim; i += kFewThreads)
         few_smem[i] = queries[q0 * dim + i];
     __syncthreads();
@@ -110,10 +111,10 @@ __global__ void __launch_bounds__(kFewThreads)
     const size_t part = ((end - begin + kFewWarps - 1) / kFewWarps + 31) / 32 * 32;
     const size_t w_begin = min(end, begin + (size_t)warp * part), w_end = min(end, w_begin + part);
     const float above_bound = nextafterf(max_sqdist, INFINITY); // d <= max_sqdist exactly when d < this
-    float list_d[GRIP_KNN_FEW_GROUP], kth[GRIP_KNN_FEW_GROUP];
-    uint32_t list_id[GRIP_KNN_FEW_GROUP];
+    float list_d[GRIP_BRUTEFORCE_FEW_GROUP], kth[GRIP_BRUTEFORCE_FEW_GROUP];
+    uint32_t list_id[GRIP_BRUTEFORCE_FEW_GROUP];
 #pragma unroll
-    for (int q = 0; q < GRIP_KNN_FEW_GROUP; ++q) {
+    for (int q = 0; q < GRIP_BRUTEFORCE_FEW_GROUP; ++q) {
         list_d[q] = INFINITY;
         kth[q] = INFINITY;
         list_id[q] = UINT32_MAX;
@@ -121,10 +122,10 @@ __global__ void __launch_bounds__(kFewThreads)
     for (size_t r0 = w_begin; r0 < w_end; r0 += 32) {
         const size_t row = r0 + (size_t)lane;
         const bool valid = row < w_end;
-        float d[GRIP_KNN_FEW_GROUP];
+        float d[GRIP_BRUTEFORCE_FEW_GROUP];
         row_distances<kVec4>(ref + (valid ? row : r0) * dim, few_smem, dim, nq, d);
 #pragma unroll
-        for (int q = 0; q < GRIP_KNN_FEW_GROUP; ++q) {
+        for (int q = 0; q < GRIP_BRUTEFORCE_FEW_GROUP; ++q) {
             if (q >= nq)
                 break;
             unsigned candidates = __ballot_sync(kFullMask, valid && d[q] < fminf(kth[q], above_bound));
@@ -140,15 +141,15 @@ __global__ void __launch_bounds__(kFewThreads)
     }
 
     __syncthreads(); // the queries' bytes now hold the warps' lists
-    constexpr int kListCells = kFewWarps * GRIP_KNN_FEW_GROUP * 32;
+    constexpr int kListCells = kFewWarps * GRIP_BRUTEFORCE_FEW_GROUP * 32;
     float *lists_d = few_smem;
     uint32_t *lists_id = reinterpret_cast<uint32_t *>(lists_d + kListCells);
     float *scratch_d = reinterpret_cast<float *>(lists_id + kListCells) + warp * 32;      // kFewWarps x 32
     uint32_t *scratch_id = reinterpret_cast<uint32_t *>(lists_id + kListCells + kFewWarps * 32) + warp * 32;
 #pragma unroll
-    for (int q = 0; q < GRIP_KNN_FEW_GROUP; ++q) {
-        lists_d[(warp * GRIP_KNN_FEW_GROUP + q) * 32 + lane] = list_d[q];
-        lists_id[(warp * GRIP_KNN_FEW_GROUP + q) * 32 + lane] = list_id[q];
+    for (int q = 0; q < GRIP_BRUTEFORCE_FEW_GROUP; ++q) {
+        lists_d[(warp * GRIP_BRUTEFORCE_FEW_GROUP + q) * 32 + lane] = list_d[q];
+        lists_id[(warp * GRIP_BRUTEFORCE_FEW_GROUP + q) * 32 + lane] = list_id[q];
     }
     __syncthreads();
     for (int q = warp; q < nq; q += kFewWarps) { // warp w merges queries w, w + 8
@@ -165,27 +166,27 @@ __global__ void __launch_bounds__(kFewThreads)
 
 } // namespace
 
-bool grip_knn_few_applies(size_t m, size_t dim)
+bool grip_bruteforce_few_applies(size_t m, size_t dim)
 {
-    return m <= GRIP_KNN_FEW_MAX_QUERIES && dim <= GRIP_KNN_FEW_MAX_DIM;
+    return m <= GRIP_BRUTEFORCE_FEW_MAX_QUERIES && dim <= GRIP_BRUTEFORCE_FEW_MAX_DIM;
 }
 
-size_t grip_knn_few_ranges(size_t m, size_t n, int sms)
+size_t grip_bruteforce_few_ranges(size_t m, size_t n, int sms)
 {
-    const size_t groups = (m + GRIP_KNN_FEW_GROUP - 1) / GRIP_KNN_FEW_GROUP;
+    const size_t groups = (m + GRIP_BRUTEFORCE_FEW_GROUP - 1) / GRIP_BRUTEFORCE_FEW_GROUP;
     const size_t want = (4 * (size_t)sms + groups - 1) / groups; // about 4 blocks a multiprocessor
-    const size_t most = n / GRIP_KNN_FEW_MIN_ROWS;
+    const size_t most = n / GRIP_BRUTEFORCE_FEW_MIN_ROWS;
     size_t ranges = want < most ? want : most;
     if (ranges < 1)
         ranges = 1;
     return ranges < 65535 ? ranges : 65535; // gridDim.y's limit
 }
 
-cudaError_t grip_knn_few_enqueue(const float *ref, size_t n, size_t span, size_t ranges, const float *queries,
-                                 size_t m, size_t dim, int k, float max_sqdist, uint32_t *ids, float *sqdist,
-                                 cudaStream_t stream)
+cudaError_t grip_bruteforce_few_enqueue(const float *ref, size_t n, size_t span, size_t ranges, const float *queries,
+                                        size_t m, size_t dim, int k, float max_sqdist, uint32_t *ids, float *sqdist,
+                                        cudaStream_t stream)
 {
-    const dim3 grid((unsigned)((m + GRIP_KNN_FEW_GROUP - 1) / GRIP_KNN_FEW_GROUP), (unsigned)ranges);
+    const dim3 grid((unsigned)((m + GRIP_BRUTEFORCE_FEW_GROUP - 1) / GRIP_BRUTEFORCE_FEW_GROUP), (unsigned)ranges);
     const size_t smem = few_smem_bytes(dim);
     // float4 reads need every row, and the staged queries, 16-byte aligned
     if (dim % 4 == 0 && ((uintptr_t)ref % 16) == 0)

@@ -1,4 +1,5 @@
-// bruteforce_prep.cu -- the rows' preparation for the tensor-core screening (see bruteforce_prep.cuh, and bruteforce_tensor.cu's step 1).
+// bruteforce_prep.cu -- the rows' preparation for the tensor-core screening (see bruteforce_prep.cuh, and
+// bruteforce_tensor.cu's step 1).
 #include "cuda/index/bruteforce_prep.cuh"
 
 #include <cuda_fp16.h>

@@ -1,6 +1,6 @@
 // bruteforce_prep.cuh -- the rows' preparation for the tensor-core screening (cuda/index/bruteforce_prep.cu; step 1 of
-// cuda/index/bruteforce_tensor.cu): centring, fp16 scaling or int8 quantization (with the folded norm), the wgmma tile layout,
-// and the norms and residual bounds the certificate reads. Internal to the screening.
+// cuda/index/bruteforce_tensor.cu): centring, fp16 scaling or int8 quantization (with the folded norm), the wgmma tile
+// layout, and the norms and residual bounds the certificate reads. Internal to the screening.
 #ifndef GRIP_CUDA_KNN_PREP_CUH
 #define GRIP_CUDA_KNN_PREP_CUH
 

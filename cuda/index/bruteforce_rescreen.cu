@@ -1,4 +1,5 @@
-// bruteforce_rescreen.cu -- the re-screen of queries the screened lists could not certify (see bruteforce_rescreen.cuh).
+// bruteforce_rescreen.cu -- the re-screen of queries the screened lists could not certify (see
+// bruteforce_rescreen.cuh).
 //
 // In batches of up to kBatch queries: their prepared rows are gathered into a block-padded set, the wgmma kernel
 // walks all reference rows for them (split into row ranges so that a handful of queries still fills the GPU) and
@@ -49,7 +50,7 @@ size_t batch_carve(batch_scratch *b, unsigned char *base, size_t padded, size_t 
 
 // Copies the prepared rows, scales and limits of retried queries first .. first + count - 1 to places 0 .., the
 // places up to `padded` given zero rows and a limit of -inf (nothing found). One warp a place.
-__global__ void gather_kernel(rows_prep q, size_t row_words, grip_knn_retry retry, size_t first, size_t count,
+__global__ void gather_kernel(rows_prep q, size_t row_words, grip_bruteforce_retry retry, size_t first, size_t count,
                               size_t padded, batch_scratch b)
 {
     const size_t i = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
@@ -80,8 +81,8 @@ __device__ __forceinline__ bool before(float d, uint32_t id, float e, uint32_t j
 // taken; rounds that find nothing write the padding (UINT32_MAX, +inf). A query whose count passed the capacity
 // goes to the failed list instead.
 __global__ void __launch_bounds__(kThreads)
-    finish_kernel(const float *__restrict__ ref, size_t n_ref, const float *__restrict__ queries, size_t dim, size_t count,
-                  batch_scratch b, uint32_t cap, int k, float max_sqdist, uint32_t *__restrict__ ids,
+    finish_kernel(const float *__restrict__ ref, size_t n_ref, const float *__restrict__ queries, size_t dim,
+                  size_t count, batch_scratch b, uint32_t cap, int k, float max_sqdist, uint32_t *__restrict__ ids,
                   float *__restrict__ sqdist, uint32_t *__restrict__ failed, uint32_t *__restrict__ n_failed)
 {
     const size_t i = (size_t)blockIdx.x * kWarps + threadIdx.x / 32;
@@ -142,14 +143,14 @@ int row_ranges(int slots, size_t query_blocks, size_t n_tiles)
     return (int)(want < most ? want : most);
 }
 
-grip_status rescreen_batches(grip_ctx *ctx, const grip_knn_rescreen_rows &rows, unsigned char *mem, size_t batch,
+grip_status rescreen_batches(grip_ctx *ctx, const grip_bruteforce_rescreen_rows &rows, unsigned char *mem, size_t batch,
                              uint32_t cap, const float *ref, const float *queries, size_t dim,
-                             const grip_knn_retry &retry, uint32_t k, float max_sqdist, uint32_t *ids, float *sqdist,
-                             uint32_t *failed, uint32_t *n_failed)
+                             const grip_bruteforce_retry &retry, uint32_t k, float max_sqdist, uint32_t *ids,
+                             float *sqdist, uint32_t *failed, uint32_t *n_failed)
 {
     int sms = 0, per_sm = 1;
     GRIP_CUDA_CHECK(ctx, cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, ctx->device));
-    GRIP_CUDA_CHECK(ctx, grip_knn_wgmma_blocks_per_sm(rows.ksteps, rows.operands, &per_sm));
+    GRIP_CUDA_CHECK(ctx, grip_bruteforce_wgmma_blocks_per_sm(rows.ksteps, rows.operands, &per_sm));
     for (size_t first = 0; first < retry.count; first += batch) {
         const size_t count = retry.count - first < batch ? retry.count - first : batch;
         const size_t padded = round_up(count, kBlockQueries);
@@ -160,8 +161,9 @@ grip_status rescreen_batches(grip_ctx *ctx, const grip_knn_rescreen_rows &rows, 
         GRIP_CUDA_CHECK(ctx, cudaGetLastError());
         GRIP_CUDA_CHECK(ctx, cudaMemsetAsync(b.count, 0, padded * sizeof(uint32_t), 0));
         const int ranges = row_ranges(sms * per_sm, padded / kBlockQueries, rows.n_padded / kTileRows);
-        GRIP_CUDA_CHECK(ctx, grip_knn_wgmma_rescreen(b.sub, *rows.r, padded, rows.n_padded, rows.ksteps, rows.operands,
-                                                     rows.ref_inv_scale, b.limit, ranges, cap, b.count, b.found));
+        GRIP_CUDA_CHECK(ctx, grip_bruteforce_wgmma_rescreen(b.sub, *rows.r, padded, rows.n_padded, rows.ksteps,
+                                                            rows.operands, rows.ref_inv_scale, b.limit, ranges, cap,
+                                                            b.count, b.found));
         finish_kernel<<<(unsigned)((count + kWarps - 1) / kWarps), kThreads>>>(
             ref, rows.n, queries, dim, count, b, cap, (int)k, max_sqdist, ids, sqdist, failed, n_failed);
         GRIP_CUDA_CHECK(ctx, cudaGetLastError());
@@ -172,23 +174,24 @@ grip_status rescreen_batches(grip_ctx *ctx, const grip_knn_rescreen_rows &rows, 
 
 } // namespace
 
-size_t grip_knn_rescreen_bytes(size_t m, size_t row_bytes, uint32_t capacity)
+size_t grip_bruteforce_rescreen_bytes(size_t m, size_t row_bytes, uint32_t capacity)
 {
     batch_scratch b;
     const size_t batch = round_up(m < kBatch ? m : kBatch, kBlockQueries);
     return m == 0 ? 0 : batch_carve(&b, nullptr, batch, row_bytes, capacity);
 }
 
-grip_status grip_knn_rescreen(grip_ctx *ctx, const grip_knn_rescreen_rows &rows, const float *ref,
-                              const float *queries, size_t dim, const grip_knn_retry &retry, uint32_t capacity,
-                              uint32_t k, float max_sqdist, uint32_t *ids, float *sqdist, uint32_t *failed,
-                              uint32_t *n_failed)
+grip_status grip_bruteforce_rescreen(grip_ctx *ctx, const grip_bruteforce_rescreen_rows &rows, const float *ref,
+                                     const float *queries, size_t dim, const grip_bruteforce_retry &retry,
+                                     uint32_t capacity, uint32_t k, float max_sqdist, uint32_t *ids, float *sqdist,
+                                     uint32_t *failed, uint32_t *n_failed)
 {
     if (retry.count == 0)
         return GRIP_OK;
     const size_t batch = retry.count < kBatch ? retry.count : kBatch;
     void *mem = NULL;
-    GRIP_CUDA_CHECK(ctx, cudaMallocAsync(&mem, grip_knn_rescreen_bytes(batch, rows.row_bytes, capacity), 0)); // pooled
+    GRIP_CUDA_CHECK(
+        ctx, cudaMallocAsync(&mem, grip_bruteforce_rescreen_bytes(batch, rows.row_bytes, capacity), 0)); // pooled
     const grip_status st = rescreen_batches(ctx, rows, (unsigned char *)mem, batch, capacity, ref, queries, dim, retry,
                                             k, max_sqdist, ids, sqdist, failed, n_failed);
     (void)cudaFreeAsync(mem, 0);

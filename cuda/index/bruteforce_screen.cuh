@@ -1,9 +1,11 @@
-// bruteforce_screen.cuh -- what the two screening kernels share (cuda/index/bruteforce_tensor.cu: mma.sync, any sm_80+ GPU;
-// cuda/index/sm90a/bruteforce_wgmma.cu: wgmma, Hopper only): the prepared rows and the candidates' sizes; the mma.sync
-// kernel's lists of each query's kList best screened rows in shared memory, fed through a small per-query buffer
+// bruteforce_screen.cuh -- what the two screening kernels share (cuda/index/bruteforce_tensor.cu: mma.sync, any sm_80+
+// GPU; cuda/index/sm90a/bruteforce_wgmma.cu: wgmma, Hopper only): the prepared rows and the candidates' sizes; the
+// mma.sync kernel's lists of each query's kList best screened rows in shared memory, fed through a small per-query
+// buffer
 // (the wgmma kernel's threads keep their own: cuda/index/sm90a/bruteforce_thread_lists.cuh); and what the exact kernels
-// (cuda/index/bruteforce.cu, cuda/index/bruteforce_few.cu, cuda/index/kdtree_hd.cu) share with it: the CPU's distance step and the
-// warp-held sorted lists. Internal; the public faces are cuda/index/bruteforce_tensor.cuh and cuda/index/bruteforce.cuh.
+// (cuda/index/bruteforce.cu, cuda/index/bruteforce_few.cu, cuda/index/kdtree_hd.cu) share with it: the CPU's distance
+// step and the warp-held sorted lists. Internal; the public faces are cuda/index/bruteforce_tensor.cuh and
+// cuda/index/bruteforce.cuh.
 #ifndef GRIP_CUDA_KNN_SCREEN_CUH
 #define GRIP_CUDA_KNN_SCREEN_CUH
 
@@ -189,10 +191,10 @@ __device__ __forceinline__ void merge_into(float &a, uint32_t &a_id, float b, ui
 // A buffer this full is sorted and merged into its list at once (34 shuffles whatever its size) rather than
 // inserted entry by entry (about 6 dependent shuffles an entry): the first tiles of a walk fill whole buffers.
 // (A build with -DGRIP_KNN_SORT_MERGE_MIN=17 inserts entry by entry always, for side-by-side runs.)
-#ifndef GRIP_KNN_SORT_MERGE_MIN
-#define GRIP_KNN_SORT_MERGE_MIN 6
+#ifndef GRIP_BRUTEFORCE_SORT_MERGE_MIN
+#define GRIP_BRUTEFORCE_SORT_MERGE_MIN 6
 #endif
-constexpr int kSortMergeMin = GRIP_KNN_SORT_MERGE_MIN;
+constexpr int kSortMergeMin = GRIP_BRUTEFORCE_SORT_MERGE_MIN;
 
 // Sorts lanes 0 .. N - 1's (d, id) ascending by d (a bitonic network; equal values in any order); N is 16 or 32.
 // With N = 16, lanes 16 .. 31 are sorted among themselves, descending: the caller gives them +inf. Equal values may

@@ -14,8 +14,10 @@
 //    128, streamed in chunks of 64 dimensions; mma.sync m16n8k16 products (fp16 in, fp32 accumulated) give q.r,
 //    the screened distance is |q|^2 + |r|^2 - 2 q.r, and each query keeps its 32 smallest in a sorted list in
 //    shared memory. No distance matrix reaches global memory, and a distance reaches the list only when it beats
-//    the list's last entry, which after the first tiles is rare. On Hopper, cuda/index/sm90a/bruteforce_wgmma.cu screens
-//    instead, its threads keeping their own lists (cuda/index/sm90a/bruteforce_thread_lists.cuh) of the screened distances
+//    the list's last entry, which after the first tiles is rare. On Hopper, cuda/index/sm90a/bruteforce_wgmma.cu
+// screens
+//    instead, its threads keeping their own lists (cuda/index/sm90a/bruteforce_thread_lists.cuh) of the screened
+// distances
 //    less |q|^2 (the rerank adds it back, in double).
 // 3. rerank: one warp per query computes the exact distance of its candidates that may rank among the first k
 //    with the CPU twin's arithmetic (dimension order, __fsub_rn/__fmul_rn/__fadd_rn) and ranks them by
@@ -358,8 +360,8 @@ __device__ __forceinline__ double screening_bound(double a, double ea, double b,
 
 // How the candidate lists' values read: the screened distance is (x + |q|^2 when shifted) * step2 (step2 = 1
 // but for int8, whose lists hold integers); s8: the int8 certificate (s8_bound). rescreen: the queries the lists
-// cannot certify are screened again (the wgmma kernel's lists only, cuda/index/bruteforce_rescreen.cuh); rescreen_all (the
-// options' field, for tests): all of them are.
+// cannot certify are screened again (the wgmma kernel's lists only, cuda/index/bruteforce_rescreen.cuh); rescreen_all
+// (the options' field, for tests): all of them are.
 struct list_units {
     bool shifted, s8, rescreen, rescreen_all;
     double step2;
@@ -412,11 +414,11 @@ struct screen_outcome {
 };
 
 __global__ void __launch_bounds__(kThreads)
-    rerank_kernel(const float *__restrict__ ref, size_t n, const float *__restrict__ queries, size_t m, size_t dim, int k,
-                  float max_sqdist, const uint32_t *__restrict__ cand_id, const float *__restrict__ cand_d,
-                  const float *__restrict__ cand_bound,
-                  list_units units, rows_prep q, const ref_stats *__restrict__ stats, uint32_t *__restrict__ ids,
-                  float *__restrict__ sqdist, screen_outcome out)
+    rerank_kernel(const float *__restrict__ ref, size_t n, const float *__restrict__ queries, size_t m, size_t dim,
+                  int k, float max_sqdist, const uint32_t *__restrict__ cand_id, const float *__restrict__ cand_d,
+                  const float *__restrict__ cand_bound, list_units units, rows_prep q,
+                  const ref_stats *__restrict__ stats, uint32_t *__restrict__ ids, float *__restrict__ sqdist,
+                  screen_outcome out)
 {
     const size_t qi = (size_t)blockIdx.x * kWarps + threadIdx.x / 32;
     const int lane = threadIdx.x % 32;
@@ -534,7 +536,7 @@ struct screen_shape {
 
 } // namespace
 
-struct grip_knn_screen {
+struct grip_bruteforce_screen {
     void *mem; // one allocation: the rows' data, the stats, the column sums
     rows_prep rows;
     ref_stats *stats;
@@ -544,10 +546,10 @@ struct grip_knn_screen {
     screen_shape shape;
     float ref_inv_scale; // the Hopper kernel's one scale of the reference rows (inverted), fp16
     s8_quant quant;      // its int8 quantization of the reference rows
-    grip_knn_cuda_options options; // the build's, for the searches
+    grip_bruteforce_cuda_options options; // the build's, for the searches
 };
 
-void grip_knn_screen_free(grip_knn_screen *screen)
+void grip_bruteforce_screen_free(grip_bruteforce_screen *screen)
 {
     if (!screen)
         return;
@@ -556,15 +558,15 @@ void grip_knn_screen_free(grip_knn_screen *screen)
 }
 
 // How rows of dim dimensions are screened on the current device: the Hopper kernel where it runs, unless the
-// options ask for the mma.sync kernel, in the options' precision (bruteforce_tensor.cuh); in int8 with the norm folded into
-// the products where the padding columns hold it and the kernel is short (GRIP_WGMMA_FOLD_MAX_STEPS).
-static screen_shape screen_shape_of(size_t dim, const grip_knn_cuda_options &options)
+// options ask for the mma.sync kernel, in the options' precision (bruteforce_tensor.cuh); in int8 with the norm folded
+// into the products where the padding columns hold it and the kernel is short (GRIP_WGMMA_FOLD_MAX_STEPS).
+static screen_shape screen_shape_of(size_t dim, const grip_bruteforce_cuda_options &options)
 {
     screen_shape shape = {round_up(dim, 32), 0, false, 0};
-    if (options.kernel == GRIP_KNN_CUDA_KERNEL_MMA_SYNC || !grip_knn_wgmma_usable())
+    if (options.kernel == GRIP_BRUTEFORCE_CUDA_KERNEL_MMA_SYNC || !grip_bruteforce_wgmma_usable())
         return shape;
-    const bool s8 = options.precision == GRIP_KNN_CUDA_INT8;
-    const int steps = grip_knn_wgmma_ksteps(dim, s8);
+    const bool s8 = options.precision == GRIP_BRUTEFORCE_CUDA_INT8;
+    const int steps = grip_bruteforce_wgmma_ksteps(dim, s8);
     if (steps == 0)
         return shape;
     shape = {(size_t)steps * (s8 ? 32 : 16), steps, s8, 0};
@@ -576,7 +578,7 @@ static screen_shape screen_shape_of(size_t dim, const grip_knn_cuda_options &opt
 
 static bool screened_dim(size_t dim)
 {
-    return dim >= GRIP_KNN_SCREEN_MIN_DIM && dim <= GRIP_KNN_SCREEN_MAX_DIM;
+    return dim >= GRIP_BRUTEFORCE_SCREEN_MIN_DIM && dim <= GRIP_BRUTEFORCE_SCREEN_MAX_DIM;
 }
 
 // screen_build_on's allocation: the rows' data, 256 bytes of stats, the column sums.
@@ -586,7 +588,7 @@ static size_t screen_alloc_bytes(size_t n_padded, size_t row_bytes, size_t dim)
     return rows_prep_carve(&p, nullptr, n_padded, row_bytes) + 256 + dim * sizeof(float);
 }
 
-size_t grip_knn_screen_bytes(size_t n, size_t dim, const grip_knn_cuda_options &options)
+size_t grip_bruteforce_screen_bytes(size_t n, size_t dim, const grip_bruteforce_cuda_options &options)
 {
     if (n == 0 || !screened_dim(dim))
         return 0;
@@ -594,7 +596,7 @@ size_t grip_knn_screen_bytes(size_t n, size_t dim, const grip_knn_cuda_options &
 }
 
 // The largest magnitude of the reference rows' centred finite values: the wgmma layouts' common scale.
-static grip_status centred_max(grip_ctx *ctx, const grip_knn_screen *s, const float *ref, float *max_abs)
+static grip_status centred_max(grip_ctx *ctx, const grip_bruteforce_screen *s, const float *ref, float *max_abs)
 {
     int *max_bits = &s->stats->max_abs_bits;
     launch_centred_max(ref, s->n, s->dim, s->sum, s->inv_count, max_bits);
@@ -607,7 +609,7 @@ static grip_status centred_max(grip_ctx *ctx, const grip_knn_screen *s, const fl
 
 // The wgmma kernel's scale: every reference row scaled by one power of two (fp16), or quantized with one step
 // (int8). *usable is false when the rows' magnitude is outside [2^-40, 2^40], as prep_kernel's per-row range.
-static grip_status wgmma_prep(grip_ctx *ctx, grip_knn_screen *s, const float *ref, bool *usable)
+static grip_status wgmma_prep(grip_ctx *ctx, grip_bruteforce_screen *s, const float *ref, bool *usable)
 {
     float max_abs = 0.0f;
     grip_status st = centred_max(ctx, s, ref, &max_abs);
@@ -633,7 +635,7 @@ static grip_status wgmma_prep(grip_ctx *ctx, grip_knn_screen *s, const float *re
     return GRIP_OK;
 }
 
-static grip_status screen_build_on(grip_ctx *ctx, grip_knn_screen *s, const float *ref, bool *usable)
+static grip_status screen_build_on(grip_ctx *ctx, grip_bruteforce_screen *s, const float *ref, bool *usable)
 {
     const size_t row_bytes = s->shape.row_bytes();
     const size_t bytes = rows_prep_carve(&s->rows, nullptr, s->n_padded, row_bytes);
@@ -661,13 +663,13 @@ static grip_status screen_build_on(grip_ctx *ctx, grip_knn_screen *s, const floa
     return GRIP_OK;
 }
 
-grip_status grip_knn_screen_build(grip_ctx *ctx, const float *ref, size_t n, size_t dim,
-                                  const grip_knn_cuda_options &options, grip_knn_screen **out)
+grip_status grip_bruteforce_screen_build(grip_ctx *ctx, const float *ref, size_t n, size_t dim,
+                                         const grip_bruteforce_cuda_options &options, grip_bruteforce_screen **out)
 {
     *out = NULL;
     if (!screened_dim(dim) || n == 0)
         return GRIP_OK;
-    grip_knn_screen *s = (grip_knn_screen *)calloc(1, sizeof *s);
+    grip_bruteforce_screen *s = (grip_bruteforce_screen *)calloc(1, sizeof *s);
     if (!s)
         return grip_fail(ctx, GRIP_ENOMEM, "knn (cuda): out of host memory");
     s->n = n;
@@ -680,7 +682,7 @@ grip_status grip_knn_screen_build(grip_ctx *ctx, const float *ref, size_t n, siz
     if (st == GRIP_OK && usable)
         *out = s;
     else
-        grip_knn_screen_free(s);
+        grip_bruteforce_screen_free(s);
     if (st != GRIP_OK)
         grip_fail_append(ctx, "knn (cuda): preparing the tensor-core screening of %zu rows of %zu dims", n, dim);
     return st;
@@ -699,8 +701,8 @@ struct screen_scratch {
 };
 
 // Carves a search's scratch (screen_scratch) out of one allocation: the queries' data, candidate ids, values and
-// bounds, the two counts (256 bytes), the failed and retried queries and the retried ones' limits. Returns its size when
-// base is NULL.
+// bounds, the two counts (256 bytes), the failed and retried queries and the retried ones' limits. Returns its size
+// when base is NULL.
 static size_t scratch_carve(screen_scratch *w, unsigned char *base, size_t m_padded, size_t row_bytes)
 {
     size_t off = rows_prep_carve(&w->q, base, m_padded, row_bytes);
@@ -726,17 +728,19 @@ static size_t failed_bytes(size_t count, size_t dim, uint32_t k)
            count * k * sizeof(float);
 }
 
-size_t grip_knn_screen_search_bytes(size_t m, size_t dim, uint32_t k, const grip_knn_cuda_options &options)
+size_t grip_bruteforce_screen_search_bytes(size_t m, size_t dim, uint32_t k,
+                                           const grip_bruteforce_cuda_options &options)
 {
-    if (m == 0 || k > GRIP_KNN_SCREEN_MAX_K || !screened_dim(dim))
+    if (m == 0 || k > GRIP_BRUTEFORCE_SCREEN_MAX_K || !screened_dim(dim))
         return 0;
     const screen_shape shape = screen_shape_of(dim, options);
     screen_scratch w;
     const size_t scratch = scratch_carve(&w, nullptr, round_up(m, kBlockQueries), shape.row_bytes());
     // all three from the pool: the re-screen's block, once freed, stays the pool's, and the exact kernel's may not
     // fit in it
-    const size_t rescreen =
-        shape.wgmma_steps > 0 ? grip_knn_rescreen_bytes(m, shape.row_bytes(), options.rescreen_capacity) : 0;
+    const size_t rescreen = shape.wgmma_steps > 0
+                                ? grip_bruteforce_rescreen_bytes(m, shape.row_bytes(), options.rescreen_capacity)
+                                : 0;
     return scratch + rescreen + failed_bytes(m, dim, k);
 }
 
@@ -765,7 +769,7 @@ static grip_status search_failed(grip_ctx *ctx, screen_scratch *w, const float *
                                                                                             w->out.failed, count,
                                                                                             sub_q);
     GRIP_CUDA_CHECK(ctx, cudaGetLastError());
-    grip_status st = grip_knn_cuda_launch(ctx, ref, n, sub_q, count, dim, k, max_sqdist, sub_ids, sub_d, 0);
+    grip_status st = grip_bruteforce_cuda_launch(ctx, ref, n, sub_q, count, dim, k, max_sqdist, sub_ids, sub_d, 0);
     if (st != GRIP_OK)
         return st;
     const size_t cells = (size_t)count * k;
@@ -776,9 +780,9 @@ static grip_status search_failed(grip_ctx *ctx, screen_scratch *w, const float *
     return GRIP_OK;
 }
 
-static grip_status screen_search_with(grip_ctx *ctx, const grip_knn_screen *s, screen_scratch *w, const float *ref,
-                                      const float *queries, size_t m, uint32_t k, float max_sqdist, uint32_t *ids,
-                                      float *sqdist)
+static grip_status screen_search_with(grip_ctx *ctx, const grip_bruteforce_screen *s, screen_scratch *w,
+                                      const float *ref, const float *queries, size_t m, uint32_t k, float max_sqdist,
+                                      uint32_t *ids, float *sqdist)
 {
     const size_t m_padded = round_up(m, kBlockQueries);
     const screen_shape &shape = s->shape;
@@ -794,8 +798,9 @@ static grip_status screen_search_with(grip_ctx *ctx, const grip_knn_screen *s, s
     }
     GRIP_CUDA_CHECK(ctx, cudaGetLastError());
     if (shape.wgmma_steps > 0) { // its lists hold the screened distances less |q|^2
-        GRIP_CUDA_CHECK(ctx, grip_knn_wgmma_screen(w->q, s->rows, m_padded, s->n_padded, shape.wgmma_steps, shape.operands(),
-                                                   s->ref_inv_scale, w->cand_id, w->cand_d, w->cand_bound));
+        GRIP_CUDA_CHECK(ctx, grip_bruteforce_wgmma_screen(w->q, s->rows, m_padded, s->n_padded, shape.wgmma_steps,
+                                                          shape.operands(), s->ref_inv_scale, w->cand_id, w->cand_d,
+                                                          w->cand_bound));
     } else {
         const size_t smem = screen_smem_bytes(shape.kdim);
         GRIP_CUDA_CHECK(ctx,
@@ -809,19 +814,19 @@ static grip_status screen_search_with(grip_ctx *ctx, const grip_knn_screen *s, s
     const bool wgmma = shape.wgmma_steps > 0;
     const list_units units = {wgmma, shape.s8, wgmma, wgmma && s->options.rescreen_all != 0,
                               step * step}; // step^2: exact
-    rerank_kernel<<<(unsigned)((m + kWarps - 1) / kWarps), kThreads>>>(ref, s->n, queries, m, s->dim, (int)k, max_sqdist,
-                                                                        w->cand_id, w->cand_d, w->cand_bound, units,
-                                                                        w->q, s->stats, ids, sqdist, w->out);
+    rerank_kernel<<<(unsigned)((m + kWarps - 1) / kWarps), kThreads>>>(ref, s->n, queries, m, s->dim, (int)k,
+                                                                       max_sqdist, w->cand_id, w->cand_d, w->cand_bound,
+                                                                       units, w->q, s->stats, ids, sqdist, w->out);
     GRIP_CUDA_CHECK(ctx, cudaGetLastError());
     uint32_t counts[2] = {0, 0}; // failed, retried
     GRIP_CUDA_CHECK(ctx, cudaMemcpy(counts, w->out.counts, sizeof counts, cudaMemcpyDeviceToHost));
     if (counts[1] > 0) {
-        const grip_knn_rescreen_rows rows = {&w->q,       &s->rows,          s->n,
-                                             s->n_padded, shape.row_bytes(), shape.wgmma_steps,
-                                             shape.operands(), s->ref_inv_scale};
-        const grip_knn_retry retry = {w->out.retry, w->out.retry_limit, counts[1]};
-        st = grip_knn_rescreen(ctx, rows, ref, queries, s->dim, retry, s->options.rescreen_capacity, k, max_sqdist,
-                               ids, sqdist, w->out.failed, &w->out.counts[0]);
+        const grip_bruteforce_rescreen_rows rows = {
+            &w->q,           &s->rows, s->n, s->n_padded, shape.row_bytes(), shape.wgmma_steps, shape.operands(),
+            s->ref_inv_scale};
+        const grip_bruteforce_retry retry = {w->out.retry, w->out.retry_limit, counts[1]};
+        st = grip_bruteforce_rescreen(ctx, rows, ref, queries, s->dim, retry, s->options.rescreen_capacity, k,
+                                      max_sqdist, ids, sqdist, w->out.failed, &w->out.counts[0]);
         if (st != GRIP_OK)
             return st;
         GRIP_CUDA_CHECK(ctx, cudaMemcpy(counts, w->out.counts, sizeof(uint32_t), cudaMemcpyDeviceToHost));
@@ -831,9 +836,9 @@ static grip_status screen_search_with(grip_ctx *ctx, const grip_knn_screen *s, s
     return search_failed(ctx, w, ref, s->n, queries, s->dim, counts[0], k, max_sqdist, ids, sqdist);
 }
 
-grip_status grip_knn_screen_search(grip_ctx *ctx, const grip_knn_screen *screen, const float *ref,
-                                   const float *queries, size_t m, uint32_t k, float max_sqdist, uint32_t *ids,
-                                   float *sqdist)
+grip_status grip_bruteforce_screen_search(grip_ctx *ctx, const grip_bruteforce_screen *screen, const float *ref,
+                                          const float *queries, size_t m, uint32_t k, float max_sqdist, uint32_t *ids,
+                                          float *sqdist)
 {
     if (m / kBlockQueries + 1 > (size_t)INT_MAX)
         return grip_fail(ctx, GRIP_EUNSUPPORTED, "knn (cuda): %zu queries exceed one launch", m);

@@ -1,6 +1,6 @@
 // grid3d.cuh -- a uniform grid over 3D points, built on the device, and the device-side searches over it (the
-// k nearest ring by ring; the rows of cells that a ball of given radius touches). Used by cuda/descriptor/normals.cu and
-// cuda/spatial/neighborhood.cu.
+// k nearest ring by ring; the rows of cells that a ball of given radius touches). Used by cuda/descriptor/normals.cu
+// and cuda/spatial/neighborhood.cu.
 //
 // Layout: cell (cx, cy, cz) of a point is floor((p - lo) * inv_cell) per axis, clamped to the grid; its key is
 // (cz * dims[1] + cy) * dims[0] + cx. The finite points are radix-sorted by key and re-laid in that order as float4

@@ -361,7 +361,8 @@ __device__ __forceinline__ kd_node load_node(const kd_node *nodes, uint32_t i)
 }
 
 template <int K>
-__device__ __forceinline__ void knn_search(const knn_args &a, float qx, float qy, float qz, float (&ld)[K], uint32_t (&li)[K])
+__device__ __forceinline__ void knn_search(const knn_args &a, float qx, float qy, float qz, float (&ld)[K],
+                                           uint32_t (&li)[K])
 {
     kd_pending stack[kStackMax];
     int top = 0;

@@ -1,5 +1,6 @@
 // surface.cuh -- what a grip_surface_cuda (src/spatial/neighborhood_cuda.h) holds, for the CUDA code that searches
-// or fills it (cuda/spatial/neighborhood.cu, cuda/descriptor/normals.cu). The C side sees the opaque type and its view only.
+// or fills it (cuda/spatial/neighborhood.cu, cuda/descriptor/normals.cu). The C side sees the opaque type and its view
+// only.
 #ifndef GRIP_CUDA_SURFACE_CUH
 #define GRIP_CUDA_SURFACE_CUH
 

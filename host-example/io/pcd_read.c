@@ -204,8 +204,9 @@ static int read_ascii(const cloud_io_file *f, const pcd_header *h, host_cloud *c
     size_t end_line = 0;
     uint64_t rows = cloud_io_text_count_rows(&t, h->points, &end_line);
     if (rows < h->points)
-        return cloud_io_fail(err, errlen, f->path, end_line, "data ends after %llu of %llu points (truncated ascii data)",
-                             (unsigned long long)rows, (unsigned long long)h->points);
+        return cloud_io_fail(err, errlen, f->path, end_line,
+                             "data ends after %llu of %llu points (truncated ascii data)", (unsigned long long)rows,
+                             (unsigned long long)h->points);
     size_t *field_of = ascii_value_fields(h);
     if (!field_of)
         return cloud_io_fail(err, errlen, f->path, 0, "out of memory");

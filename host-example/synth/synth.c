@@ -249,7 +249,8 @@ static int alloc_scene(const synth_params *p, uint32_t n_kinds, synth_scene *s)
     s->visible_pixels = calloc(p->n_objects, sizeof *s->visible_pixels);
     s->visible_fraction = calloc(p->n_objects, sizeof *s->visible_fraction);
     if (!s->scene.xyz || !s->scene.rgb || !s->scene.path || !s->complete || !s->models || !s->names ||
-        !s->kind_of_model || !s->model_of_object || !s->poses || !s->labels || !s->visible_pixels || !s->visible_fraction)
+        !s->kind_of_model || !s->model_of_object || !s->poses || !s->labels || !s->visible_pixels ||
+        !s->visible_fraction)
         return -1;
     snprintf(s->scene.path, 64, "synth:seed=%llu", (unsigned long long)p->seed);
     return 0;

@@ -19,8 +19,8 @@ struct grip_ctx {
 grip_status grip_ctx_new(const grip_ctx_options *opts, grip_ctx **out);
 void grip_ctx_free(grip_ctx *ctx);
 
-/* Records `status` and a formatted message (format string and arguments) as the context's last error and returns status, so that
- * callers can write `return grip_fail(ctx, GRIP_EINVAL, "descriptor.radius: must be > 0");`.
+/* Records `status` and a formatted message (format string and arguments) as the context's last error and returns
+ * status, so that callers can write `return grip_fail(ctx, GRIP_EINVAL, "descriptor.radius: must be > 0");`.
  * A NULL ctx is allowed (the message is dropped). */
 grip_status grip_fail(grip_ctx *ctx, grip_status status, const char *fmt, ...)
 #if defined(__GNUC__)

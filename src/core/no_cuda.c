@@ -253,8 +253,8 @@ grip_status grip_spin_image_cuda(grip_ctx *ctx, const grip_neighborhoods_cuda *n
 
 /* ---- index/bruteforce_cuda.h ---- */
 
-grip_status grip_knn_cuda_ref_upload(grip_ctx *ctx, const float *ref, size_t n, size_t dim,
-                                     const grip_knn_cuda_options *options, grip_knn_cuda_ref **out)
+grip_status grip_bruteforce_cuda_ref_upload(grip_ctx *ctx, const float *ref, size_t n, size_t dim,
+                                     const grip_bruteforce_cuda_options *options, grip_bruteforce_cuda_ref **out)
 {
     (void)ref; (void)n; (void)dim; (void)options;
     if (out)
@@ -262,60 +262,61 @@ grip_status grip_knn_cuda_ref_upload(grip_ctx *ctx, const float *ref, size_t n, 
     return no_cuda(ctx, "bruteforce");
 }
 
-grip_status grip_knn_cuda_ref_copy_device(grip_ctx *ctx, const float *ref, size_t n, size_t dim,
-                                          const grip_knn_cuda_options *options, grip_knn_cuda_ref **out)
+grip_status grip_bruteforce_cuda_ref_copy_device(grip_ctx *ctx, const float *ref, size_t n, size_t dim,
+                                          const grip_bruteforce_cuda_options *options, grip_bruteforce_cuda_ref **out)
 {
-    return grip_knn_cuda_ref_upload(ctx, ref, n, dim, options, out);
+    return grip_bruteforce_cuda_ref_upload(ctx, ref, n, dim, options, out);
 }
 
-const float *grip_knn_cuda_ref_rows(const grip_knn_cuda_ref *ref)
-{
-    (void)ref;
-    return NULL;
-}
-
-const float *grip_knn_cuda_ref_host_rows(const grip_knn_cuda_ref *ref)
+const float *grip_bruteforce_cuda_ref_rows(const grip_bruteforce_cuda_ref *ref)
 {
     (void)ref;
     return NULL;
 }
 
-int grip_knn_cuda_ref_is_streamed(const grip_knn_cuda_ref *ref)
+const float *grip_bruteforce_cuda_ref_host_rows(const grip_bruteforce_cuda_ref *ref)
+{
+    (void)ref;
+    return NULL;
+}
+
+int grip_bruteforce_cuda_ref_is_streamed(const grip_bruteforce_cuda_ref *ref)
 {
     (void)ref;
     return 0;
 }
 
-size_t grip_knn_cuda_ref_device_bytes(const grip_knn_cuda_ref *ref)
+size_t grip_bruteforce_cuda_ref_device_bytes(const grip_bruteforce_cuda_ref *ref)
 {
     (void)ref;
     return 0;
 }
 
-void grip_knn_cuda_ref_free(grip_knn_cuda_ref *ref) { (void)ref; }
+void grip_bruteforce_cuda_ref_free(grip_bruteforce_cuda_ref *ref) { (void)ref; }
 
-grip_status grip_knn_cuda_search(grip_ctx *ctx, const grip_knn_cuda_ref *ref, const float *queries, size_t m,
-                                 uint32_t k, float max_sqdist, uint32_t *ids, float *sqdist)
-{
-    (void)ref; (void)queries; (void)m; (void)k; (void)max_sqdist; (void)ids; (void)sqdist;
-    return no_cuda(ctx, "bruteforce");
-}
-
-grip_status grip_knn_cuda_search_device(grip_ctx *ctx, const grip_knn_cuda_ref *ref, const float *queries,
+grip_status grip_bruteforce_cuda_search(grip_ctx *ctx, const grip_bruteforce_cuda_ref *ref, const float *queries,
                                         size_t m, uint32_t k, float max_sqdist, uint32_t *ids, float *sqdist)
 {
     (void)ref; (void)queries; (void)m; (void)k; (void)max_sqdist; (void)ids; (void)sqdist;
     return no_cuda(ctx, "bruteforce");
 }
 
-grip_status grip_knn_cuda_ref_upload_batched(grip_ctx *ctx, const float *ref, size_t n, size_t dim, size_t batch_rows,
-                                             const grip_knn_cuda_options *options, grip_knn_cuda_ref **out)
+grip_status grip_bruteforce_cuda_search_device(grip_ctx *ctx, const grip_bruteforce_cuda_ref *ref, const float *queries,
+                                        size_t m, uint32_t k, float max_sqdist, uint32_t *ids, float *sqdist)
 {
-    (void)batch_rows;
-    return grip_knn_cuda_ref_upload(ctx, ref, n, dim, options, out);
+    (void)ref; (void)queries; (void)m; (void)k; (void)max_sqdist; (void)ids; (void)sqdist;
+    return no_cuda(ctx, "bruteforce");
 }
 
-void grip_knn_cuda_ref_limit_queries(grip_knn_cuda_ref *ref, size_t queries)
+grip_status grip_bruteforce_cuda_ref_upload_batched(grip_ctx *ctx, const float *ref, size_t n, size_t dim,
+                                                    size_t batch_rows, const grip_bruteforce_cuda_options *options,
+                                                    grip_bruteforce_cuda_ref **out)
+{
+    (void)batch_rows;
+    return grip_bruteforce_cuda_ref_upload(ctx, ref, n, dim, options, out);
+}
+
+void grip_bruteforce_cuda_ref_limit_queries(grip_bruteforce_cuda_ref *ref, size_t queries)
 {
     (void)ref; (void)queries;
 }

@@ -1,6 +1,6 @@
 /* pair_features.h -- the arithmetic FPFH-33 and PFH-125 share, exactly as PCL 1.13 does it on the CPU, written once
- * for the CPU twins (fpfh.c, pfh.c) and the CUDA kernels (cuda/descriptor/fpfh.cu, cuda/descriptor/pfh.cu), so that both take the same
- * decisions (source/target swap, bins) bit for bit.
+ * for the CPU twins (fpfh.c, pfh.c) and the CUDA kernels (cuda/descriptor/fpfh.cu, cuda/descriptor/pfh.cu), so that
+ * both take the same decisions (source/target swap, bins) bit for bit.
  *
  * PCL's precision, step by step (pcl::computePairFeatures in features/src/pfh.cpp, the binning in
  * impl/fpfh.hpp and impl/pfh.hpp):

@@ -35,7 +35,8 @@ grip_status grip_pfh_describe(grip_ctx *ctx, const float *surface_xyz, const flo
                               const grip_kdtree3d *tree, const float *keypoint_xyz, size_t k, float radius,
                               float *out)
 {
-    grip_status s = grip_pfh_check_args(ctx, "pfh", surface_xyz, surface_normals, n, tree, keypoint_xyz, k, radius, out);
+    grip_status s = grip_pfh_check_args(ctx, "pfh", surface_xyz, surface_normals, n, tree, keypoint_xyz, k, radius,
+                                        out);
     if (s || k == 0)
         return s;
     pfh_job job = {surface_xyz, surface_normals, out};

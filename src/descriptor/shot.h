@@ -1,5 +1,6 @@
-/* shot.h -- the SHOT local reference frame and the SHOT-352 descriptor (Tombari et al. 2010), exactly as PCL 1.13's SHOTEstimation computes it, on
- * the CPU, with the approximate G-SHOT support cap of Hu (2017) as an option. The GPU twin is shot_cuda.h.
+/* shot.h -- the SHOT local reference frame and the SHOT-352 descriptor (Tombari et al. 2010), exactly as PCL 1.13's
+ * SHOTEstimation computes it, on the CPU, with the approximate G-SHOT support cap of Hu (2017) as an option. The GPU
+ * twin is shot_cuda.h.
  *
  * The cap (approximate G-SHOT): max_neighbors N > 0 keeps, of each keypoint's support, only the nearest N points
  * (the radius list sorted by distance, ties to the lower index, cut after N) -- for the frame (grip_shot_lrf) and

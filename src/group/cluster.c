@@ -46,14 +46,17 @@ grip_status grip_corr_check(grip_ctx *ctx, const char *stage, const grip_corr *c
         return grip_fail(ctx, GRIP_EINVAL, "%s: %zu correspondences are more than 2^32-1", stage, n_corr);
     for (size_t i = 0; i < n_corr; ++i) {
         if (corr[i].model >= n_model_kp)
-            return grip_fail(ctx, GRIP_EINVAL, "%s: correspondence %zu: model keypoint %u is out of range (%zu keypoints)",
-                             stage, i, corr[i].model, n_model_kp);
+            return grip_fail(ctx, GRIP_EINVAL,
+                             "%s: correspondence %zu: model keypoint %u is out of range (%zu keypoints)", stage, i,
+                             corr[i].model, n_model_kp);
         if (corr[i].scene >= n_scene_kp)
-            return grip_fail(ctx, GRIP_EINVAL, "%s: correspondence %zu: scene keypoint %u is out of range (%zu keypoints)",
-                             stage, i, corr[i].scene, n_scene_kp);
+            return grip_fail(ctx, GRIP_EINVAL,
+                             "%s: correspondence %zu: scene keypoint %u is out of range (%zu keypoints)", stage, i,
+                             corr[i].scene, n_scene_kp);
         if (isnan(corr[i].sqdist))
             return grip_fail(ctx, GRIP_EINVAL, "%s: correspondence %zu: squared distance is NaN", stage, i);
-        if (!point_finite(model_kp_xyz + (size_t)corr[i].model * 3) || !point_finite(scene_kp_xyz + (size_t)corr[i].scene * 3))
+        if (!point_finite(model_kp_xyz + (size_t)corr[i].model * 3) ||
+            !point_finite(scene_kp_xyz + (size_t)corr[i].scene * 3))
             return grip_fail(ctx, GRIP_EINVAL, "%s: correspondence %zu: keypoint (model %u, scene %u) is not finite",
                              stage, i, corr[i].model, corr[i].scene);
     }
@@ -164,7 +167,8 @@ static int get_good_sample(ransac_set *s, grip_mt19937 *mt, double spread, uint3
     return 0;
 }
 
-static grip_status fit_sample(grip_ctx *ctx, const ransac_set *s, const uint32_t sample[RANSAC_SAMPLE_SIZE], double pose[16])
+static grip_status fit_sample(grip_ctx *ctx, const ransac_set *s, const uint32_t sample[RANSAC_SAMPLE_SIZE],
+                              double pose[16])
 {
     double src[RANSAC_SAMPLE_SIZE * 3], dst[RANSAC_SAMPLE_SIZE * 3];
     for (int i = 0; i < RANSAC_SAMPLE_SIZE; ++i)
@@ -241,7 +245,8 @@ static grip_status ransac_search(grip_ctx *ctx, const grip_ransac_params *params
 grip_status grip_cluster_ransac(grip_ctx *ctx, const grip_ransac_params *params, const float *model_kp_xyz,
                                 const float *scene_kp_xyz, const grip_corr *corr, grip_cluster *cluster)
 {
-    if (!params || !cluster || (cluster->n_members > 0 && (!cluster->members || !corr || !model_kp_xyz || !scene_kp_xyz)))
+    if (!params || !cluster ||
+        (cluster->n_members > 0 && (!cluster->members || !corr || !model_kp_xyz || !scene_kp_xyz)))
         return grip_fail(ctx, GRIP_EINVAL, "group.ransac: parameters, cluster and its inputs must not be NULL");
     if (!(params->inlier_threshold > 0.0) || !isfinite(params->inlier_threshold))
         return grip_fail(ctx, GRIP_EINVAL, "group.ransac: inlier threshold %g must be finite and > 0",

@@ -352,9 +352,9 @@ static grip_status vote_and_find_maxima(grip_ctx *ctx, const grip_hough3d_params
 }
 
 grip_status grip_hough3d_vote(grip_ctx *ctx, const grip_hough3d_params *params, const float *model_kp_xyz,
-                              const float *model_rf, size_t n_model_kp, const float *scene_kp_xyz, const float *scene_rf,
-                              size_t n_scene_kp, const grip_corr *corr, size_t n_corr, grip_cluster **out,
-                              size_t *n_out)
+                              const float *model_rf, size_t n_model_kp, const float *scene_kp_xyz,
+                              const float *scene_rf, size_t n_scene_kp, const grip_corr *corr, size_t n_corr,
+                              grip_cluster **out, size_t *n_out)
 {
     if (out)
         *out = NULL;

@@ -36,9 +36,9 @@ grip_hough3d_params grip_hough3d_params_default(void);
  * grip_clusters_free(*out, *n_out)). No correspondences, or no vote cast, give no clusters. Unlike PCL, a bin
  * nobody voted into is never an instance (PCL reports such empty bins when the threshold is <= 0). */
 grip_status grip_hough3d_vote(grip_ctx *ctx, const grip_hough3d_params *params, const float *model_kp_xyz,
-                              const float *model_rf, size_t n_model_kp, const float *scene_kp_xyz, const float *scene_rf,
-                              size_t n_scene_kp, const grip_corr *corr, size_t n_corr, grip_cluster **out,
-                              size_t *n_out);
+                              const float *model_rf, size_t n_model_kp, const float *scene_kp_xyz,
+                              const float *scene_rf, size_t n_scene_kp, const grip_corr *corr, size_t n_corr,
+                              grip_cluster **out, size_t *n_out);
 
 /* The maxima filtered by RANSAC, with their poses (model -> scene). Same ownership as above. */
 grip_status grip_hough3d_cluster(grip_ctx *ctx, const grip_hough3d_params *params, const float *model_kp_xyz,

@@ -179,8 +179,8 @@ static grip_status check_arguments(grip_ctx *ctx, const float *ref, size_t n, co
     return GRIP_OK;
 }
 
-grip_status grip_knn_exact(grip_ctx *ctx, const float *ref, size_t n, const float *queries, size_t m, size_t dim,
-                           uint32_t k, float max_sqdist, uint32_t *ids, float *sqdist)
+grip_status grip_bruteforce_search(grip_ctx *ctx, const float *ref, size_t n, const float *queries, size_t m,
+                                   size_t dim, uint32_t k, float max_sqdist, uint32_t *ids, float *sqdist)
 {
     grip_status st = check_arguments(ctx, ref, n, queries, m, dim, k, max_sqdist, ids, sqdist);
     if (st != GRIP_OK || m == 0 || k == 0)

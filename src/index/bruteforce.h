@@ -22,8 +22,8 @@
  * returned. k may exceed n. Runs on ctx's CPU thread count (OpenMP over query tiles).
  * Fails with GRIP_EINVAL on NULL arrays with non-zero sizes, dim == 0, n >= UINT32_MAX or a NaN max_sqdist, and
  * with GRIP_ENOMEM when the packed copy of ref cannot be allocated (outputs are then untouched). */
-grip_status grip_knn_exact(grip_ctx *ctx, const float *ref, size_t n, const float *queries, size_t m, size_t dim,
-                           uint32_t k, float max_sqdist, uint32_t *ids, float *sqdist);
+grip_status grip_bruteforce_search(grip_ctx *ctx, const float *ref, size_t n, const float *queries, size_t m,
+                                   size_t dim, uint32_t k, float max_sqdist, uint32_t *ids, float *sqdist);
 
 /* Inserts (id, d) into the sorted list ids/dist of k entries (caller's arrays) whose last entry is worse than d,
  * after the entries of equal distance: the tie rule above, when entries are offered in row order. */

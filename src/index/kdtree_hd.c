@@ -540,7 +540,8 @@ static grip_status search_rounds(grip_ctx *ctx, const search_ctx *sc, const floa
     for (size_t a = 0; !s && a < n_active; ++a)
         memcpy(rest + a * dim, queries + active[a] * dim, dim * sizeof *rest);
     if (!s && n_active)
-        s = grip_knn_exact(ctx, sc->rows, sc->t->n_rows, rest, n_active, dim, k, sc->max_sqdist, rest_ids, rest_d);
+        s = grip_bruteforce_search(ctx, sc->rows, sc->t->n_rows, rest, n_active, dim, k, sc->max_sqdist, rest_ids,
+                                   rest_d);
     for (size_t a = 0; !s && a < n_active; ++a) {
         memcpy(ids + active[a] * k, rest_ids + a * k, k * sizeof *ids);
         memcpy(sqdist + active[a] * k, rest_d + a * k, k * sizeof *sqdist);

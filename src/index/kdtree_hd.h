@@ -18,8 +18,8 @@
  *  - Every node keeps its tight box (min and max of its points per dimension).
  *
  * Distances: a point's squared distance is summed in float dimension after dimension (diff = q - r), as
- * grip_knn_exact does, so exact results are identical to it (ties to the lower row). A box's squared distance is
- * summed as a warp sums it (32 partial sums, lane j over dimensions j, j+32, ...; then a butterfly reduction,
+ * grip_bruteforce_search does, so exact results are identical to it (ties to the lower row). A box's squared distance
+ * is summed as a warp sums it (32 partial sums, lane j over dimensions j, j+32, ...; then a butterfly reduction,
  * lane 0's value), see grip_kdtree_hd_box_sqdist. Because the two sums round differently, a node is pruned only
  * when box * slack exceeds the current k-th distance (slack = 1 - (2 dim + 64) 2^-24), which keeps exact search
  * exact.
@@ -27,7 +27,7 @@
  * Search of one query (k-th distance and bound: limit = min(k-th distance, max_sqdist)):
  *  - exact (checks == 0): depth first from the root of tree 0, nearer child first (q[dim] <= split: left), the
  *    farther child pushed on a stack with its box distance; a popped node whose lower bound exceeds the limit is
- *    skipped. The stack never holds more than GRIP_KDTREE_HD_MAX_DEPTH entries. Equal to grip_knn_exact.
+ *    skipped. The stack never holds more than GRIP_KDTREE_HD_MAX_DEPTH entries. Equal to grip_bruteforce_search.
  *  - approximate (checks > 0), best bin first with one priority queue shared by all trees (FLANN's forest
  *    search): the queue starts with every root; each step pops the nearest entry (ties to the lower node),
  *    stops when its lower bound exceeds the limit, else descends from it to a leaf pushing each farther child,
@@ -36,7 +36,7 @@
  *    entries above the limit are not pushed. A row met again in another tree is not listed twice.
  *  - P-BANNS finish (finish_below > 0): the approximate search runs in rounds (one leaf per active query per
  *    round, as the GPU's leaf-buffered kernels do); once fewer than finish_below queries are still active, these
- *    are finished by exact brute force (grip_knn_exact). A query's result then depends on the batch. */
+ *    are finished by exact brute force (grip_bruteforce_search). A query's result then depends on the batch. */
 #ifndef GRIP_INDEX_KDTREE_HD_H
 #define GRIP_INDEX_KDTREE_HD_H
 
@@ -96,7 +96,7 @@ float grip_kdtree_hd_box_sqdist(const float *q, const float *lo, const float *hi
 /* The node split hash: which of the top spans node `node` (numbered within its tree) of tree `tree` splits on. */
 uint32_t grip_kdtree_hd_pick(uint64_t seed, uint32_t tree, uint32_t node, uint32_t choices);
 
-/* The k nearest rows of each query (m x dim, host), as grip_knn_exact writes them (ids and sqdist m x k,
+/* The k nearest rows of each query (m x dim, host), as grip_bruteforce_search writes them (ids and sqdist m x k,
  * caller-allocated; ascending, ties to the lower row, only sqdist <= max_sqdist, padding UINT32_MAX / +inf,
  * queries with a non-finite value get nothing). rows must be those the tree was built on. checks == 0: exact;
  * checks > 0: at most that many leaves per query; finish_below: see above (ignored when checks == 0).

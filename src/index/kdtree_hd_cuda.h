@@ -1,6 +1,6 @@
 /* kdtree_hd_cuda.h -- the CUDA backend of the `kdtree` and `kdforest` indexes (cuda/index/kdtree_hd.cu): the trees of
  * src/index/kdtree_hd.h built on the device, and their searches, with the CPU twin's results for the same trees
- * and the same bounds (exact search: grip_knn_exact's, bit for bit).
+ * and the same bounds (exact search: grip_bruteforce_search's, bit for bit).
  *
  * Build: breadth first, one pass per level over all the level's nodes at once (boxes by a segmented reduction,
  * split decisions, children numbered by a scan over the splitting nodes, a stable partition of every node's rows).

@@ -103,7 +103,7 @@ static grip_status gather(grip_ctx *ctx, const grip_array *reference, const uint
     return s;
 }
 
-/* nearest[i]: the query nearest to gathered row i, by grip_knn_exact with the roles swapped. */
+/* nearest[i]: the query nearest to gathered row i, by grip_bruteforce_search with the roles swapped. */
 static grip_status search_cpu(grip_ctx *ctx, const grip_array *reference, const grip_array *queries,
                               const uint32_t *rows, size_t count, uint32_t *nearest)
 {
@@ -123,21 +123,21 @@ static grip_status search_cpu(grip_ctx *ctx, const grip_array *reference, const 
 
 /* The same on the GPU: the queries become the searched rows of a CUDA handle with the given options, the gathered
  * rows its queries. */
-static grip_status search_cuda(grip_ctx *ctx, const grip_knn_cuda_options *options, const grip_array *reference,
+static grip_status search_cuda(grip_ctx *ctx, const grip_bruteforce_cuda_options *options, const grip_array *reference,
                                const grip_array *queries, const uint32_t *rows, size_t count, uint32_t *nearest)
 {
     const size_t m = (size_t)queries->rows, dim = (size_t)queries->cols;
-    grip_knn_cuda_ref *by_query = NULL;
+    grip_bruteforce_cuda_ref *by_query = NULL;
     void *gathered = NULL, *ids = NULL, *sqdist = NULL;
     grip_array q;
     int own_q = 0;
     grip_status s = GRIP_OK;
     if (on_ctx_device(ctx, queries)) {
-        s = grip_knn_cuda_ref_copy_device(ctx, queries->data, m, dim, options, &by_query);
+        s = grip_bruteforce_cuda_ref_copy_device(ctx, queries->data, m, dim, options, &by_query);
     } else {
         s = grip_array_to_host(ctx, queries, &q, &own_q, "match.mutual: queries");
         if (!s)
-            s = grip_knn_cuda_ref_upload(ctx, q.data, m, dim, options, &by_query);
+            s = grip_bruteforce_cuda_ref_upload(ctx, q.data, m, dim, options, &by_query);
         if (own_q)
             grip_array_free_host(&q);
     }
@@ -148,17 +148,18 @@ static grip_status search_cuda(grip_ctx *ctx, const grip_knn_cuda_options *optio
     if (!s)
         s = grip_cuda_alloc(ctx, count * sizeof(float), &sqdist);
     if (!s)
-        s = grip_knn_cuda_search_device(ctx, by_query, gathered, count, 1, INFINITY, ids, sqdist);
+        s = grip_bruteforce_cuda_search_device(ctx, by_query, gathered, count, 1, INFINITY, ids, sqdist);
     if (!s)
         s = grip_cuda_copy_to_host(ctx, nearest, ids, count * sizeof(uint32_t));
     grip_cuda_free(sqdist);
     grip_cuda_free(ids);
     grip_cuda_free(gathered);
-    grip_knn_cuda_ref_free(by_query);
+    grip_bruteforce_cuda_ref_free(by_query);
     return s;
 }
 
-grip_status grip_match_nearest_queries_listed(grip_ctx *ctx, int use_cuda, const grip_knn_cuda_options *cuda_options,
+grip_status grip_match_nearest_queries_listed(grip_ctx *ctx, int use_cuda,
+                                              const grip_bruteforce_cuda_options *cuda_options,
                                               const grip_array *reference, const grip_array *queries,
                                               const uint32_t *ids, uint32_t list_k, uint32_t *nearest_query)
 {

@@ -1,7 +1,7 @@
 /* match_mutual.h -- the mutual filter's reverse search, for the reference rows the search lists name: each one's
  * nearest query row. grip_match_select() reads nearest_query only at rows of the lists, so the search runs over
- * those rows alone (at most m x list_k of them, whatever the index holds), on the CPU (grip_knn_exact) or on the
- * GPU (the CUDA search of src/index/bruteforce_cuda.h), with the same results bit for bit. */
+ * those rows alone (at most m x list_k of them, whatever the index holds), on the CPU (grip_bruteforce_search) or on
+ * the GPU (the CUDA search of src/index/bruteforce_cuda.h), with the same results bit for bit. */
 #ifndef GRIP_MATCH_MATCH_MUTUAL_H
 #define GRIP_MATCH_MATCH_MUTUAL_H
 
@@ -19,7 +19,8 @@
  * not read and may be NULL). GRIP_EINVAL on a NULL ids or nearest_query with rows to cover, or a GPU search without
  * valid options; GRIP_ENOMEM when the gathered rows or the search's buffers cannot be allocated; the errors of the
  * search (GRIP_ENODEV, GRIP_ECUDA) otherwise. After a failure nearest_query holds nothing usable. */
-grip_status grip_match_nearest_queries_listed(grip_ctx *ctx, int use_cuda, const grip_knn_cuda_options *cuda_options,
+grip_status grip_match_nearest_queries_listed(grip_ctx *ctx, int use_cuda,
+                                              const grip_bruteforce_cuda_options *cuda_options,
                                               const grip_array *reference, const grip_array *queries,
                                               const uint32_t *ids, uint32_t list_k, uint32_t *nearest_query);
 

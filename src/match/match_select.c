@@ -156,7 +156,7 @@ grip_status grip_match_nearest_queries(grip_ctx *ctx, const float *ref, size_t n
     float *scratch = malloc(n * sizeof *scratch);
     if (!scratch)
         return grip_fail(ctx, GRIP_ENOMEM, "match.mutual: cannot allocate %zu distances", n);
-    grip_status st = grip_knn_exact(ctx, queries, m, ref, n, dim, 1, INFINITY, nearest_query, scratch);
+    grip_status st = grip_bruteforce_search(ctx, queries, m, ref, n, dim, 1, INFINITY, nearest_query, scratch);
     free(scratch);
     return st;
 }

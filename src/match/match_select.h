@@ -1,7 +1,7 @@
 /* match_select.h -- correspondences from k-nearest-neighbour lists, under a match policy: plain k-NN with a
  * squared-distance bound (PCL's correspondence-grouping tutorial), Lowe's ratio test, and the mutual
  * (cross-check) filter. The lists come from any index's search (ids m x k, sqdist m x k, as grip_index.search
- * and grip_knn_exact write them: sorted, padded with UINT32_MAX / +inf). */
+ * and grip_bruteforce_search write them: sorted, padded with UINT32_MAX / +inf). */
 #ifndef GRIP_MATCH_MATCH_SELECT_H
 #define GRIP_MATCH_MATCH_SELECT_H
 
@@ -57,7 +57,7 @@ grip_status grip_match_select(grip_ctx *ctx, const grip_match_policy *policy, co
 
 /* For the mutual filter: writes nearest_query[r] (n entries, caller-allocated), the query row (of queries, m x dim)
  * nearest to reference row r (of ref, n x dim), ties to the lower query row; UINT32_MAX for a non-finite
- * reference row or when no query row is finite. Exact, by grip_knn_exact with the roles swapped. */
+ * reference row or when no query row is finite. Exact, by grip_bruteforce_search with the roles swapped. */
 grip_status grip_match_nearest_queries(grip_ctx *ctx, const float *ref, size_t n, const float *queries, size_t m,
                                        size_t dim, uint32_t *nearest_query);
 

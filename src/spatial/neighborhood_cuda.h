@@ -19,10 +19,10 @@
  * All calls are synchronous with respect to the host (results are ready on return) and run on the context's
  * device. A CPU-only build links src/core/no_cuda.c, whose functions fail with GRIP_EUNSUPPORTED.
  *
- * Implementation (cuda/spatial/surface.cu, cuda/spatial/neighborhood.cu, the grid in cuda/spatial/grid3d.cuh): create builds a uniform
- * grid of a few points per occupied cell (measured on the device; the k-nearest searches walk it ring by ring).
- * A radius search scans that grid while the radius spans at most 8 of its cells, else it builds a grid of cells
- * a quarter of the radius for the call; one warp per query; lists of at most 4096 are sorted in shared memory,
+ * Implementation (cuda/spatial/surface.cu, cuda/spatial/neighborhood.cu, the grid in cuda/spatial/grid3d.cuh): create
+ * builds a uniform grid of a few points per occupied cell (measured on the device; the k-nearest searches walk it ring
+ * by ring). A radius search scans that grid while the radius spans at most 8 of its cells, else it builds a grid of
+ * cells a quarter of the radius for the call; one warp per query; lists of at most 4096 are sorted in shared memory,
  * longer ones by a segmented sort in device memory. */
 #ifndef GRIP_SPATIAL_NEIGHBORHOOD_CUDA_H
 #define GRIP_SPATIAL_NEIGHBORHOOD_CUDA_H

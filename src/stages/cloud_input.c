@@ -95,8 +95,8 @@ grip_status grip_cloud_input_keypoints(grip_ctx *ctx, const grip_cloud_input *in
     size_t n = (size_t)host.rows;
     for (size_t i = 0; i < n && !s; i++) {
         if (k[i] >= in->n)
-            s = grip_fail(ctx, GRIP_EINVAL, "descriptor: keypoint %zu is point %u, but the cloud has %zu points", i, k[i],
-                          in->n);
+            s = grip_fail(ctx, GRIP_EINVAL, "descriptor: keypoint %zu is point %u, but the cloud has %zu points", i,
+                          k[i], in->n);
         else if (!point_finite(in, k[i]))
             s = grip_fail(ctx, GRIP_EINVAL, "descriptor: keypoint %zu is point %u, which is NaN", i, k[i]);
     }

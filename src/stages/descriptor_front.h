@@ -9,7 +9,8 @@
  *    host memory: the CPU twins (src/descriptor/) start from these;
  *  - device side (on_device 1): the cloud as a grip_surface_cuda (src/spatial/neighborhood_cuda.h) with its
  *    normals on the device (computed there, or the host's uploaded), the keypoints selected on the device
- *    (uniform sampling by cuda/descriptor/uniform_sampling.cu), and the features' keypoints (U32 k x 1), keypoint_xyz (k x 3)
+ *    (uniform sampling by cuda/descriptor/uniform_sampling.cu), and the features' keypoints (U32 k x 1), keypoint_xyz
+ * (k x 3)
  *    and normals (n x 4) in device memory, plus the keypoints' own normals (k x 4): a stage's kernel starts right
  *    away, e.g. with grip_neighborhoods_cuda_radius(ctx, front->surface, front->keypoint_xyz_dev, ...).
  * Both sides give the same keypoints; the normals agree within the GPU normals' documented tolerance

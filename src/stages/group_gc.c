@@ -54,7 +54,8 @@ const grip_stage_impl grip_group_gc = {
     .struct_size = sizeof(grip_stage_impl),
     .kind = GRIP_STAGE_GROUP,
     .name = "gc",
-    .summary = "geometric consistency of keypoint distances, RANSAC-filtered instances (PCL GeometricConsistencyGrouping)",
+    .summary =
+        "geometric consistency of keypoint distances, RANSAC-filtered instances (PCL GeometricConsistencyGrouping)",
     .backends = GRIP_BACKEND_CPU,
     .n_params = sizeof gc_params / sizeof gc_params[0],
     .params = gc_params,

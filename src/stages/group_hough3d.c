@@ -15,7 +15,8 @@ static const grip_param_info hough3d_params[] = {
      "local reference frames to vote in: BOARD frames computed here, or the descriptor stage's frames"},
     {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "frame_radius", "0.015", 1e-6, 100, NULL,
      "BOARD frame support radius (cloud units)"},
-    {sizeof(grip_param_info), GRIP_PARAM_BOOL, "find_holes", "true", 0, 0, NULL, "BOARD's search for holes in the support"},
+    {sizeof(grip_param_info), GRIP_PARAM_BOOL, "find_holes", "true", 0, 0, NULL,
+     "BOARD's search for holes in the support"},
     {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "bin_size", "0.01", 1e-6, 100, NULL, "Hough bin edge (cloud units)"},
     {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "threshold", "5", -1e9, 1e9, NULL,
      "minimum votes of an instance; in [-1, 0): a fraction of the largest bin"},
@@ -57,8 +58,9 @@ static grip_status view_frames(grip_stage *st, const grip_view *view, const grip
     if (!s)
         s = grip_array_check(ctx, &f->normals, GRIP_F32, 4, "group: features.normals");
     if (!s && f->normals.rows != cloud.n)
-        s = grip_fail(ctx, GRIP_EINVAL, "group: BOARD frames need the cloud's normals (%zu rows), the features have %llu",
-                      cloud.n, (unsigned long long)f->normals.rows);
+        s = grip_fail(ctx, GRIP_EINVAL,
+                      "group: BOARD frames need the cloud's normals (%zu rows), the features have %llu", cloud.n,
+                      (unsigned long long)f->normals.rows);
     if (!s)
         s = grip_array_to_host(ctx, &f->normals, &normals, &own_normals, "group: features.normals");
     if (!s) /* a NULL tree: BOARD builds its own over the cloud */

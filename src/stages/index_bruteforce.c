@@ -13,31 +13,31 @@
 #define BRUTEFORCE_STR(x) #x
 #define BRUTEFORCE_XSTR(x) BRUTEFORCE_STR(x)
 
-/* The GPU search's options (grip_knn_cuda_options; the CPU search has none): each enum's choices in the order of its
- * values, which build() casts the choice's index to. */
+/* The GPU search's options (grip_bruteforce_cuda_options; the CPU search has none): each enum's choices in the order of
+ * its values, which build() casts the choice's index to. */
 static const grip_param_info bruteforce_params[] = {
     GRIP_PARAM_DEVICE,
     {sizeof(grip_param_info), GRIP_PARAM_ENUM, "screen_precision", "int8", 0, 0, "int8|fp16",
      "GPU screening products (k <= 16, 32 <= D <= 368): int8 (fp16 off Hopper) or fp16; both give the same results"},
     {sizeof(grip_param_info), GRIP_PARAM_ENUM, "screen_kernel", "auto", 0, 0, "auto|mma_sync",
      "GPU screening kernel: auto = wgmma on Hopper when built for it, else mma.sync; mma_sync = the portable one"},
-    {sizeof(grip_param_info), GRIP_PARAM_INT, "rescreen_capacity", BRUTEFORCE_XSTR(GRIP_KNN_CUDA_RESCREEN_CAPACITY), 1,
-     GRIP_KNN_CUDA_RESCREEN_CAPACITY, NULL,
+    {sizeof(grip_param_info), GRIP_PARAM_INT, "rescreen_capacity",
+     BRUTEFORCE_XSTR(GRIP_BRUTEFORCE_CUDA_RESCREEN_CAPACITY), 1, GRIP_BRUTEFORCE_CUDA_RESCREEN_CAPACITY, NULL,
      "rows a query the Hopper screening cannot certify may list when screened again; with more, the exact kernel"},
 };
 
 /* The index object. On a CPU stage: a host copy of the reference rows, searched exactly. On a CUDA stage: a device
  * copy (made on the device when the rows come in device memory, never through the host), searched by
- * cuda/index/bruteforce.cu with bit-identical results for k up to GRIP_KNN_CUDA_MAX_K; the CPU twin answers larger
- * k from a host copy downloaded on the first such search. A reference set the device cannot hold is streamed: the
- * CUDA handle keeps the rows in host memory and searches them in batches, and the index's reference array is that
+ * cuda/index/bruteforce.cu with bit-identical results for k up to GRIP_BRUTEFORCE_CUDA_MAX_K; the CPU twin answers
+ * larger k from a host copy downloaded on the first such search. A reference set the device cannot hold is streamed:
+ * the CUDA handle keeps the rows in host memory and searches them in batches, and the index's reference array is that
  * host copy. */
 typedef struct bruteforce_index {
     grip_index pub;
     grip_ctx *ctx;
     float *rows;                    /* own host copy; NULL on a CUDA stage until a search needs it */
-    grip_knn_cuda_ref *device_rows; /* NULL on a CPU stage */
-    grip_knn_cuda_options options;  /* the stage's, for the GPU search */
+    grip_bruteforce_cuda_ref *device_rows; /* NULL on a CPU stage */
+    grip_bruteforce_cuda_options options;  /* the stage's, for the GPU search */
 } bruteforce_index;
 
 /* The rows in host memory: the index's own copy, else the reference array when it is in host memory (a streamed
@@ -59,7 +59,8 @@ static grip_status search_on_device(bruteforce_index *ix, const grip_array *quer
     grip_status s = grip_index_search_device_begin(ix->ctx, &ix->pub, queries, k, ids, sqdist, &io);
     if (s)
         return s;
-    s = grip_knn_cuda_search_device(ix->ctx, ix->device_rows, io.queries, io.m, k, max_sqdist, io.ids, io.sqdist);
+    s = grip_bruteforce_cuda_search_device(ix->ctx, ix->device_rows, io.queries, io.m, k, max_sqdist, io.ids,
+                                           io.sqdist);
     return grip_index_search_device_end(ix->ctx, &io, s, ids, sqdist);
 }
 
@@ -67,7 +68,7 @@ static grip_status bruteforce_search(grip_index *self, const grip_array *queries
                                      grip_array *ids, grip_array *sqdist)
 {
     bruteforce_index *ix = (bruteforce_index *)self;
-    if (ix->device_rows && k <= GRIP_KNN_CUDA_MAX_K)
+    if (ix->device_rows && k <= GRIP_BRUTEFORCE_CUDA_MAX_K)
         return search_on_device(ix, queries, k, max_sqdist, ids, sqdist);
     grip_index_search_io io;
     grip_status s = grip_index_search_begin(ix->ctx, self, queries, k, ids, sqdist, &io);
@@ -76,8 +77,8 @@ static grip_status bruteforce_search(grip_index *self, const grip_array *queries
     const float *rows = NULL;
     s = host_rows(ix, &rows);
     if (!s)
-        s = grip_knn_exact(ix->ctx, rows, (size_t)self->rows, io.queries, io.m, self->dim, k, max_sqdist, io.ids,
-                           io.sqdist);
+        s = grip_bruteforce_search(ix->ctx, rows, (size_t)self->rows, io.queries, io.m, self->dim, k, max_sqdist,
+                                   io.ids, io.sqdist);
     return grip_index_search_end(ix->ctx, &io, s, ids, sqdist);
 }
 
@@ -87,7 +88,7 @@ static void bruteforce_release(grip_index *self)
     if (!ix)
         return;
     grip_array_free_host(&ix->pub.model_ids);
-    grip_knn_cuda_ref_free(ix->device_rows);
+    grip_bruteforce_cuda_ref_free(ix->device_rows);
     free(ix->rows);
     free(ix);
 }
@@ -98,17 +99,18 @@ static grip_status device_rows_make(bruteforce_index *ix, const grip_array *refe
 {
     size_t n = (size_t)ix->pub.rows, dim = ix->pub.dim;
     grip_status s = reference->memory == GRIP_MEM_CUDA
-                        ? grip_knn_cuda_ref_copy_device(ix->ctx, reference->data, n, dim, &ix->options,
-                                                        &ix->device_rows)
-                        : grip_knn_cuda_ref_upload(ix->ctx, reference->data, n, dim, &ix->options, &ix->device_rows);
+                        ? grip_bruteforce_cuda_ref_copy_device(ix->ctx, reference->data, n, dim, &ix->options,
+                                                               &ix->device_rows)
+                        : grip_bruteforce_cuda_ref_upload(ix->ctx, reference->data, n, dim, &ix->options,
+                                                          &ix->device_rows);
     if (s)
         return s;
-    if (grip_knn_cuda_ref_is_streamed(ix->device_rows)) {
-        ix->pub.reference =
-            grip_array_host_view(GRIP_F32, n, dim, (void *)grip_knn_cuda_ref_host_rows(ix->device_rows));
+    if (grip_bruteforce_cuda_ref_is_streamed(ix->device_rows)) {
+        ix->pub.reference = grip_array_host_view(GRIP_F32, n, dim,
+                                                 (void *)grip_bruteforce_cuda_ref_host_rows(ix->device_rows));
         return GRIP_OK;
     }
-    grip_index_reference_on_device(ix->ctx, &ix->pub, grip_knn_cuda_ref_rows(ix->device_rows));
+    grip_index_reference_on_device(ix->ctx, &ix->pub, grip_bruteforce_cuda_ref_rows(ix->device_rows));
     return GRIP_OK;
 }
 
@@ -122,9 +124,9 @@ static grip_status bruteforce_build(grip_stage *st, const grip_array *reference,
     if (!ix)
         return grip_fail(st->ctx, GRIP_ENOMEM, "index: out of memory");
     ix->ctx = st->ctx;
-    ix->options = (grip_knn_cuda_options){
-        .precision = (grip_knn_cuda_precision)grip_stage_choice(st, "screen_precision"),
-        .kernel = (grip_knn_cuda_kernel)grip_stage_choice(st, "screen_kernel"),
+    ix->options = (grip_bruteforce_cuda_options){
+        .precision = (grip_bruteforce_cuda_precision)grip_stage_choice(st, "screen_precision"),
+        .kernel = (grip_bruteforce_cuda_kernel)grip_stage_choice(st, "screen_kernel"),
         .rescreen_capacity = (uint32_t)grip_stage_integer(st, "rescreen_capacity"),
     };
     s = grip_index_init(st->ctx, &ix->pub, reference, model_ids, st->use_cuda ? NULL : &ix->rows);
@@ -143,7 +145,7 @@ static grip_status bruteforce_build(grip_stage *st, const grip_array *reference,
     return GRIP_OK;
 }
 
-const grip_knn_cuda_options *grip_index_bruteforce_options(const grip_index *index)
+const grip_bruteforce_cuda_options *grip_index_bruteforce_options(const grip_index *index)
 {
     if (!index || index->struct_size < offsetof(grip_index, search) + sizeof index->search ||
         index->search != bruteforce_search)

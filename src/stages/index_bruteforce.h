@@ -8,6 +8,6 @@
 /* The GPU search options of index (its stage's screen_precision, screen_kernel and rescreen_capacity) when it is
  * this plugin's `bruteforce` index (its search function tells), so that a search of the same rows from another
  * stage runs as the index's own do; NULL for any other index (another implementation, another plugin's). */
-const grip_knn_cuda_options *grip_index_bruteforce_options(const grip_index *index);
+const grip_bruteforce_cuda_options *grip_index_bruteforce_options(const grip_index *index);
 
 #endif

@@ -26,8 +26,8 @@ static grip_status copy_model_ids(grip_ctx *ctx, grip_index *pub, const grip_arr
     uint32_t *dst = pub->model_ids.data;
     for (size_t i = 0; i < n && !s; i++) {
         if (i > 0 && id[i] < id[i - 1])
-            s = grip_fail(ctx, GRIP_EINVAL, "index: model_ids must be non-decreasing (row %zu has model %u after %u)", i,
-                          id[i], id[i - 1]);
+            s = grip_fail(ctx, GRIP_EINVAL, "index: model_ids must be non-decreasing (row %zu has model %u after %u)",
+                          i, id[i], id[i - 1]);
         dst[i] = id[i];
     }
     if (!s && n && dst[n - 1] == UINT32_MAX)

@@ -68,8 +68,8 @@ static grip_status nearest_queries(grip_stage *st, grip_index *index, const grip
     *nearest = malloc((size_t)index->rows * sizeof **nearest + 1);
     if (!*nearest)
         return grip_fail(ctx, GRIP_ENOMEM, "match: out of memory");
-    static const grip_knn_cuda_options defaults = GRIP_KNN_CUDA_OPTIONS_DEFAULT;
-    const grip_knn_cuda_options *own = grip_index_bruteforce_options(index);
+    static const grip_bruteforce_cuda_options defaults = GRIP_BRUTEFORCE_CUDA_OPTIONS_DEFAULT;
+    const grip_bruteforce_cuda_options *own = grip_index_bruteforce_options(index);
     return grip_match_nearest_queries_listed(ctx, st->use_cuda, own ? own : &defaults, &index->reference, queries,
                                              ids->data, (uint32_t)ids->cols, *nearest);
 }

@@ -21,9 +21,11 @@ grip_status grip_stage_create(const grip_stage_impl *impl, grip_ctx *ctx, const 
     if (!ctx)
         return GRIP_EINVAL;
     if (n_kv && !kv)
-        return grip_fail(ctx, GRIP_EINVAL, "%s: create: %u keys but kv is NULL", grip_stage_kind_name(impl->kind), n_kv);
+        return grip_fail(ctx, GRIP_EINVAL, "%s: create: %u keys but kv is NULL", grip_stage_kind_name(impl->kind),
+                         n_kv);
     if (impl->n_params > GRIP_STAGE_MAX_PARAMS)
-        return grip_fail(ctx, GRIP_EINTERNAL, "%s.%s: too many parameters", grip_stage_kind_name(impl->kind), impl->name);
+        return grip_fail(ctx, GRIP_EINTERNAL, "%s.%s: too many parameters", grip_stage_kind_name(impl->kind),
+                         impl->name);
     grip_stage *st = calloc(1, sizeof *st);
     if (!st)
         return grip_fail(ctx, GRIP_ENOMEM, "%s: out of memory", grip_stage_kind_name(impl->kind));

@@ -97,8 +97,8 @@ static grip_status check_inputs(grip_ctx *ctx, const grip_view *models, uint32_t
     for (uint32_t i = 0; i < h->count; i++) {
         uint32_t m = hypothesis_at(h, i)->model_id;
         if (m >= n_models || !models || !models[m].cloud)
-            return grip_fail(ctx, GRIP_EINVAL, "verify: hypothesis %u names model %u, but %u model views were given", i, m,
-                             n_models);
+            return grip_fail(ctx, GRIP_EINVAL, "verify: hypothesis %u names model %u, but %u model views were given", i,
+                             m, n_models);
     }
     return GRIP_OK;
 }
@@ -173,7 +173,8 @@ static grip_status suppress_duplicates(grip_stage *st, uint32_t n_models, const 
     size_t n = h->count;
     uint32_t *model = malloc(n * sizeof *model + 1), *accepted = malloc(n * sizeof *accepted + 1);
     double *poses = malloc(n * 16 * sizeof *poses + 1), *scores = malloc(n * sizeof *scores + 1);
-    grip_status s = model && accepted && poses && scores ? GRIP_OK : grip_fail(st->ctx, GRIP_ENOMEM, "verify: out of memory");
+    grip_status s = model && accepted && poses && scores ? GRIP_OK
+                                                         : grip_fail(st->ctx, GRIP_ENOMEM, "verify: out of memory");
     for (size_t i = 0; i < n && !s; i++) {
         model[i] = hypothesis_at(h, (uint32_t)i)->model_id;
         accepted[i] = v->items[i].accepted;

@@ -1,9 +1,9 @@
 /* test_kdtree_hd_cuda.c (gpu) -- the GPU descriptor kd-trees (src/index/kdtree_hd_cuda.h) against their CPU twin
  * (src/index/kdtree_hd.h): the device build gives the CPU's forest node for node (same splits, same leaf order,
  * same boxes); searches of the same trees with the same bounds give identical ids and bit-equal distances, exact
- * (then also equal to grip_knn_exact) and approximate (checks 1 .. 256, one tree and forests), with the brute-force
- * finish; on uniform, clustered and duplicate-heavy rows with negative values and NaN rows, D = 3, 33, 128, 352,
- * k = 1, 2, 8, 32; the stages on the device through plugin.h; bad arguments. Skips (77) without a device. */
+ * (then also equal to grip_bruteforce_search) and approximate (checks 1 .. 256, one tree and forests), with the
+ * brute-force finish; on uniform, clustered and duplicate-heavy rows with negative values and NaN rows, D = 3, 33, 128,
+ * 352, k = 1, 2, 8, 32; the stages on the device through plugin.h; bad arguments. Skips (77) without a device. */
 #include "test_support.h"
 #include "core/array.h"
 #include "core/cuda_bridge.h"
@@ -78,8 +78,8 @@ static void twin_case(const float *rows, size_t n, const float *q, size_t m, uin
         ck_assert_mem_eq(ids, want, m * k * sizeof *ids);
         ck_assert_mem_eq(d, want_d, m * k * sizeof *d);
     }
-    gpu_search(ctx, dev, q, m, dim, k, 0, 0, INFINITY, ids, d); /* exact: grip_knn_exact's answer */
-    ck_assert_int_eq(grip_knn_exact(ctx, rows, n, q, m, dim, k, INFINITY, want, want_d), GRIP_OK);
+    gpu_search(ctx, dev, q, m, dim, k, 0, 0, INFINITY, ids, d); /* exact: grip_bruteforce_search's answer */
+    ck_assert_int_eq(grip_bruteforce_search(ctx, rows, n, q, m, dim, k, INFINITY, want, want_d), GRIP_OK);
     ck_assert_mem_eq(ids, want, m * k * sizeof *ids);
     ck_assert_mem_eq(d, want_d, m * k * sizeof *d);
     free(ids);
@@ -142,7 +142,7 @@ START_TEST(stages_on_the_device)
         d[dev] = malloc(m * k * 4);
     }
     grip_ctx *ref_ctx = grip_test_ctx();
-    ck_assert_int_eq(grip_knn_exact(ref_ctx, rows, n, q, m, dim, k, INFINITY, ref_ids, ref_d), GRIP_OK);
+    ck_assert_int_eq(grip_bruteforce_search(ref_ctx, rows, n, q, m, dim, k, INFINITY, ref_ids, ref_d), GRIP_OK);
     grip_ctx_free(ref_ctx);
     for (int i = 0; i < 2; ++i) {
         const grip_stage_impl *impl = NULL;
@@ -155,8 +155,10 @@ START_TEST(stages_on_the_device)
             const grip_kv kv[] = {{"device", dev ? "cuda" : "cpu"}, {"checks", i ? "32" : "0"}};
             grip_stage *st = NULL;
             ck_assert_int_eq(impl->create(ctx, kv, 2, &st), GRIP_OK);
-            grip_array ra = grip_array_host_view(GRIP_F32, n, dim, rows), qa = grip_array_host_view(GRIP_F32, m, dim, q);
-            grip_array ia = grip_array_host_view(GRIP_U32, m, k, ids[dev]), da = grip_array_host_view(GRIP_F32, m, k, d[dev]);
+            grip_array ra = grip_array_host_view(GRIP_F32, n, dim, rows),
+                       qa = grip_array_host_view(GRIP_F32, m, dim, q);
+            grip_array ia = grip_array_host_view(GRIP_U32, m, k, ids[dev]),
+                       da = grip_array_host_view(GRIP_F32, m, k, d[dev]);
             grip_index *ix = NULL;
             ck_assert_msg(impl->build(st, &ra, NULL, &ix) == GRIP_OK, "build: %s", ctx->last_error);
             ck_assert_uint_eq(ix->reference.memory, dev ? GRIP_MEM_CUDA : GRIP_MEM_HOST);

@@ -1,16 +1,17 @@
-/* test_knn_cuda.c (gpu) -- the CUDA backend of the `bruteforce` index against its CPU twin grip_knn_exact: ids and
- * squared distances identical bit for bit (memcmp) on uniform, clustered and duplicate-heavy data with negative
+/* test_knn_cuda.c (gpu) -- the CUDA backend of the `bruteforce` index against its CPU twin grip_bruteforce_search: ids
+ * and squared distances identical bit for bit (memcmp) on uniform, clustered and duplicate-heavy data with negative
  * coordinates, NaN/inf rows and queries, D = 3, 33, 128, 352, k = 1, 2, 5, 32 (also k > n), sizes that are no
  * multiple of the kernel's tiles (64 queries x 128 rows), inclusive max_sqdist bounds; device-resident queries
  * and results; bad arguments; device out of memory leaves the context usable. Dimensions >= 32 with k <= 16 take
- * the tensor-core screened path (cuda/index/bruteforce_tensor.cu), also tested at its edges: rows far from the origin, magnitudes
+ * the tensor-core screened path (cuda/index/bruteforce_tensor.cu), also tested at its edges: rows far from the origin,
+ * magnitudes
  * 1e-9 .. 1e15, near-duplicates beyond fp16's resolution, k = 16 against 17.
- * Streamed references (the rows kept in host memory, searched in batches, forced by grip_knn_cuda_ref_upload_batched
- * with batches of 1, 7, 128 and 1000 rows): the same bit-for-bit comparison on uniform, duplicate-heavy (ties across
- * batch boundaries go to the lower row) and NaN/inf data, D = 3, 33, 352, k = 1, 2, 5, 32; device-resident queries;
- * queries cut into passes (grip_knn_cuda_ref_limit_queries) for resident and streamed handles; the handle's
- * reports. With GRIP_TEST_FILL_DEVICE=1, the automatic fallback on a device really filled up (run that case alone:
- * it starves any GPU work beside it). Skips (77) without a usable device.
+ * Streamed references (the rows kept in host memory, searched in batches, forced by
+ * grip_bruteforce_cuda_ref_upload_batched with batches of 1, 7, 128 and 1000 rows): the same bit-for-bit comparison on
+ * uniform, duplicate-heavy (ties across batch boundaries go to the lower row) and NaN/inf data, D = 3, 33, 352, k = 1,
+ * 2, 5, 32; device-resident queries; queries cut into passes (grip_bruteforce_cuda_ref_limit_queries) for resident and
+ * streamed handles; the handle's reports. With GRIP_TEST_FILL_DEVICE=1, the automatic fallback on a device really
+ * filled up (run that case alone: it starves any GPU work beside it). Skips (77) without a usable device.
  * Every handle is uploaded with the options of the variant the first argument names (test_variants; the defaults
  * without one), each variant its own ctest test (tests/CMakeLists.txt); bad options are refused in every one. */
 #include "test_support.h"
@@ -29,19 +30,21 @@
 /* The screening's settings the suite runs under, test_options the chosen one's. On a Hopper GPU the defaults
  * screen with the wgmma kernel in int8; there the fp16 operands and the portable mma.sync kernel are tested too
  * (elsewhere those variants run the mma.sync kernel again). Real searches re-screen only a few queries: `rescreen`
- * re-screens every screened one (cuda/index/bruteforce_rescreen.cu), and `rescreen_overflow` with room for 4 rows a query, so that
- * many go on to the exact kernel. */
+ * re-screens every screened one (cuda/index/bruteforce_rescreen.cu), and `rescreen_overflow` with room for 4 rows a
+ * query, so that many go on to the exact kernel. */
 static const struct test_variant {
     const char *name;
-    grip_knn_cuda_options options;
+    grip_bruteforce_cuda_options options;
 } test_variants[] = {
-    {"default", GRIP_KNN_CUDA_OPTIONS_DEFAULT},
-    {"mma_sync", {GRIP_KNN_CUDA_INT8, GRIP_KNN_CUDA_KERNEL_MMA_SYNC, GRIP_KNN_CUDA_RESCREEN_CAPACITY, 0}},
-    {"fp16", {GRIP_KNN_CUDA_FP16, GRIP_KNN_CUDA_KERNEL_AUTO, GRIP_KNN_CUDA_RESCREEN_CAPACITY, 0}},
-    {"rescreen", {GRIP_KNN_CUDA_INT8, GRIP_KNN_CUDA_KERNEL_AUTO, GRIP_KNN_CUDA_RESCREEN_CAPACITY, 1}},
-    {"rescreen_overflow", {GRIP_KNN_CUDA_INT8, GRIP_KNN_CUDA_KERNEL_AUTO, 4, 1}},
+    {"default", GRIP_BRUTEFORCE_CUDA_OPTIONS_DEFAULT},
+    {"mma_sync",
+     {GRIP_BRUTEFORCE_CUDA_INT8, GRIP_BRUTEFORCE_CUDA_KERNEL_MMA_SYNC, GRIP_BRUTEFORCE_CUDA_RESCREEN_CAPACITY, 0}},
+    {"fp16", {GRIP_BRUTEFORCE_CUDA_FP16, GRIP_BRUTEFORCE_CUDA_KERNEL_AUTO, GRIP_BRUTEFORCE_CUDA_RESCREEN_CAPACITY, 0}},
+    {"rescreen",
+     {GRIP_BRUTEFORCE_CUDA_INT8, GRIP_BRUTEFORCE_CUDA_KERNEL_AUTO, GRIP_BRUTEFORCE_CUDA_RESCREEN_CAPACITY, 1}},
+    {"rescreen_overflow", {GRIP_BRUTEFORCE_CUDA_INT8, GRIP_BRUTEFORCE_CUDA_KERNEL_AUTO, 4, 1}},
 };
-static grip_knn_cuda_options test_options = GRIP_KNN_CUDA_OPTIONS_DEFAULT;
+static grip_bruteforce_cuda_options test_options = GRIP_BRUTEFORCE_CUDA_OPTIONS_DEFAULT;
 
 /* rows on the grid of halves in [-1, 1], half of them copies of `pool` rows shared by every call with the same
  * pool_seed: many exact duplicates, and every distance is a multiple of 1/4, so most distances tie exactly */
@@ -117,17 +120,18 @@ static size_t compare_batched(const float *ref, size_t n, const float *queries, 
 {
     grip_ctx *ctx = grip_test_ctx();
     knn_result cpu = result_alloc(m, k), gpu = result_alloc(m, k);
-    ck_assert_int_eq(grip_knn_exact(ctx, ref, n, queries, m, dim, k, max_sqdist, cpu.ids, cpu.sqdist), GRIP_OK);
-    grip_knn_cuda_ref *dev = NULL;
+    ck_assert_int_eq(grip_bruteforce_search(ctx, ref, n, queries, m, dim, k, max_sqdist, cpu.ids, cpu.sqdist), GRIP_OK);
+    grip_bruteforce_cuda_ref *dev = NULL;
     if (batch_rows)
-        ck_assert_int_eq(grip_knn_cuda_ref_upload_batched(ctx, ref, n, dim, batch_rows, &test_options, &dev), GRIP_OK);
+        ck_assert_int_eq(grip_bruteforce_cuda_ref_upload_batched(ctx, ref, n, dim, batch_rows, &test_options, &dev),
+                         GRIP_OK);
     else
-        ck_assert_int_eq(grip_knn_cuda_ref_upload(ctx, ref, n, dim, &test_options, &dev), GRIP_OK);
-    ck_assert_int_eq(grip_knn_cuda_ref_is_streamed(dev), batch_rows > 0);
-    ck_assert_int_eq(grip_knn_cuda_search(ctx, dev, queries, m, k, max_sqdist, gpu.ids, gpu.sqdist), GRIP_OK);
+        ck_assert_int_eq(grip_bruteforce_cuda_ref_upload(ctx, ref, n, dim, &test_options, &dev), GRIP_OK);
+    ck_assert_int_eq(grip_bruteforce_cuda_ref_is_streamed(dev), batch_rows > 0);
+    ck_assert_int_eq(grip_bruteforce_cuda_search(ctx, dev, queries, m, k, max_sqdist, gpu.ids, gpu.sqdist), GRIP_OK);
     assert_same(&cpu, &gpu, n, m, dim, k, max_sqdist, batch_rows);
     size_t listed = count_listed(&gpu, m, k);
-    grip_knn_cuda_ref_free(dev);
+    grip_bruteforce_cuda_ref_free(dev);
     result_free(&cpu);
     result_free(&gpu);
     grip_ctx_free(ctx);
@@ -235,7 +239,7 @@ START_TEST(inclusive_bounds)
     /* a bound equal to a distance that occurs keeps that row: the 3rd distance of query 0 */
     grip_ctx *ctx = grip_test_ctx();
     knn_result cpu = result_alloc(1, 3);
-    ck_assert_int_eq(grip_knn_exact(ctx, ref, n, q, 1, 3, 3, INFINITY, cpu.ids, cpu.sqdist), GRIP_OK);
+    ck_assert_int_eq(grip_bruteforce_search(ctx, ref, n, q, 1, 3, 3, INFINITY, cpu.ids, cpu.sqdist), GRIP_OK);
     ck_assert_uint_ge(compare_with_cpu(ref, n, q, 1, 3, 32, cpu.sqdist[2]), 3);
     result_free(&cpu);
     grip_ctx_free(ctx);
@@ -264,8 +268,8 @@ START_TEST(small_and_empty_sets)
 }
 END_TEST
 
-/* A handful of queries (the screening's uncertified leftovers; cuda/index/bruteforce_few.cu): a full query group and partial
- * ones, rows split into ranges, each range split among warps; ties everywhere, negative coordinates, non-finite
+/* A handful of queries (the screening's uncertified leftovers; cuda/index/bruteforce_few.cu): a full query group and
+ * partial ones, rows split into ranges, each range split among warps; ties everywhere, negative coordinates, non-finite
  * rows and queries, dimensions with and without float4 rows, a bound. k = 32 keeps D = 33 and 352 off the
  * screening. */
 START_TEST(few_queries_over_row_ranges)
@@ -390,16 +394,16 @@ START_TEST(device_resident_queries_and_results)
     const size_t n = 1234, m = 321, dim = 33;
     const uint32_t k = 5;
     float *ref = grip_test_uniform_rows(&s, n, dim, -1.0f, 1.0f), *q = grip_test_uniform_rows(&s, m, dim, -1.0f, 1.0f);
-    grip_knn_cuda_ref *dev = NULL;
-    ck_assert_int_eq(grip_knn_cuda_ref_upload(ctx, ref, n, dim, &test_options, &dev), GRIP_OK);
+    grip_bruteforce_cuda_ref *dev = NULL;
+    ck_assert_int_eq(grip_bruteforce_cuda_ref_upload(ctx, ref, n, dim, &test_options, &dev), GRIP_OK);
     knn_result host = result_alloc(m, k), back = result_alloc(m, k);
-    ck_assert_int_eq(grip_knn_cuda_search(ctx, dev, q, m, k, INFINITY, host.ids, host.sqdist), GRIP_OK);
+    ck_assert_int_eq(grip_bruteforce_cuda_search(ctx, dev, q, m, k, INFINITY, host.ids, host.sqdist), GRIP_OK);
     void *dq = NULL, *dids = NULL, *ddist = NULL;
     int device = -1;
     ck_assert_int_eq(grip_cuda_upload(ctx, q, m * dim * sizeof(float), &dq, &device), GRIP_OK);
     ck_assert_int_eq(grip_cuda_upload(ctx, back.ids, m * k * sizeof(uint32_t), &dids, &device), GRIP_OK);
     ck_assert_int_eq(grip_cuda_upload(ctx, back.sqdist, m * k * sizeof(float), &ddist, &device), GRIP_OK);
-    ck_assert_int_eq(grip_knn_cuda_search_device(ctx, dev, dq, m, k, INFINITY, dids, ddist), GRIP_OK);
+    ck_assert_int_eq(grip_bruteforce_cuda_search_device(ctx, dev, dq, m, k, INFINITY, dids, ddist), GRIP_OK);
     ck_assert_int_eq(grip_cuda_copy_to_host(ctx, back.ids, dids, m * k * sizeof(uint32_t)), GRIP_OK);
     ck_assert_int_eq(grip_cuda_copy_to_host(ctx, back.sqdist, ddist, m * k * sizeof(float)), GRIP_OK);
     ck_assert_int_eq(memcmp(host.ids, back.ids, m * k * sizeof(uint32_t)), 0);
@@ -408,7 +412,7 @@ START_TEST(device_resident_queries_and_results)
     grip_cuda_free(dq);
     grip_cuda_free(dids);
     grip_cuda_free(ddist);
-    grip_knn_cuda_ref_free(dev);
+    grip_bruteforce_cuda_ref_free(dev);
     result_free(&host);
     result_free(&back);
     free(ref);
@@ -512,26 +516,26 @@ END_TEST
 
 /* A search with queries and results on the device, against a handle of either kind, cut into passes of `limit`
  * queries (0: one pass); asserts the CPU twin's bits. */
-static void compare_device_io(grip_ctx *ctx, grip_knn_cuda_ref *dev, const float *ref, size_t n, const float *q,
+static void compare_device_io(grip_ctx *ctx, grip_bruteforce_cuda_ref *dev, const float *ref, size_t n, const float *q,
                               size_t m, size_t dim, uint32_t k, size_t limit)
 {
     knn_result cpu = result_alloc(m, k), back = result_alloc(m, k);
-    ck_assert_int_eq(grip_knn_exact(ctx, ref, n, q, m, dim, k, INFINITY, cpu.ids, cpu.sqdist), GRIP_OK);
+    ck_assert_int_eq(grip_bruteforce_search(ctx, ref, n, q, m, dim, k, INFINITY, cpu.ids, cpu.sqdist), GRIP_OK);
     void *dq = NULL, *dids = NULL, *ddist = NULL;
     int device = -1;
     ck_assert_int_eq(grip_cuda_upload(ctx, q, m * dim * sizeof(float), &dq, &device), GRIP_OK);
     ck_assert_int_eq(grip_cuda_upload(ctx, back.ids, m * k * sizeof(uint32_t), &dids, &device), GRIP_OK);
     ck_assert_int_eq(grip_cuda_upload(ctx, back.sqdist, m * k * sizeof(float), &ddist, &device), GRIP_OK);
-    grip_knn_cuda_ref_limit_queries(dev, limit);
-    ck_assert_int_eq(grip_knn_cuda_search_device(ctx, dev, dq, m, k, INFINITY, dids, ddist), GRIP_OK);
+    grip_bruteforce_cuda_ref_limit_queries(dev, limit);
+    ck_assert_int_eq(grip_bruteforce_cuda_search_device(ctx, dev, dq, m, k, INFINITY, dids, ddist), GRIP_OK);
     ck_assert_int_eq(grip_cuda_copy_to_host(ctx, back.ids, dids, m * k * sizeof(uint32_t)), GRIP_OK);
     ck_assert_int_eq(grip_cuda_copy_to_host(ctx, back.sqdist, ddist, m * k * sizeof(float)), GRIP_OK);
     assert_same(&cpu, &back, n, m, dim, k, INFINITY, limit);
     /* the same through host memory */
     knn_result host = result_alloc(m, k);
-    ck_assert_int_eq(grip_knn_cuda_search(ctx, dev, q, m, k, INFINITY, host.ids, host.sqdist), GRIP_OK);
+    ck_assert_int_eq(grip_bruteforce_cuda_search(ctx, dev, q, m, k, INFINITY, host.ids, host.sqdist), GRIP_OK);
     assert_same(&cpu, &host, n, m, dim, k, INFINITY, limit);
-    grip_knn_cuda_ref_limit_queries(dev, 0);
+    grip_bruteforce_cuda_ref_limit_queries(dev, 0);
     grip_cuda_free(dq);
     grip_cuda_free(dids);
     grip_cuda_free(ddist);
@@ -548,9 +552,9 @@ START_TEST(streamed_device_queries_and_query_passes)
     uint64_t s = 204;
     const size_t n = 1234, m = 321, dim = 33;
     float *ref = make_duplicates(&s, n, dim, 3000, 40), *q = make_duplicates(&s, m, dim, 3000, 40);
-    grip_knn_cuda_ref *streamed = NULL, *resident = NULL;
-    ck_assert_int_eq(grip_knn_cuda_ref_upload_batched(ctx, ref, n, dim, 300, &test_options, &streamed), GRIP_OK);
-    ck_assert_int_eq(grip_knn_cuda_ref_upload(ctx, ref, n, dim, &test_options, &resident), GRIP_OK);
+    grip_bruteforce_cuda_ref *streamed = NULL, *resident = NULL;
+    ck_assert_int_eq(grip_bruteforce_cuda_ref_upload_batched(ctx, ref, n, dim, 300, &test_options, &streamed), GRIP_OK);
+    ck_assert_int_eq(grip_bruteforce_cuda_ref_upload(ctx, ref, n, dim, &test_options, &resident), GRIP_OK);
     static const uint32_t ks[] = {5, 32};
     for (size_t ki = 0; ki < 2; ++ki) {
         compare_device_io(ctx, streamed, ref, n, q, m, dim, ks[ki], 0);
@@ -558,8 +562,8 @@ START_TEST(streamed_device_queries_and_query_passes)
         compare_device_io(ctx, resident, ref, n, q, m, dim, ks[ki], 50);
         compare_device_io(ctx, resident, ref, n, q, m, dim, ks[ki], 1);
     }
-    grip_knn_cuda_ref_free(streamed);
-    grip_knn_cuda_ref_free(resident);
+    grip_bruteforce_cuda_ref_free(streamed);
+    grip_bruteforce_cuda_ref_free(resident);
     free(ref);
     free(q);
     grip_ctx_free(ctx);
@@ -573,33 +577,33 @@ START_TEST(streamed_handle_reports)
     uint64_t s = 205;
     const size_t n = 1000, m = 77, dim = 33;
     float *ref = grip_test_uniform_rows(&s, n, dim, -1.0f, 1.0f), *q = grip_test_uniform_rows(&s, m, dim, -1.0f, 1.0f);
-    grip_knn_cuda_ref *streamed = NULL, *resident = NULL;
-    ck_assert_int_eq(grip_knn_cuda_ref_upload_batched(ctx, ref, n, dim, 128, &test_options, &streamed), GRIP_OK);
-    ck_assert_int_eq(grip_knn_cuda_ref_is_streamed(streamed), 1);
-    ck_assert_ptr_null(grip_knn_cuda_ref_rows(streamed));
-    ck_assert_ptr_nonnull(grip_knn_cuda_ref_host_rows(streamed));
-    ck_assert_int_eq(memcmp(grip_knn_cuda_ref_host_rows(streamed), ref, n * dim * sizeof(float)), 0);
-    const size_t streamed_bytes = grip_knn_cuda_ref_device_bytes(streamed);
+    grip_bruteforce_cuda_ref *streamed = NULL, *resident = NULL;
+    ck_assert_int_eq(grip_bruteforce_cuda_ref_upload_batched(ctx, ref, n, dim, 128, &test_options, &streamed), GRIP_OK);
+    ck_assert_int_eq(grip_bruteforce_cuda_ref_is_streamed(streamed), 1);
+    ck_assert_ptr_null(grip_bruteforce_cuda_ref_rows(streamed));
+    ck_assert_ptr_nonnull(grip_bruteforce_cuda_ref_host_rows(streamed));
+    ck_assert_int_eq(memcmp(grip_bruteforce_cuda_ref_host_rows(streamed), ref, n * dim * sizeof(float)), 0);
+    const size_t streamed_bytes = grip_bruteforce_cuda_ref_device_bytes(streamed);
     ck_assert_uint_ge(streamed_bytes, 128 * dim * sizeof(float));
     ck_assert_uint_lt(streamed_bytes, n * dim * sizeof(float));
-    ck_assert_int_eq(grip_knn_cuda_ref_upload(ctx, ref, n, dim, &test_options, &resident), GRIP_OK);
-    ck_assert_int_eq(grip_knn_cuda_ref_is_streamed(resident), 0);
-    ck_assert_ptr_nonnull(grip_knn_cuda_ref_rows(resident));
-    ck_assert_ptr_null(grip_knn_cuda_ref_host_rows(resident));
+    ck_assert_int_eq(grip_bruteforce_cuda_ref_upload(ctx, ref, n, dim, &test_options, &resident), GRIP_OK);
+    ck_assert_int_eq(grip_bruteforce_cuda_ref_is_streamed(resident), 0);
+    ck_assert_ptr_nonnull(grip_bruteforce_cuda_ref_rows(resident));
+    ck_assert_ptr_null(grip_bruteforce_cuda_ref_host_rows(resident));
     /* the rows and their screening: dim 33 is screened, 20 bytes and at least 64 bytes a row (the wgmma kernel's
      * rows are padded to 64 int8 or 48 fp16 dimensions, the mma.sync kernel's to 64 fp16) */
-    ck_assert_uint_ge(grip_knn_cuda_ref_device_bytes(resident), n * (dim * sizeof(float) + 64 + 20));
-    ck_assert_uint_eq(grip_knn_cuda_ref_device_bytes(NULL), 0);
-    ck_assert_int_eq(grip_knn_cuda_ref_is_streamed(NULL), 0);
-    grip_knn_cuda_ref_free(streamed);
-    grip_knn_cuda_ref_free(resident);
+    ck_assert_uint_ge(grip_bruteforce_cuda_ref_device_bytes(resident), n * (dim * sizeof(float) + 64 + 20));
+    ck_assert_uint_eq(grip_bruteforce_cuda_ref_device_bytes(NULL), 0);
+    ck_assert_int_eq(grip_bruteforce_cuda_ref_is_streamed(NULL), 0);
+    grip_bruteforce_cuda_ref_free(streamed);
+    grip_bruteforce_cuda_ref_free(resident);
     /* one batch larger than the set */
     ck_assert_uint_eq(compare_batched(ref, n, q, m, dim, 5, INFINITY, 5000), m * 5);
     /* no rows at all: padding only */
     ck_assert_uint_eq(compare_batched(ref, 0, q, m, dim, 5, INFINITY, 7), 0);
     /* batches of no rows: refused, and *out reset */
-    grip_knn_cuda_ref *dev = (grip_knn_cuda_ref *)ref;
-    ck_assert_int_eq(grip_knn_cuda_ref_upload_batched(ctx, ref, n, dim, 0, &test_options, &dev), GRIP_EINVAL);
+    grip_bruteforce_cuda_ref *dev = (grip_bruteforce_cuda_ref *)ref;
+    ck_assert_int_eq(grip_bruteforce_cuda_ref_upload_batched(ctx, ref, n, dim, 0, &test_options, &dev), GRIP_EINVAL);
     ck_assert_ptr_null(dev);
     free(ref);
     free(q);
@@ -643,31 +647,32 @@ START_TEST(streamed_when_the_device_is_full)
     int device = -1;
     ck_assert_int_eq(grip_cuda_upload(ctx, ref, n * dim * sizeof(float), &dref, &device), GRIP_OK);
     knn_result cpu = result_alloc(m, k), gpu = result_alloc(m, k);
-    ck_assert_int_eq(grip_knn_exact(ctx, ref, n, q, m, dim, k, INFINITY, cpu.ids, cpu.sqdist), GRIP_OK);
+    ck_assert_int_eq(grip_bruteforce_search(ctx, ref, n, q, m, dim, k, INFINITY, cpu.ids, cpu.sqdist), GRIP_OK);
     void *filler = fill_device((size_t)200 << 20);
     ck_assert_ptr_nonnull(filler);
-    grip_knn_cuda_ref *from_host = NULL, *from_device = NULL;
-    grip_status up_host = grip_knn_cuda_ref_upload(ctx, ref, n, dim, &test_options, &from_host);
-    grip_status up_device = grip_knn_cuda_ref_copy_device(ctx, dref, n, dim, &test_options, &from_device);
-    grip_status search_host = from_host ? grip_knn_cuda_search(ctx, from_host, q, m, k, INFINITY, gpu.ids, gpu.sqdist)
-                                        : GRIP_EINVAL;
+    grip_bruteforce_cuda_ref *from_host = NULL, *from_device = NULL;
+    grip_status up_host = grip_bruteforce_cuda_ref_upload(ctx, ref, n, dim, &test_options, &from_host);
+    grip_status up_device = grip_bruteforce_cuda_ref_copy_device(ctx, dref, n, dim, &test_options, &from_device);
+    grip_status search_host = from_host
+                                  ? grip_bruteforce_cuda_search(ctx, from_host, q, m, k, INFINITY, gpu.ids, gpu.sqdist)
+                                  : GRIP_EINVAL;
     const int same_host = search_host == GRIP_OK && memcmp(cpu.ids, gpu.ids, m * k * sizeof(uint32_t)) == 0 &&
                           memcmp(cpu.sqdist, gpu.sqdist, m * k * sizeof(float)) == 0;
     memset(gpu.ids, 0xa5, m * k * sizeof(uint32_t));
-    grip_status search_device = from_device
-                                    ? grip_knn_cuda_search(ctx, from_device, q, m, k, INFINITY, gpu.ids, gpu.sqdist)
-                                    : GRIP_EINVAL;
+    grip_status search_device = from_device ? grip_bruteforce_cuda_search(ctx, from_device, q, m, k, INFINITY, gpu.ids,
+                                                                          gpu.sqdist)
+                                            : GRIP_EINVAL;
     (void)cudaFree(filler); /* before any assertion, so that a failure leaves the device usable */
     ck_assert_msg(up_host == GRIP_OK && up_device == GRIP_OK, "uploads: %d %d: %s", up_host, up_device,
                   ctx->last_error);
-    ck_assert_int_eq(grip_knn_cuda_ref_is_streamed(from_host), 1);
-    ck_assert_int_eq(grip_knn_cuda_ref_is_streamed(from_device), 1);
-    ck_assert_msg(search_host == GRIP_OK && search_device == GRIP_OK, "searches: %d %d: %s", search_host,
-                  search_device, ctx->last_error);
+    ck_assert_int_eq(grip_bruteforce_cuda_ref_is_streamed(from_host), 1);
+    ck_assert_int_eq(grip_bruteforce_cuda_ref_is_streamed(from_device), 1);
+    ck_assert_msg(search_host == GRIP_OK && search_device == GRIP_OK, "searches: %d %d: %s", search_host, search_device,
+                  ctx->last_error);
     ck_assert(same_host);
     assert_same(&cpu, &gpu, n, m, dim, k, INFINITY, 0);
-    grip_knn_cuda_ref_free(from_host);
-    grip_knn_cuda_ref_free(from_device);
+    grip_bruteforce_cuda_ref_free(from_host);
+    grip_bruteforce_cuda_ref_free(from_device);
     grip_cuda_free(dref);
     result_free(&cpu);
     result_free(&gpu);
@@ -684,25 +689,26 @@ START_TEST(bad_arguments)
     float rows[6] = {0, 1, 2, 3, 4, 5};
     uint32_t ids[2 * 33];
     float d[2 * 33];
-    grip_knn_cuda_ref *dev = (grip_knn_cuda_ref *)rows; /* must be reset to NULL on failure */
-    ck_assert_int_eq(grip_knn_cuda_ref_upload(ctx, rows, 2, 0, &test_options, &dev), GRIP_EINVAL);
+    grip_bruteforce_cuda_ref *dev = (grip_bruteforce_cuda_ref *)rows; /* must be reset to NULL on failure */
+    ck_assert_int_eq(grip_bruteforce_cuda_ref_upload(ctx, rows, 2, 0, &test_options, &dev), GRIP_EINVAL);
     ck_assert_ptr_null(dev);
-    ck_assert_int_eq(grip_knn_cuda_ref_upload(ctx, NULL, 2, 3, &test_options, &dev), GRIP_EINVAL);
-    ck_assert_int_eq(grip_knn_cuda_ref_upload(ctx, rows, (size_t)UINT32_MAX, 3, &test_options, &dev), GRIP_EINVAL);
-    ck_assert_int_eq(grip_knn_cuda_ref_upload(ctx, rows, 2, 3, &test_options, &dev), GRIP_OK);
-    ck_assert_int_eq(grip_knn_cuda_search(ctx, NULL, rows, 2, 1, INFINITY, ids, d), GRIP_EINVAL);
-    ck_assert_int_eq(grip_knn_cuda_search(ctx, dev, rows, 2, 33, INFINITY, ids, d), GRIP_EUNSUPPORTED);
+    ck_assert_int_eq(grip_bruteforce_cuda_ref_upload(ctx, NULL, 2, 3, &test_options, &dev), GRIP_EINVAL);
+    ck_assert_int_eq(grip_bruteforce_cuda_ref_upload(ctx, rows, (size_t)UINT32_MAX, 3, &test_options, &dev),
+                     GRIP_EINVAL);
+    ck_assert_int_eq(grip_bruteforce_cuda_ref_upload(ctx, rows, 2, 3, &test_options, &dev), GRIP_OK);
+    ck_assert_int_eq(grip_bruteforce_cuda_search(ctx, NULL, rows, 2, 1, INFINITY, ids, d), GRIP_EINVAL);
+    ck_assert_int_eq(grip_bruteforce_cuda_search(ctx, dev, rows, 2, 33, INFINITY, ids, d), GRIP_EUNSUPPORTED);
     ck_assert_ptr_nonnull(strstr(ctx->last_error, "k = 33"));
-    ck_assert_int_eq(grip_knn_cuda_search(ctx, dev, rows, 2, 1, NAN, ids, d), GRIP_EINVAL);
-    ck_assert_int_eq(grip_knn_cuda_search(ctx, dev, NULL, 2, 1, INFINITY, ids, d), GRIP_EINVAL);
-    ck_assert_int_eq(grip_knn_cuda_search(ctx, dev, rows, 2, 1, INFINITY, NULL, d), GRIP_EINVAL);
+    ck_assert_int_eq(grip_bruteforce_cuda_search(ctx, dev, rows, 2, 1, NAN, ids, d), GRIP_EINVAL);
+    ck_assert_int_eq(grip_bruteforce_cuda_search(ctx, dev, NULL, 2, 1, INFINITY, ids, d), GRIP_EINVAL);
+    ck_assert_int_eq(grip_bruteforce_cuda_search(ctx, dev, rows, 2, 1, INFINITY, NULL, d), GRIP_EINVAL);
     /* nothing to do: the outputs stay untouched */
     ids[0] = 7;
-    ck_assert_int_eq(grip_knn_cuda_search(ctx, dev, rows, 0, 1, INFINITY, ids, d), GRIP_OK);
-    ck_assert_int_eq(grip_knn_cuda_search(ctx, dev, rows, 2, 0, INFINITY, ids, d), GRIP_OK);
+    ck_assert_int_eq(grip_bruteforce_cuda_search(ctx, dev, rows, 0, 1, INFINITY, ids, d), GRIP_OK);
+    ck_assert_int_eq(grip_bruteforce_cuda_search(ctx, dev, rows, 2, 0, INFINITY, ids, d), GRIP_OK);
     ck_assert_uint_eq(ids[0], 7);
-    grip_knn_cuda_ref_free(dev);
-    grip_knn_cuda_ref_free(NULL);
+    grip_bruteforce_cuda_ref_free(dev);
+    grip_bruteforce_cuda_ref_free(NULL);
     grip_ctx_free(ctx);
 }
 END_TEST
@@ -712,29 +718,34 @@ START_TEST(bad_options)
 {
     grip_ctx *ctx = grip_test_ctx();
     float rows[6] = {0, 1, 2, 3, 4, 5};
-    grip_knn_cuda_ref *dev = (grip_knn_cuda_ref *)rows;
-    ck_assert_int_eq(grip_knn_cuda_ref_upload(ctx, rows, 2, 3, NULL, &dev), GRIP_EINVAL);
+    grip_bruteforce_cuda_ref *dev = (grip_bruteforce_cuda_ref *)rows;
+    ck_assert_int_eq(grip_bruteforce_cuda_ref_upload(ctx, rows, 2, 3, NULL, &dev), GRIP_EINVAL);
     ck_assert_ptr_null(dev);
     ck_assert_ptr_nonnull(strstr(ctx->last_error, "options"));
     static const struct {
-        grip_knn_cuda_options options;
+        grip_bruteforce_cuda_options options;
         const char *field;
     } bad[] = {
-        {{GRIP_KNN_CUDA_INT8, GRIP_KNN_CUDA_KERNEL_AUTO, 0, 0}, "rescreen_capacity"},
-        {{GRIP_KNN_CUDA_INT8, GRIP_KNN_CUDA_KERNEL_AUTO, GRIP_KNN_CUDA_RESCREEN_CAPACITY + 1, 0}, "rescreen_capacity"},
-        {{(grip_knn_cuda_precision)2, GRIP_KNN_CUDA_KERNEL_AUTO, GRIP_KNN_CUDA_RESCREEN_CAPACITY, 0}, "precision"},
-        {{GRIP_KNN_CUDA_INT8, (grip_knn_cuda_kernel)2, GRIP_KNN_CUDA_RESCREEN_CAPACITY, 0}, "kernel"},
+        {{GRIP_BRUTEFORCE_CUDA_INT8, GRIP_BRUTEFORCE_CUDA_KERNEL_AUTO, 0, 0}, "rescreen_capacity"},
+        {{GRIP_BRUTEFORCE_CUDA_INT8, GRIP_BRUTEFORCE_CUDA_KERNEL_AUTO, GRIP_BRUTEFORCE_CUDA_RESCREEN_CAPACITY + 1, 0},
+         "rescreen_capacity"},
+        {{(grip_bruteforce_cuda_precision)2, GRIP_BRUTEFORCE_CUDA_KERNEL_AUTO, GRIP_BRUTEFORCE_CUDA_RESCREEN_CAPACITY,
+          0},
+         "precision"},
+        {{GRIP_BRUTEFORCE_CUDA_INT8, (grip_bruteforce_cuda_kernel)2, GRIP_BRUTEFORCE_CUDA_RESCREEN_CAPACITY, 0},
+         "kernel"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
-        dev = (grip_knn_cuda_ref *)rows;
-        ck_assert_int_eq(grip_knn_cuda_ref_upload(ctx, rows, 2, 3, &bad[i].options, &dev), GRIP_EINVAL);
+        dev = (grip_bruteforce_cuda_ref *)rows;
+        ck_assert_int_eq(grip_bruteforce_cuda_ref_upload(ctx, rows, 2, 3, &bad[i].options, &dev), GRIP_EINVAL);
         ck_assert_ptr_null(dev);
         ck_assert_ptr_nonnull(strstr(ctx->last_error, bad[i].field));
-        dev = (grip_knn_cuda_ref *)rows;
-        ck_assert_int_eq(grip_knn_cuda_ref_copy_device(ctx, rows, 2, 3, &bad[i].options, &dev), GRIP_EINVAL);
+        dev = (grip_bruteforce_cuda_ref *)rows;
+        ck_assert_int_eq(grip_bruteforce_cuda_ref_copy_device(ctx, rows, 2, 3, &bad[i].options, &dev), GRIP_EINVAL);
         ck_assert_ptr_null(dev);
-        dev = (grip_knn_cuda_ref *)rows;
-        ck_assert_int_eq(grip_knn_cuda_ref_upload_batched(ctx, rows, 2, 3, 1, &bad[i].options, &dev), GRIP_EINVAL);
+        dev = (grip_bruteforce_cuda_ref *)rows;
+        ck_assert_int_eq(grip_bruteforce_cuda_ref_upload_batched(ctx, rows, 2, 3, 1, &bad[i].options, &dev),
+                         GRIP_EINVAL);
         ck_assert_ptr_null(dev);
     }
     grip_ctx_free(ctx);
@@ -744,33 +755,33 @@ END_TEST
 /* A set neither the device nor the host can hold fails with GRIP_ENOMEM before any byte is copied (so the small
  * host buffer here is never read past its end): the device cannot hold it, then the host refuses the copy to stream
  * from (pinned, then pageable). The next upload and search on the same context work. (Queries the device cannot
- * hold are cut into passes, tested with grip_knn_cuda_ref_limit_queries above, not refused.) */
+ * hold are cut into passes, tested with grip_bruteforce_cuda_ref_limit_queries above, not refused.) */
 START_TEST(out_of_device_memory_leaves_the_context_usable)
 {
     grip_ctx *ctx = grip_test_ctx();
     float rows[4 * 3] = {0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1};
-    grip_knn_cuda_ref *dev = NULL;
+    grip_bruteforce_cuda_ref *dev = NULL;
     /* 2^30 rows x 2^20 dims = 4 PiB */
-    ck_assert_int_eq(grip_knn_cuda_ref_upload(ctx, rows, (size_t)1 << 30, (size_t)1 << 20, &test_options, &dev),
+    ck_assert_int_eq(grip_bruteforce_cuda_ref_upload(ctx, rows, (size_t)1 << 30, (size_t)1 << 20, &test_options, &dev),
                      GRIP_ENOMEM);
     ck_assert_ptr_null(dev);
     ck_assert_ptr_nonnull(strstr(ctx->last_error, "device"));
     ck_assert_ptr_nonnull(strstr(ctx->last_error, "host memory"));
     ck_assert_int_eq(
-        grip_knn_cuda_ref_upload_batched(ctx, rows, (size_t)1 << 30, (size_t)1 << 20, 128, &test_options, &dev),
+        grip_bruteforce_cuda_ref_upload_batched(ctx, rows, (size_t)1 << 30, (size_t)1 << 20, 128, &test_options, &dev),
         GRIP_ENOMEM);
     ck_assert_ptr_null(dev);
-    ck_assert_int_eq(grip_knn_cuda_ref_upload(ctx, rows, 4, 3, &test_options, &dev), GRIP_OK);
+    ck_assert_int_eq(grip_bruteforce_cuda_ref_upload(ctx, rows, 4, 3, &test_options, &dev), GRIP_OK);
     uint32_t ids[4 * 2];
     float d[4 * 2];
-    ck_assert_int_eq(grip_knn_cuda_search(ctx, dev, rows, 4, 2, INFINITY, ids, d), GRIP_OK);
+    ck_assert_int_eq(grip_bruteforce_cuda_search(ctx, dev, rows, 4, 2, INFINITY, ids, d), GRIP_OK);
     for (uint32_t i = 0; i < 4; ++i) {
         ck_assert_uint_eq(ids[2 * i], i); /* each row is its own nearest, at distance 0 */
         ck_assert(d[2 * i] == 0.0f);
         ck_assert_uint_eq(ids[2 * i + 1], i == 0 ? 1 : 0); /* the origin is 1 from each axis point, and they 2 apart */
         ck_assert(d[2 * i + 1] == 1.0f);
     }
-    grip_knn_cuda_ref_free(dev);
+    grip_bruteforce_cuda_ref_free(dev);
     grip_ctx_free(ctx);
 }
 END_TEST

@@ -85,11 +85,11 @@ static void expect_listed_search_on_the_gpu(grip_ctx *ctx, const float *ref, siz
     uint32_t *ids = malloc(m * k * sizeof *ids), *full = malloc(n * sizeof *full), *got = malloc(n * sizeof *got);
     float *d = malloc(m * k * sizeof *d);
     ck_assert(ids && full && got && d);
-    ck_assert_int_eq(grip_knn_exact(ctx, ref, n, q, m, dim, k, INFINITY, ids, d), GRIP_OK);
+    ck_assert_int_eq(grip_bruteforce_search(ctx, ref, n, q, m, dim, k, INFINITY, ids, d), GRIP_OK);
     ck_assert_int_eq(grip_match_nearest_queries(ctx, ref, n, q, m, dim, full), GRIP_OK);
     grip_array ref_a = grip_array_host_view(GRIP_F32, n, dim, (void *)ref);
     grip_array q_a = grip_array_host_view(GRIP_F32, m, dim, (void *)q);
-    const grip_knn_cuda_options options = GRIP_KNN_CUDA_OPTIONS_DEFAULT;
+    const grip_bruteforce_cuda_options options = GRIP_BRUTEFORCE_CUDA_OPTIONS_DEFAULT;
     ck_assert_msg(grip_match_nearest_queries_listed(ctx, 1, &options, &ref_a, &q_a, ids, k, got) == GRIP_OK, "%s",
                   ctx->last_error);
     size_t listed = 0;

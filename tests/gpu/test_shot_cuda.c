@@ -170,7 +170,8 @@ static compare_stats compare_with_cpu(const shot_case *c)
         if (!frames_identical(fa, fb) && s.frames_differing++ < 3)
                 fprintf(stderr, "%s: frame %zu differs: cpu x (%.9g %.9g %.9g) gpu x (%.9g %.9g %.9g)\n", c->name, i,
                         (double)fa[0], (double)fa[1], (double)fa[2], (double)fb[0], (double)fb[1], (double)fb[2]);
-        const float *da = cpu.descriptors + (size_t)GRIP_SHOT_DIM * i, *db = gpu.descriptors + (size_t)GRIP_SHOT_DIM * i;
+        const float *da = cpu.descriptors + (size_t)GRIP_SHOT_DIM * i,
+                    *db = gpu.descriptors + (size_t)GRIP_SHOT_DIM * i;
         s.nan_descriptors += isnan(da[0]) && isnan(db[0]);
         double d = row_diff(da, db, GRIP_SHOT_DIM);
         if (d <= TOLERANCE) {

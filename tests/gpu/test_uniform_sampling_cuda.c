@@ -167,7 +167,8 @@ START_TEST(tutorial_pair)
         const char *rel;
         float leaf;
         size_t pcl_count;
-    } clouds[] = {{"pcl/data_repo/correspondence_grouping/milk.pcd", 0.01f, 686}, {"pcl/milk_cartoon_all_small_clorox.pcd", 0.03f, 3747}};
+    } clouds[] = {{"pcl/data_repo/correspondence_grouping/milk.pcd", 0.01f, 686},
+                  {"pcl/milk_cartoon_all_small_clorox.pcd", 0.03f, 3747}};
     for (size_t c = 0; c < 2; ++c) {
         char path[4096];
         if (!grip_test_data_path(path, sizeof path, clouds[c].rel)) {

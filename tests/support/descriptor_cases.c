@@ -162,7 +162,8 @@ static void check_rows(const char *what, const case_cloud *c, const grip_feature
             continue;
         }
         for (size_t j = 0; j < dim; ++j)
-            ck_assert_msg(isnan(a[j]) == isnan(b[j]) && (isnan(a[j]) || fabsf(a[j] - b[j]) <= CASE_REPEAT_TOLERANCE_DEVICE),
+            ck_assert_msg(isnan(a[j]) == isnan(b[j]) &&
+                              (isnan(a[j]) || fabsf(a[j] - b[j]) <= CASE_REPEAT_TOLERANCE_DEVICE),
                           "%s: point %u given twice: value %zu is %g and %g", what, c->keypoints[i], j, (double)a[j],
                           (double)b[j]);
     }

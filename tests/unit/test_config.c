@@ -32,14 +32,14 @@ static const grip_param_info gc_params[] = {
     P(GRIP_PARAM_INT, "threshold", "5", 1, 1000, NULL),
 };
 #define N_OF(a) ((uint32_t)(sizeof a / sizeof a[0]))
-#define IMPL(k, name_, table) {.struct_size = sizeof(grip_stage_impl), .kind = k, .name = name_, .n_params = N_OF(table), .params = table}
+#define IMPL(k, name_, table)                                                                                      \
+    {                                                                                                              \
+        .struct_size = sizeof(grip_stage_impl), .kind = k, .name = name_, .n_params = N_OF(table), .params = table \
+    }
 static const grip_stage_impl impls[] = {
-    IMPL(GRIP_STAGE_DESCRIPTOR, "shot", shot_params),
-    IMPL(GRIP_STAGE_DESCRIPTOR, "fpfh", fpfh_params),
-    IMPL(GRIP_STAGE_INDEX, "bruteforce", index_params),
-    IMPL(GRIP_STAGE_INDEX, "cpu_only", cpu_only_params),
-    IMPL(GRIP_STAGE_MATCH, "knn", knn_params),
-    IMPL(GRIP_STAGE_GROUP, "gc", gc_params),
+    IMPL(GRIP_STAGE_DESCRIPTOR, "shot", shot_params),   IMPL(GRIP_STAGE_DESCRIPTOR, "fpfh", fpfh_params),
+    IMPL(GRIP_STAGE_INDEX, "bruteforce", index_params), IMPL(GRIP_STAGE_INDEX, "cpu_only", cpu_only_params),
+    IMPL(GRIP_STAGE_MATCH, "knn", knn_params),          IMPL(GRIP_STAGE_GROUP, "gc", gc_params),
     /* no verify stage */
 };
 static const grip_stage_impl *const impl_list[] = {&impls[0], &impls[1], &impls[2], &impls[3], &impls[4], &impls[5]};

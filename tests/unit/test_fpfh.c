@@ -1,8 +1,9 @@
 /* test_fpfh.c -- FPFH-33 reproduces PCL 1.13: the SPFH values of PCL's own unit test (test_pfh_estimation.cpp, on
  * bun0.pcd with its normals) and its FPFH to the tolerance PCL gives it, the TEASER++ reference (PCL's
  * FPFHEstimationOMP on the 397-point bunny, normals radius 0.03, FPFH radius 0.05) on every point, with the normals
- * of the PCL 1.9 that made it rebuilt, and PCL's rules on small clouds: duplicates vote with features 0, the keypoint's own
- * SPFH is left out, NaN rows without neighbours, NaN normals in bin 0, NaN points ignored, bad arguments refused. */
+ * of the PCL 1.9 that made it rebuilt, and PCL's rules on small clouds: duplicates vote with features 0, the keypoint's
+ * own SPFH is left out, NaN rows without neighbours, NaN normals in bin 0, NaN points ignored, bad arguments refused.
+ * */
 #include "pfh_test_support.h"
 #include "stages/registry.h"
 #include "descriptor/fpfh.h"
@@ -230,10 +231,11 @@ END_TEST
  * PCL 1.13 computes: FPFHEstimation checks them to 1e-2 only). */
 START_TEST(fpfh_matches_pcl_unit_test)
 {
-    static const float spfh0[GRIP_FPFH_DIM] = {
-        0.757576f, 0.757576f, 4.54545f, 19.697f,  40.6566f, 21.4647f, 7.575759f, 0.0f,    0.0f,     0.50505f, 4.0404f,
-        0.757576f, 1.51515f,  6.31313f, 9.59596f, 20.7071f, 18.9394f, 15.9091f,  12.8788f, 6.56566f, 4.29293f, 2.52525f,
-        0.0f,      5.05051f,  4.54545f, 5.05051f, 1.76768f, 3.0303f,  9.09091f,  31.8182f, 22.2222f, 11.8687f, 5.55556f};
+    static const float spfh0[GRIP_FPFH_DIM] = {0.757576f, 0.757576f, 4.54545f, 19.697f,  40.6566f,  21.4647f, 7.575759f,
+                                               0.0f,      0.0f,      0.50505f, 4.0404f,  0.757576f, 1.51515f, 6.31313f,
+                                               9.59596f,  20.7071f,  18.9394f, 15.9091f, 12.8788f,  6.56566f, 4.29293f,
+                                               2.52525f,  0.0f,      5.05051f, 4.54545f, 5.05051f,  1.76768f, 3.0303f,
+                                               9.09091f,  31.8182f,  22.2222f, 11.8687f, 5.55556f};
     static const float fpfh0[GRIP_FPFH_DIM] = {
         1.58591f, 1.68365f, 6.71f,    23.0717f, 33.3844f, 20.4002f, 7.31067f, 1.02635f, 0.48591f, 1.47069f, 2.87061f,
         1.78321f, 4.30795f, 7.05514f, 9.37615f, 17.963f,  18.2801f, 14.2766f, 10.8542f, 6.07925f, 5.28565f, 4.73887f,

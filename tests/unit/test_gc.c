@@ -98,7 +98,8 @@ static void synthetic_make(synthetic *s, size_t n, size_t n_out, uint64_t seed)
         for (int d = 0; d < 3; ++d)
             s->model[i * 3 + d] = grip_test_uniform(&rng, -0.1f, 0.1f);
         for (int d = 0; d < 3; ++d)
-            s->scene[i * 3 + d] = i < n ? (float)(pose[d * 4 + 0] * s->model[i * 3 + 0] + pose[d * 4 + 1] * s->model[i * 3 + 1] +
+            s->scene[i * 3 + d] = i < n ? (float)(pose[d * 4 + 0] * s->model[i * 3 + 0] +
+                                                  pose[d * 4 + 1] * s->model[i * 3 + 1] +
                                                   pose[d * 4 + 2] * s->model[i * 3 + 2] + pose[d * 4 + 3])
                                         : grip_test_uniform(&rng, -1.0f, 1.0f);
         s->corr[i] = (grip_corr){(uint32_t)i, (uint32_t)i, 0.01f * (float)((i * 7) % 13)};
@@ -184,7 +185,8 @@ START_TEST(bad_input_is_refused_clearly)
     ck_assert_uint_eq(n, 0);
     s.corr[4].model = 10;
     ck_assert_int_eq(grip_gc_cluster(ctx, &p, s.model, 10, s.scene, 10, s.corr, 10, &c, &n), GRIP_EINVAL);
-    ck_assert_ptr_nonnull(strstr(ctx->last_error, "group.gc: correspondence 4: model keypoint 10 is out of range (10 keypoints)"));
+    ck_assert_ptr_nonnull(
+        strstr(ctx->last_error, "group.gc: correspondence 4: model keypoint 10 is out of range (10 keypoints)"));
     s.corr[4].model = 4;
     s.corr[6].scene = 12;
     ck_assert_int_eq(grip_gc_cluster(ctx, &p, s.model, 10, s.scene, 10, s.corr, 10, &c, &n), GRIP_EINVAL);

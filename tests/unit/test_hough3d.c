@@ -274,20 +274,24 @@ START_TEST(bad_input_is_refused_clearly)
     ck_assert_ptr_null(c); /* no correspondences: no clusters, not an error */
     ck_assert_uint_eq(n, 0);
     s.corr[3].scene = 10;
-    ck_assert_int_eq(grip_hough3d_cluster(ctx, &p, s.model, s.model_rf, 10, s.scene, s.scene_rf, 10, s.corr, 10, &c, &n),
-                     GRIP_EINVAL);
-    ck_assert_ptr_nonnull(strstr(ctx->last_error, "group.hough3d: correspondence 3: scene keypoint 10 is out of range (10 keypoints)"));
+    ck_assert_int_eq(
+        grip_hough3d_cluster(ctx, &p, s.model, s.model_rf, 10, s.scene, s.scene_rf, 10, s.corr, 10, &c, &n),
+        GRIP_EINVAL);
+    ck_assert_ptr_nonnull(
+        strstr(ctx->last_error, "group.hough3d: correspondence 3: scene keypoint 10 is out of range (10 keypoints)"));
     s.corr[3].scene = 3;
     ck_assert_int_eq(grip_hough3d_cluster(ctx, &p, s.model, NULL, 10, s.scene, s.scene_rf, 10, s.corr, 10, &c, &n),
                      GRIP_EINVAL);
     ck_assert_ptr_nonnull(strstr(ctx->last_error, "frames must not be NULL"));
     p.bin_size = -1.0;
-    ck_assert_int_eq(grip_hough3d_cluster(ctx, &p, s.model, s.model_rf, 10, s.scene, s.scene_rf, 10, s.corr, 10, &c, &n),
-                     GRIP_EINVAL);
+    ck_assert_int_eq(
+        grip_hough3d_cluster(ctx, &p, s.model, s.model_rf, 10, s.scene, s.scene_rf, 10, s.corr, 10, &c, &n),
+        GRIP_EINVAL);
     ck_assert_ptr_nonnull(strstr(ctx->last_error, "group.hough3d.bin_size"));
     p.bin_size = 1e-12; /* a grid of more than 2^31 bins along an axis */
-    ck_assert_int_eq(grip_hough3d_cluster(ctx, &p, s.model, s.model_rf, 10, s.scene, s.scene_rf, 10, s.corr, 10, &c, &n),
-                     GRIP_EINVAL);
+    ck_assert_int_eq(
+        grip_hough3d_cluster(ctx, &p, s.model, s.model_rf, 10, s.scene, s.scene_rf, 10, s.corr, 10, &c, &n),
+        GRIP_EINVAL);
     ck_assert_ptr_nonnull(strstr(ctx->last_error, "is too small"));
     ck_assert_ptr_null(c);
     ck_assert_uint_eq(n, 0);

@@ -512,7 +512,8 @@ START_TEST(rms_displacement_closed_form)
         double p[3] = {model.xyz[3 * i], model.xyz[3 * i + 1], model.xyz[3 * i + 2]}, pa[3], pb[3];
         pose_apply(a, p, pa);
         pose_apply(b, p, pb);
-        sum += (pa[0] - pb[0]) * (pa[0] - pb[0]) + (pa[1] - pb[1]) * (pa[1] - pb[1]) + (pa[2] - pb[2]) * (pa[2] - pb[2]);
+        sum += (pa[0] - pb[0]) * (pa[0] - pb[0]) + (pa[1] - pb[1]) * (pa[1] - pb[1]) +
+               (pa[2] - pb[2]) * (pa[2] - pb[2]);
     }
     double want = sqrt(sum / (double)model.n);
     ck_assert_double_eq_tol(grip_pose_rms_displacement(&spread, a, b), want, 1e-12);

@@ -1,8 +1,8 @@
 /* test_index_bruteforce.c -- the `bruteforce` index stage's GPU search parameters (screen_precision, screen_kernel,
  * rescreen_capacity): in the plugin's table with their defaults and ranges, shown by `grip-host list`, a bad value
  * refused at create() with a config error naming the key, and the values carried into the index's
- * grip_knn_cuda_options (what the match stage's reverse search reads), NULL for any other index. CPU stages only:
- * the options change no result, and the GPU search under each is tested by tests/gpu/test_knn_cuda.c. */
+ * grip_bruteforce_cuda_options (what the match stage's reverse search reads), NULL for any other index. CPU stages
+ * only: the options change no result, and the GPU search under each is tested by tests/gpu/test_knn_cuda.c. */
 #define _POSIX_C_SOURCE 200809L
 #include "test_support.h"
 #include "stages/index_bruteforce.h"
@@ -33,7 +33,7 @@ START_TEST(parameters_are_in_the_table)
     p = param_named(&grip_index_bruteforce, "rescreen_capacity");
     ck_assert_uint_eq(p->type, GRIP_PARAM_INT);
     ck_assert_str_eq(p->default_value, "1024");
-    ck_assert(p->min == 1 && p->max == GRIP_KNN_CUDA_RESCREEN_CAPACITY);
+    ck_assert(p->min == 1 && p->max == GRIP_BRUTEFORCE_CUDA_RESCREEN_CAPACITY);
     static const char *const keys[] = {"screen_precision", "screen_kernel", "rescreen_capacity"};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; ++i)
         ck_assert_ptr_nonnull(param_named(&grip_index_bruteforce, keys[i])->doc);
@@ -130,8 +130,8 @@ START_TEST(the_index_keeps_the_values)
     grip_ctx *ctx = grip_test_ctx();
     const grip_kv cpu[] = {{"device", "cpu"}};
     grip_index *ix = build_index(ctx, &grip_index_bruteforce, cpu, 1);
-    const grip_knn_cuda_options defaults = GRIP_KNN_CUDA_OPTIONS_DEFAULT;
-    const grip_knn_cuda_options *o = grip_index_bruteforce_options(ix);
+    const grip_bruteforce_cuda_options defaults = GRIP_BRUTEFORCE_CUDA_OPTIONS_DEFAULT;
+    const grip_bruteforce_cuda_options *o = grip_index_bruteforce_options(ix);
     ck_assert_ptr_nonnull(o);
     ck_assert_int_eq(o->precision, defaults.precision);
     ck_assert_int_eq(o->kernel, defaults.kernel);
@@ -144,8 +144,8 @@ START_TEST(the_index_keeps_the_values)
     ix = build_index(ctx, &grip_index_bruteforce, set, 4);
     o = grip_index_bruteforce_options(ix);
     ck_assert_ptr_nonnull(o);
-    ck_assert_int_eq(o->precision, GRIP_KNN_CUDA_FP16);
-    ck_assert_int_eq(o->kernel, GRIP_KNN_CUDA_KERNEL_MMA_SYNC);
+    ck_assert_int_eq(o->precision, GRIP_BRUTEFORCE_CUDA_FP16);
+    ck_assert_int_eq(o->kernel, GRIP_BRUTEFORCE_CUDA_KERNEL_MMA_SYNC);
     ck_assert_uint_eq(o->rescreen_capacity, 4);
     ck_assert_int_eq(o->rescreen_all, 0);
     ix->release(ix);

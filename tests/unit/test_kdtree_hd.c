@@ -1,6 +1,6 @@
 /* test_kdtree_hd.c -- the descriptor kd-trees (src/index/kdtree_hd.c) and the kdtree / kdforest stages:
  * the tree's invariants (every finite row once per tree, leaves within node_size unless unsplittable, tight boxes,
- * splits that separate), the box distance as a lower bound, exact search identical to grip_knn_exact (uniform,
+ * splits that separate), the box distance as a lower bound, exact search identical to grip_bruteforce_search (uniform,
  * clustered and duplicate-heavy data with negative values and NaN rows; D = 3, 33, 128, 352; k = 1, 2, 8; single
  * trees and forests; with a bound), approximate search whose recall@1 rises with checks and trees and reaches 1
  * at a large bound, the brute-force finish, bad arguments, and both stages through plugin.h. */
@@ -91,15 +91,15 @@ static void check_structure(const grip_kdtree_hd *t, const float *rows, size_t n
     free(seen);
 }
 
-/* Searches with the tree and with grip_knn_exact; both must agree bit for bit. */
-static void expect_exact(grip_ctx *ctx, const grip_kdtree_hd *t, const float *rows, size_t n, const float *q,
-                         size_t m, uint32_t k, float max_sqdist)
+/* Searches with the tree and with grip_bruteforce_search; both must agree bit for bit. */
+static void expect_exact(grip_ctx *ctx, const grip_kdtree_hd *t, const float *rows, size_t n, const float *q, size_t m,
+                         uint32_t k, float max_sqdist)
 {
     uint32_t *ids = malloc(m * k * sizeof *ids), *want_ids = malloc(m * k * sizeof *want_ids);
     float *d = malloc(m * k * sizeof *d), *want_d = malloc(m * k * sizeof *want_d);
     ck_assert(ids && want_ids && d && want_d);
     ck_assert_int_eq(grip_kdtree_hd_search(ctx, t, rows, q, m, k, 0, 0, max_sqdist, ids, d), GRIP_OK);
-    ck_assert_int_eq(grip_knn_exact(ctx, rows, n, q, m, t->dim, k, max_sqdist, want_ids, want_d), GRIP_OK);
+    ck_assert_int_eq(grip_bruteforce_search(ctx, rows, n, q, m, t->dim, k, max_sqdist, want_ids, want_d), GRIP_OK);
     ck_assert_mem_eq(ids, want_ids, m * k * sizeof *ids);
     ck_assert_mem_eq(d, want_d, m * k * sizeof *d); /* bit for bit */
     free(ids);
@@ -172,7 +172,7 @@ START_TEST(exact_clustered)
 }
 END_TEST
 
-/* Duplicates make ties everywhere: the tree must list them as grip_knn_exact does (lower row first), and the
+/* Duplicates make ties everywhere: the tree must list them as grip_bruteforce_search does (lower row first), and the
  * inclusive bound 1.0 is an attained distance. */
 START_TEST(exact_duplicates_ties_and_bound)
 {
@@ -268,7 +268,7 @@ START_TEST(box_distance_is_a_lower_bound)
 }
 END_TEST
 
-/* recall@1 of the first neighbour against grip_knn_exact */
+/* recall@1 of the first neighbour against grip_bruteforce_search */
 static double recall_at_1(grip_ctx *ctx, const grip_kdtree_hd *t, const float *rows, size_t n, const float *q, size_t m,
                           uint32_t checks, uint32_t finish_below)
 {
@@ -276,7 +276,7 @@ static double recall_at_1(grip_ctx *ctx, const grip_kdtree_hd *t, const float *r
     float *d = malloc(m * sizeof *d), *want_d = malloc(m * sizeof *want_d);
     ck_assert(ids && want && d && want_d);
     ck_assert_int_eq(grip_kdtree_hd_search(ctx, t, rows, q, m, 1, checks, finish_below, INFINITY, ids, d), GRIP_OK);
-    ck_assert_int_eq(grip_knn_exact(ctx, rows, n, q, m, t->dim, 1, INFINITY, want, want_d), GRIP_OK);
+    ck_assert_int_eq(grip_bruteforce_search(ctx, rows, n, q, m, t->dim, 1, INFINITY, want, want_d), GRIP_OK);
     size_t hits = 0, better = 0;
     for (size_t i = 0; i < m; ++i) {
         hits += ids[i] == want[i];
@@ -444,7 +444,7 @@ static const grip_stage_impl *stage_named(const char *name)
     return NULL;
 }
 
-/* Builds the stage's index over rows (two models), searches it and compares with grip_knn_exact: equal when the
+/* Builds the stage's index over rows (two models), searches it and compares with grip_bruteforce_search: equal when the
  * index says it is exact, else only as good at best. Returns the recall@1. */
 static double stage_search(const char *name, const grip_kv *kv, uint32_t n_kv, const float *rows, size_t n,
                            const float *q, size_t m, uint32_t dim, uint32_t k, uint32_t want_exact)
@@ -470,7 +470,7 @@ static double stage_search(const char *name, const grip_kv *kv, uint32_t n_kv, c
     ck_assert_uint_eq(ix->exact, want_exact);
     ck_assert_uint_eq(ix->reference.rows, n);
     ck_assert_int_eq(ix->search(ix, &qa, k, INFINITY, &ia, &da), GRIP_OK);
-    ck_assert_int_eq(grip_knn_exact(ctx, rows, n, q, m, dim, k, INFINITY, want, want_d), GRIP_OK);
+    ck_assert_int_eq(grip_bruteforce_search(ctx, rows, n, q, m, dim, k, INFINITY, want, want_d), GRIP_OK);
     size_t hits = 0, better = 0;
     for (size_t i = 0; i < m; ++i) {
         hits += ids[i * k] == want[i * k];

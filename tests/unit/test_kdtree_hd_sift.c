@@ -112,7 +112,7 @@ START_TEST(recall_rises_with_checks_and_trees)
     grip_ctx *ctx = grip_test_ctx();
     uint32_t want[500];
     float want_d[500];
-    ck_assert_int_eq(grip_knn_exact(ctx, base, n, q, m, SIFT_DIM, 1, INFINITY, want, want_d), GRIP_OK);
+    ck_assert_int_eq(grip_bruteforce_search(ctx, base, n, q, m, SIFT_DIM, 1, INFINITY, want, want_d), GRIP_OK);
     grip_kdtree_hd *tree = build(ctx, base, n, 1, 1, 8), *forest = build(ctx, base, n, 8, 5, 8);
     const uint32_t checks[] = {1, 4, 16, 64, 256};
     double r_tree[5], r_forest[5];

@@ -1,4 +1,4 @@
-/* test_knn.c -- grip_knn_exact against a naive brute force: in fp64 on uniform, clustered and NaN-holed data
+/* test_knn.c -- grip_bruteforce_search against a naive brute force: in fp64 on uniform, clustered and NaN-holed data
  * (same neighbours, up to float rounding of near-ties), exactly on duplicate-heavy data with negative values
  * (where float and double agree exactly, so ids and tie order must match), and bit for bit against FLANN's
  * float sum in dimension order; k = 1, 2, 5, k > n, empty sets, the inclusive bound, threads, bad arguments. */
@@ -128,7 +128,7 @@ static void run_and_check(const float *ref, size_t n, const float *queries, size
     float *d = malloc(cells * sizeof *d);
     ck_assert_ptr_nonnull(ids);
     ck_assert_ptr_nonnull(d);
-    ck_assert_int_eq(grip_knn_exact(ctx, ref, n, queries, m, dim, k, max_sqdist, ids, d), GRIP_OK);
+    ck_assert_int_eq(grip_bruteforce_search(ctx, ref, n, queries, m, dim, k, max_sqdist, ids, d), GRIP_OK);
     check_against_naive(ref, n, queries, m, dim, k, max_sqdist, ids, d);
     free(ids);
     free(d);
@@ -191,7 +191,7 @@ START_TEST(duplicates_negative_exact_ties)
     float d[120 * 7];
     candidate all[300];
     /* the bound 1.0 is an attained distance: inclusive */
-    ck_assert_int_eq(grip_knn_exact(ctx, ref, n, q, m, dim, k, 1.0f, ids, d), GRIP_OK);
+    ck_assert_int_eq(grip_bruteforce_search(ctx, ref, n, q, m, dim, k, 1.0f, ids, d), GRIP_OK);
     size_t at_bound = 0;
     for (size_t i = 0; i < m; ++i) {
         size_t c = naive_sorted(ref, n, q + i * dim, dim, all);
@@ -227,7 +227,7 @@ START_TEST(non_finite_rows_skipped)
     grip_ctx *ctx = grip_test_ctx();
     uint32_t ids[40 * 2];
     float d[40 * 2];
-    ck_assert_int_eq(grip_knn_exact(ctx, ref, n, q, m, dim, 2, INFINITY, ids, d), GRIP_OK);
+    ck_assert_int_eq(grip_bruteforce_search(ctx, ref, n, q, m, dim, 2, INFINITY, ids, d), GRIP_OK);
     for (size_t i = 0; i < m; ++i) {
         if (i % 4 == 0) {
             ck_assert_uint_eq(ids[2 * i], UINT32_MAX);
@@ -251,7 +251,7 @@ START_TEST(k_exceeds_n_and_empty_sets)
     const float q[] = {0, 0.1f};
     uint32_t ids[5];
     float d[5];
-    ck_assert_int_eq(grip_knn_exact(ctx, ref, 4, q, 1, 2, 5, INFINITY, ids, d), GRIP_OK);
+    ck_assert_int_eq(grip_bruteforce_search(ctx, ref, 4, q, 1, 2, 5, INFINITY, ids, d), GRIP_OK);
     ck_assert_uint_eq(ids[0], 0);
     ck_assert_uint_eq(ids[1], 3);
     ck_assert_uint_eq(ids[2], 1);
@@ -260,14 +260,14 @@ START_TEST(k_exceeds_n_and_empty_sets)
     ck_assert(isinf(d[3]) && isinf(d[4]));
     ck_assert(d[0] == 0.1f * 0.1f);
     /* no reference rows: everything padded */
-    ck_assert_int_eq(grip_knn_exact(ctx, NULL, 0, q, 1, 2, 2, INFINITY, ids, d), GRIP_OK);
+    ck_assert_int_eq(grip_bruteforce_search(ctx, NULL, 0, q, 1, 2, 2, INFINITY, ids, d), GRIP_OK);
     ck_assert_uint_eq(ids[0], UINT32_MAX);
     ck_assert_uint_eq(ids[1], UINT32_MAX);
     ck_assert(isinf(d[0]) && isinf(d[1]));
     /* no queries, or k == 0: nothing written */
     ids[0] = 42;
-    ck_assert_int_eq(grip_knn_exact(ctx, ref, 4, NULL, 0, 2, 3, INFINITY, NULL, NULL), GRIP_OK);
-    ck_assert_int_eq(grip_knn_exact(ctx, ref, 4, q, 1, 2, 0, INFINITY, ids, d), GRIP_OK);
+    ck_assert_int_eq(grip_bruteforce_search(ctx, ref, 4, NULL, 0, 2, 3, INFINITY, NULL, NULL), GRIP_OK);
+    ck_assert_int_eq(grip_bruteforce_search(ctx, ref, 4, q, 1, 2, 0, INFINITY, ids, d), GRIP_OK);
     ck_assert_uint_eq(ids[0], 42);
     grip_ctx_free(ctx);
 }
@@ -285,8 +285,8 @@ START_TEST(threads_agree)
     ck_assert_int_eq(grip_ctx_new(&two, &c2), GRIP_OK);
     uint32_t *i1 = malloc(m * k * sizeof *i1), *i2 = malloc(m * k * sizeof *i2);
     float *d1 = malloc(m * k * sizeof *d1), *d2 = malloc(m * k * sizeof *d2);
-    ck_assert_int_eq(grip_knn_exact(c1, ref, n, q, m, dim, k, INFINITY, i1, d1), GRIP_OK);
-    ck_assert_int_eq(grip_knn_exact(c2, ref, n, q, m, dim, k, INFINITY, i2, d2), GRIP_OK);
+    ck_assert_int_eq(grip_bruteforce_search(c1, ref, n, q, m, dim, k, INFINITY, i1, d1), GRIP_OK);
+    ck_assert_int_eq(grip_bruteforce_search(c2, ref, n, q, m, dim, k, INFINITY, i2, d2), GRIP_OK);
     ck_assert_mem_eq(i1, i2, m * k * sizeof *i1);
     ck_assert_mem_eq(d1, d2, m * k * sizeof *d1);
     free(i1);
@@ -306,13 +306,13 @@ START_TEST(bad_arguments_refused)
     const float ref[] = {0, 1}, q[] = {0, 1};
     uint32_t ids[1] = {7};
     float d[1] = {7};
-    ck_assert_int_eq(grip_knn_exact(ctx, ref, 1, q, 1, 0, 1, INFINITY, ids, d), GRIP_EINVAL);
+    ck_assert_int_eq(grip_bruteforce_search(ctx, ref, 1, q, 1, 0, 1, INFINITY, ids, d), GRIP_EINVAL);
     ck_assert_ptr_nonnull(strstr(ctx->last_error, "dim"));
-    ck_assert_int_eq(grip_knn_exact(ctx, NULL, 1, q, 1, 2, 1, INFINITY, ids, d), GRIP_EINVAL);
+    ck_assert_int_eq(grip_bruteforce_search(ctx, NULL, 1, q, 1, 2, 1, INFINITY, ids, d), GRIP_EINVAL);
     ck_assert_ptr_nonnull(strstr(ctx->last_error, "reference"));
-    ck_assert_int_eq(grip_knn_exact(ctx, ref, 1, NULL, 1, 2, 1, INFINITY, ids, d), GRIP_EINVAL);
-    ck_assert_int_eq(grip_knn_exact(ctx, ref, 1, q, 1, 2, 1, INFINITY, NULL, d), GRIP_EINVAL);
-    ck_assert_int_eq(grip_knn_exact(ctx, ref, 1, q, 1, 2, 1, NAN, ids, d), GRIP_EINVAL);
+    ck_assert_int_eq(grip_bruteforce_search(ctx, ref, 1, NULL, 1, 2, 1, INFINITY, ids, d), GRIP_EINVAL);
+    ck_assert_int_eq(grip_bruteforce_search(ctx, ref, 1, q, 1, 2, 1, INFINITY, NULL, d), GRIP_EINVAL);
+    ck_assert_int_eq(grip_bruteforce_search(ctx, ref, 1, q, 1, 2, 1, NAN, ids, d), GRIP_EINVAL);
     ck_assert_ptr_nonnull(strstr(ctx->last_error, "max_sqdist"));
     ck_assert_uint_eq(ids[0], 7); /* untouched on failure */
     grip_ctx_free(ctx);

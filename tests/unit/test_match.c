@@ -14,7 +14,7 @@
 #define MAX_Q 16
 #define MAX_K 4
 
-/* Runs the search the policy asks for (grip_knn_exact), the reverse search when mutual, then the selection. */
+/* Runs the search the policy asks for (grip_bruteforce_search), the reverse search when mutual, then the selection. */
 static grip_status match(grip_ctx *ctx, const grip_match_policy *p, const float *ref, size_t n, const float *q,
                          size_t m, size_t dim, const uint32_t *model_ids, grip_correspondences *out)
 {
@@ -22,7 +22,7 @@ static grip_status match(grip_ctx *ctx, const grip_match_policy *p, const float 
     float d[MAX_Q * MAX_K];
     uint32_t k = grip_match_search_k(p);
     ck_assert_uint_le(k, MAX_K);
-    ck_assert_int_eq(grip_knn_exact(ctx, ref, n, q, m, dim, k, grip_match_search_bound(p), ids, d), GRIP_OK);
+    ck_assert_int_eq(grip_bruteforce_search(ctx, ref, n, q, m, dim, k, grip_match_search_bound(p), ids, d), GRIP_OK);
     if (p->mutual)
         ck_assert_int_eq(grip_match_nearest_queries(ctx, ref, n, q, m, dim, nearest), GRIP_OK);
     return grip_match_select(ctx, p, ids, d, m, k, n, model_ids, p->mutual ? nearest : NULL, out);
@@ -160,7 +160,7 @@ START_TEST(mutual_over_listed_rows_equals_the_full_reverse_search)
     uint32_t *ids = malloc(m * k * sizeof *ids), *full = malloc(n * sizeof *full), *listed = malloc(n * sizeof *listed);
     float *d = malloc(m * k * sizeof *d);
     ck_assert(ids && full && listed && d);
-    ck_assert_int_eq(grip_knn_exact(ctx, ref, n, q, m, dim, k, INFINITY, ids, d), GRIP_OK);
+    ck_assert_int_eq(grip_bruteforce_search(ctx, ref, n, q, m, dim, k, INFINITY, ids, d), GRIP_OK);
     ids[0] = 5; /* a non-finite row listed: it has no nearest query */
     ck_assert_int_eq(grip_match_nearest_queries(ctx, ref, n, q, m, dim, full), GRIP_OK);
     grip_array ref_a = grip_array_host_view(GRIP_F32, n, dim, ref), q_a = grip_array_host_view(GRIP_F32, m, dim, q);

@@ -40,8 +40,8 @@ START_TEST(tutorial_correspondences_equal_pcl)
     double best = INFINITY;
     for (int run = 0; run < 5; ++run) {
         double t0 = host_now_ms();
-        ck_assert_int_eq(grip_knn_exact(ctx, model, n_model, scene, n_scene, SHOT_DIM, k,
-                                        grip_match_search_bound(&policy), ids, d),
+        ck_assert_int_eq(grip_bruteforce_search(ctx, model, n_model, scene, n_scene, SHOT_DIM, k,
+                                                grip_match_search_bound(&policy), ids, d),
                          GRIP_OK);
         double t = host_now_ms() - t0;
         best = t < best ? t : best;

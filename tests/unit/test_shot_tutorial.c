@@ -72,8 +72,8 @@ static double describe(grip_ctx *ctx, tutorial_cloud *c)
     grip_kdtree3d *tree = NULL;
     ck_assert_int_eq(grip_kdtree3d_build(ctx, c->cloud.xyz, c->cloud.n, &tree), GRIP_OK);
     double t0 = host_now_ms();
-    ck_assert_int_eq(grip_shot_lrf(ctx, c->cloud.xyz, c->cloud.n, tree, c->keypoint_xyz, c->k, SHOT_RADIUS, 0, c->frames),
-                     GRIP_OK);
+    ck_assert_int_eq(
+        grip_shot_lrf(ctx, c->cloud.xyz, c->cloud.n, tree, c->keypoint_xyz, c->k, SHOT_RADIUS, 0, c->frames), GRIP_OK);
     ck_assert_int_eq(grip_shot_describe(ctx, c->cloud.xyz, c->normals, c->cloud.n, tree, c->keypoint_xyz, c->k,
                                         c->frames, SHOT_RADIUS, 0, c->descriptors),
                      GRIP_OK);

@@ -128,7 +128,9 @@ START_TEST(single_vote_layout_and_weights)
     ck_assert_int_eq(describe(xyz, normals, 2, xyz, up, 1, &p, out), GRIP_OK);
     const int cols = 17;
     for (int j = 0; j < DIM153; ++j) {
-        float want = j == 2 * cols + 9 || j == 2 * cols + 10 ? 0.375f : j == 3 * cols + 9 || j == 3 * cols + 10 ? 0.125f : 0.0f;
+        float want = j == 2 * cols + 9 || j == 2 * cols + 10   ? 0.375f
+                     : j == 3 * cols + 9 || j == 3 * cols + 10 ? 0.125f
+                                                               : 0.0f;
         ck_assert_msg(fabsf(out[j] - want) < 1e-5f, "bin %d: %.9g, want %.9g", j, (double)out[j], (double)want);
     }
 

@@ -24,7 +24,8 @@ static void check_decomposition(const double a[9], const double values[3], const
     ck_assert(values[0] <= values[1] && values[1] <= values[2]);
     for (int c = 0; c < 3; ++c) {
         for (int r = 0; r < 3; ++r) {
-            double av = a[r * 3 + 0] * vecs[0 * 3 + c] + a[r * 3 + 1] * vecs[1 * 3 + c] + a[r * 3 + 2] * vecs[2 * 3 + c];
+            double av = a[r * 3 + 0] * vecs[0 * 3 + c] + a[r * 3 + 1] * vecs[1 * 3 + c] +
+                        a[r * 3 + 2] * vecs[2 * 3 + c];
             ck_assert_double_le(fabs(av - values[c] * vecs[r * 3 + c]), tol * scale);
         }
         for (int d = 0; d < 3; ++d) {

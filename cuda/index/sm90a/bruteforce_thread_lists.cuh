@@ -1,12 +1,13 @@
-// bruteforce_thread_lists.cuh -- the wgmma screening's candidate lists (cuda/index/sm90a/bruteforce_wgmma.cu): one short sorted list
-// per thread and query, in the thread's registers.
+// bruteforce_thread_lists.cuh -- the wgmma screening's candidate lists (cuda/index/sm90a/bruteforce_wgmma.cu): one
+// short sorted list per thread and query, in the thread's registers.
 //
 // After a tile's products a thread holds 2 queries x 32 of the tile's 128 rows; the 4 threads of a query see disjoint
 // quarters of the rows over the whole walk. Each keeps the best N (at most kThreadList) of its quarter, inserting on
 // its own: no atomics, no buffers, no merges, no barriers, no shared memory until the store. Its threshold is its
 // list's last value, or lower: after a tile with inserts the 4 threads take the least of theirs (bruteforce_wgmma.cu's
 // keep_tile), so a row a thread leaves out is still at or above the bound below. (The shared lists of
-// cuda/index/bruteforce_screen.cuh, which the mma.sync kernel keeps, fed through per-query buffers and warp merges: at D = 352 and
+// cuda/index/bruteforce_screen.cuh, which the mma.sync kernel keeps, fed through per-query buffers and warp merges: at
+// D = 352 and
 // 1e5 rows about half the screening's time went to them, most of it while the lists filled in the first tiles.)
 //
 // The 4 x N entries of a query (32 at N = kThreadList, padded to 32 at the store) are its candidates. They are not

@@ -2,9 +2,10 @@
 // (CMakeLists.txt: grip_sm90a_objects). The mma.sync kernel of cuda/index/bruteforce_tensor.cu reloads every operand
 // from shared memory for each warp's 64 x 32 product; wgmma multiplies 64 x 128 per warpgroup instruction, A from
 // registers, B straight from shared memory (1.4x faster at D = 352). A build with the epilogue cut out walks in a
-// third of the screen's time (docs/performance.md: where the screen's time goes): the epilogue (each tile's minima and ballots, half-rate ALU work, then the rarer inserts) does not overlap the
-// products, but for half of each tile in the folded kernel (walk_tile_halves). The reference rows' L2 traffic is not
-// the limit (L2 at a third of its throughput; clusters of two blocks sharing each chunk by multicast were 1.5x
+// third of the screen's time (docs/performance.md: where the screen's time goes): the epilogue (each tile's minima and
+// ballots, half-rate ALU work, then the rarer inserts) does not overlap the products, but for half of each tile in the
+// folded kernel (walk_tile_halves). The reference rows' L2 traffic is not the limit (L2 at a third of its throughput;
+// clusters of two blocks sharing each chunk by multicast were 1.5x
 // slower), and taking turns between the warpgroups and deeper wgmma queues did not help.
 //
 // Two operand kinds, one kernel template: fp16 (fp32 accumulators, k-steps of 16 dimensions) and int8 (int32
@@ -15,15 +16,15 @@
 // A block is two warpgroups (8 warps) and 128 queries; warpgroup w owns queries 64 w .. 64 w + 63, and their
 // rows stay in its registers for the whole walk (k-steps x 4 words a thread). The reference rows come in tiles of
 // 128 rows, each as chunks of up to 128 bytes a row that the prep stored in wgmma's operand layout
-// (bruteforce_tensor.cu's operand_index), so one bulk copy (cp.async.bulk) moves a chunk into a ring of stages (ring_shape)
-// with an mbarrier per stage. The warps release a stage after their wgmmas that read it have completed; the eighth
-// release refills it, so neither warpgroup waits for the other except through the data.
+// (bruteforce_tensor.cu's operand_index), so one bulk copy (cp.async.bulk) moves a chunk into a ring of stages
+// (ring_shape) with an mbarrier per stage. The warps release a stage after their wgmmas that read it have completed;
+// the eighth release refills it, so neither warpgroup waits for the other except through the data.
 //
 // After a tile's products, each thread holds 2 queries x 32 rows: x = |r|^2 + (-2 / (s_q s_r)) p, the screened
 // distance less |q|^2, with one fused multiply-add (int8: x = |r~|^2 - 2 p, an exact integer, one integer
 // multiply-add; with the norm folded into the products, x / 2 is p itself). A row whose x beats the thread's
-// threshold for the query goes into the thread's own short list (cuda/index/sm90a/bruteforce_thread_lists.cuh); after a tile
-// with inserts, a query's 4 threads (lanes of one warp) share the least of their thresholds. No thread waits for
+// threshold for the query goes into the thread's own short list (cuda/index/sm90a/bruteforce_thread_lists.cuh); after a
+// tile with inserts, a query's 4 threads (lanes of one warp) share the least of their thresholds. No thread waits for
 // another after the start, except through the ring, those shuffles and the warpgroup's wgmmas. The folded kernel
 // (two blocks an SM, tiles of one chunk) takes each tile's products as two halves of 64 rows, the first half's
 // epilogue running while the second's products are in flight (walk_tile_halves); its screen stashes the rows that
@@ -413,8 +414,8 @@ struct s8_slots {
     __device__ __forceinline__ static int lower(int a, int b) { return min(a, b); }
 };
 
-// int8 with the norm folded (bruteforce_tensor.cu's fold_row_column): the product itself is v = x / 2, x = |r~|^2 - 2 q~.r~
-// less 1 when |r~|^2 is odd, so a slot's value is its accumulator, with no norm to load or add. The lists hold x
+// int8 with the norm folded (bruteforce_tensor.cu's fold_row_column): the product itself is v = x / 2, x = |r~|^2 - 2
+// q~.r~ less 1 when |r~|^2 is odd, so a slot's value is its accumulator, with no norm to load or add. The lists hold x
 // = 2 v, as s8_slots' (exact: below 2^24).
 struct s8_folded_slots {
     static constexpr bool kTwoBlocksPerSM = true;
@@ -842,7 +843,7 @@ __global__ void __launch_bounds__(kThreadsW, (ring_for<KSTEPS, Slots>::kBlocksPe
 #endif
 }
 
-// The re-screen (grip_knn_wgmma_rescreen): block (x, y) walks row range y (of gridDim.y, in whole tiles) for
+// The re-screen (grip_bruteforce_wgmma_rescreen): block (x, y) walks row range y (of gridDim.y, in whole tiles) for
 // queries 128 x .. 128 x + 127. Its shared memory is ring_for's: the screen's but for the folded kernel's stashes
 // (there the screen's ring is shorter).
 template <int KSTEPS, class Slots>
@@ -979,7 +980,7 @@ template <class Launch> cudaError_t dispatch(int ksteps, grip_wgmma_operands ope
 
 } // namespace
 
-bool grip_knn_wgmma_usable(void)
+bool grip_bruteforce_wgmma_usable(void)
 {
     cudaFuncAttributes attr;
     if (cudaFuncGetAttributes(&attr, wgmma_screen_kernel<2, fp16_slots>) == cudaSuccess)
@@ -988,7 +989,7 @@ bool grip_knn_wgmma_usable(void)
     return false;
 }
 
-int grip_knn_wgmma_ksteps(size_t dim, bool s8)
+int grip_bruteforce_wgmma_ksteps(size_t dim, bool s8)
 {
     if (s8) {
         for (int steps : kCompiledStepsS8)
@@ -1002,24 +1003,24 @@ int grip_knn_wgmma_ksteps(size_t dim, bool s8)
     return 0;
 }
 
-cudaError_t grip_knn_wgmma_screen(const rows_prep &q, const rows_prep &r, size_t m_padded, size_t n_padded,
-                                  int ksteps, grip_wgmma_operands operands, float ref_inv_scale, uint32_t *cand_id,
-                                  float *cand_x, float *cand_bound)
+cudaError_t grip_bruteforce_wgmma_screen(const rows_prep &q, const rows_prep &r, size_t m_padded, size_t n_padded,
+                                         int ksteps, grip_wgmma_operands operands, float ref_inv_scale,
+                                         uint32_t *cand_id, float *cand_x, float *cand_bound)
 {
     return dispatch(ksteps, operands,
                     screen_launch{q, r, m_padded, n_padded, ref_inv_scale, cand_id, cand_x, cand_bound});
 }
 
-cudaError_t grip_knn_wgmma_rescreen(const rows_prep &q, const rows_prep &r, size_t m_padded, size_t n_padded,
-                                    int ksteps, grip_wgmma_operands operands, float ref_inv_scale,
-                                    const float *limit, int ranges, uint32_t capacity, uint32_t *count,
-                                    uint32_t *found)
+cudaError_t grip_bruteforce_wgmma_rescreen(const rows_prep &q, const rows_prep &r, size_t m_padded, size_t n_padded,
+                                           int ksteps, grip_wgmma_operands operands, float ref_inv_scale,
+                                           const float *limit, int ranges, uint32_t capacity, uint32_t *count,
+                                           uint32_t *found)
 {
     return dispatch(ksteps, operands,
                     rescreen_launch{q, r, m_padded, n_padded, ref_inv_scale, limit, ranges, capacity, count, found});
 }
 
-cudaError_t grip_knn_wgmma_blocks_per_sm(int ksteps, grip_wgmma_operands operands, int *blocks)
+cudaError_t grip_bruteforce_wgmma_blocks_per_sm(int ksteps, grip_wgmma_operands operands, int *blocks)
 {
     return dispatch(ksteps, operands, blocks_per_sm_query{blocks});
 }
