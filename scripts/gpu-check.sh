@@ -7,8 +7,8 @@
 #
 # Steps after the build, in this order (GPU_CHECK_STEPS="tests benches" runs only those two; default: all but cpu):
 #   tests        ctest -L gpu
-#   sanitize     compute-sanitizer memcheck and racecheck on every GPU test, before the timings so that they do
-#                not share the GPU with them
+#   sanitize     compute-sanitizer's memcheck, racecheck, initcheck and synccheck on every GPU test, before the
+#                timings so that they do not share the GPU with them
 #   pcl          PCL 1.13's tutorial pipeline on the tutorial pair, for comparison (needs .pcl/pcl_ref.tar.xz, from
 #                ../shared/tools/pcl_ref/make-carry.sh, and the pair in the data folder)
 #   benches      the kernel benchmarks (bench/bench_*.c), CUDA events after warm-up, medians
@@ -23,6 +23,7 @@
 #                       ../shared/data)
 #   SANITIZE            test names for compute-sanitizer (default every tests/gpu/test_*.c); test:case runs one
 #                       Check case alone (through CK_RUN_CASE), for tests too slow under racecheck as a whole
+#   SANITIZE_TOOLS      compute-sanitizer tools (default "memcheck racecheck initcheck synccheck")
 #   SANITIZE_JOBS       sanitizer runs at a time (default 4); SANITIZE_LIMIT: seconds each (default 150)
 #   BENCHES             benchmark names (default every bench/bench_*.c); also the kernels bench-descriptors.sh runs
 #   BENCH_DESCRIPTORS_LIMIT  seconds for the descriptors step (default 240)
@@ -79,7 +80,7 @@ if want sanitize && ! command -v compute-sanitizer > /dev/null; then
 elif want sanitize; then
   mkdir -p "$OUT/sanitizer"
   for t in ${SANITIZE:-$(names tests/gpu/test_*.c)}; do
-    printf '%s memcheck\n%s racecheck\n' "$t" "$t"
+    for tool in ${SANITIZE_TOOLS:-memcheck racecheck initcheck synccheck}; do printf '%s %s\n' "$t" "$tool"; done
   done | xargs -P "${SANITIZE_JOBS:-4}" -L 1 bash -c 'test=${0%%:*}; case_=; [ "$test" = "$0" ] || case_=${0#*:}
     env ${case_:+CK_RUN_CASE=$case_} timeout '"${SANITIZE_LIMIT:-150}"' compute-sanitizer --tool $1 \
       --report-api-errors no --error-exitcode 3 '"$B"'/tests/$test > '"$OUT"'/sanitizer/$1-${0/:/-}.log 2>&1
