@@ -1,5 +1,5 @@
 /* cuda_bridge.h -- the few entry points the C11 side calls into cuda/. On a build without nvcc,
- * src/core/no_cuda.c provides them and reports no device. */
+ * src/no_cuda.c provides them and reports no device. */
 #ifndef GRIP_CORE_CUDA_BRIDGE_H
 #define GRIP_CORE_CUDA_BRIDGE_H
 

@@ -7,7 +7,7 @@
  * keypoints (and of union points) at a time (pfh_chunks.h). Same lists and same arithmetic as the CPU twin (glibc's
  * atan2f/acosf included, src/math/libm_float.h): the rows equal the CPU's to the bit.
  * Rows: NaN for a keypoint with a non-finite coordinate or no neighbour, zeros when every neighbour is at distance
- * 0. Every call is synchronous. A CPU-only build links src/core/no_cuda.c, which fails with GRIP_EUNSUPPORTED. */
+ * 0. Every call is synchronous. A CPU-only build links src/no_cuda.c, which fails with GRIP_EUNSUPPORTED. */
 #ifndef GRIP_DESCRIPTOR_FPFH_CUDA_H
 #define GRIP_DESCRIPTOR_FPFH_CUDA_H
 

@@ -13,7 +13,7 @@
  * the k-th distance the GPU may pick others, and rows whose neighbours tie may differ in the last bits of the sums.
  * The device's atan2f/cosf/sinf are within 2 ulp of glibc's: rows where the two smallest eigenvalues nearly
  * coincide can differ by more than rounding (as the CPU twin's own comment says of any other solver).
- * Every call is synchronous. A CPU-only build links src/core/no_cuda.c, which fails with GRIP_EUNSUPPORTED. */
+ * Every call is synchronous. A CPU-only build links src/no_cuda.c, which fails with GRIP_EUNSUPPORTED. */
 #ifndef GRIP_DESCRIPTOR_NORMALS_CUDA_H
 #define GRIP_DESCRIPTOR_NORMALS_CUDA_H
 

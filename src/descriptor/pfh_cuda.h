@@ -4,7 +4,7 @@
  * counts do not depend on the order of the votes and the angles are glibc's (src/math/libm_float.h), so the rows
  * equal the CPU's to the bit. Rows: NaN for a keypoint with a non-finite coordinate or
  * an empty list, zeros for a single neighbour. Every call is synchronous. A CPU-only build links
- * src/core/no_cuda.c, whose functions fail with GRIP_EUNSUPPORTED. */
+ * src/no_cuda.c, whose functions fail with GRIP_EUNSUPPORTED. */
 #ifndef GRIP_DESCRIPTOR_PFH_CUDA_H
 #define GRIP_DESCRIPTOR_PFH_CUDA_H
 

@@ -14,7 +14,7 @@
  *
  * Every pointer is device memory of the context's device. Calls are queued on the legacy default stream, which
  * every grip CUDA call uses: their results are ready for any later call (a copy to the host waits for them).
- * A CPU-only build links src/core/no_cuda.c, whose functions fail with GRIP_EUNSUPPORTED. */
+ * A CPU-only build links src/no_cuda.c, whose functions fail with GRIP_EUNSUPPORTED. */
 #ifndef GRIP_DESCRIPTOR_SHOT_CUDA_H
 #define GRIP_DESCRIPTOR_SHOT_CUDA_H
 

@@ -3,7 +3,7 @@
  * result: the same voxel of each point (floor(x * inv) per axis, inv = 1 / leaf, in float), the same float score
  * (PCL 1.13's distance to the voxel centre, summed in Eigen's SSE order, no fused multiply-add), among equal
  * scores the first point in cloud order, non-finite points skipped, and the indices in ascending order.
- * Every call is synchronous. A CPU-only build links src/core/no_cuda.c, which fails with
+ * Every call is synchronous. A CPU-only build links src/no_cuda.c, which fails with
  * GRIP_EUNSUPPORTED. */
 #ifndef GRIP_DESCRIPTOR_UNIFORM_SAMPLING_CUDA_H
 #define GRIP_DESCRIPTOR_UNIFORM_SAMPLING_CUDA_H

@@ -10,7 +10,7 @@
  * handle's grip_bruteforce_cuda_options say) screen the rows, each query's 32 best are re-ranked with the exact float
  * arithmetic, and a query the screening's rigorous error bound cannot certify is screened again with the bound its
  * exact candidates give, or searched again by the exact kernel; its data (dim rounded up to 16 or 32 halves, and 20
- * bytes per row) is prepared at upload. A CPU-only build links src/core/no_cuda.c instead, whose functions fail
+ * bytes per row) is prepared at upload. A CPU-only build links src/no_cuda.c instead, whose functions fail
  * with GRIP_EUNSUPPORTED.
  *
  * A reference set the device cannot hold (rows and screening) is not refused: the handle keeps the rows in host

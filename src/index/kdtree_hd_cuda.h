@@ -8,7 +8,7 @@
  * the queries are buffered per leaf and each leaf is scanned by one block for all its queries (the leaf's rows
  * staged in shared memory window by window, P-BANNS); once fewer than finish_below queries are active they are
  * finished by the exact brute-force kernel (cuda/index/bruteforce.cu). Every call is synchronous. A CPU-only build
- * links src/core/no_cuda.c, whose functions fail with GRIP_EUNSUPPORTED. */
+ * links src/no_cuda.c, whose functions fail with GRIP_EUNSUPPORTED. */
 #ifndef GRIP_INDEX_KDTREE_HD_CUDA_H
 #define GRIP_INDEX_KDTREE_HD_CUDA_H
 

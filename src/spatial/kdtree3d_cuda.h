@@ -17,7 +17,7 @@
  * Ownership: grip_kdtree3d_cuda_build allocates the tree (host handle and device arrays); the caller frees it
  * with grip_kdtree3d_cuda_free. Inputs are only read during a call; outputs are the caller's. Every call is
  * synchronous with respect to the host (results are ready on return) and runs on the context's device; device
- * arrays must live on that device. A CPU-only build links src/core/no_cuda.c, whose functions fail with
+ * arrays must live on that device. A CPU-only build links src/no_cuda.c, whose functions fail with
  * GRIP_EUNSUPPORTED. */
 #ifndef GRIP_SPATIAL_KDTREE3D_CUDA_H
 #define GRIP_SPATIAL_KDTREE3D_CUDA_H

@@ -17,7 +17,7 @@
  * them. grip_neighborhoods_cuda_radius/knn fill a caller's grip_neighborhoods_cuda whose device arrays they
  * allocate (grip_cuda_alloc); grip_neighborhoods_cuda_free frees those arrays and zeroes the struct.
  * All calls are synchronous with respect to the host (results are ready on return) and run on the context's
- * device. A CPU-only build links src/core/no_cuda.c, whose functions fail with GRIP_EUNSUPPORTED.
+ * device. A CPU-only build links src/no_cuda.c, whose functions fail with GRIP_EUNSUPPORTED.
  *
  * Implementation (cuda/spatial/surface.cu, cuda/spatial/neighborhood.cu, the grid in cuda/spatial/grid3d.cuh): create
  * builds a uniform grid of a few points per occupied cell (measured on the device; the k-nearest searches walk it ring
