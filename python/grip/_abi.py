@@ -15,7 +15,8 @@ ABI_MINOR = 0
 ENTRY = b"grip_plugin_get"
 
 # grip_status
-OK, EINVAL, ENOMEM, ECONFIG, EUNSUPPORTED, ENODEV, ECUDA, ELAPACK, EIO, EINTERNAL = 0, -1, -2, -3, -4, -5, -6, -7, -8, -9
+OK, EINVAL, ENOMEM, ECONFIG, EUNSUPPORTED = 0, -1, -2, -3, -4
+ENODEV, ECUDA, ELAPACK, EIO, EINTERNAL = -5, -6, -7, -8, -9
 
 # grip_dtype
 F32, U32, I32, U8 = 1, 2, 3, 4

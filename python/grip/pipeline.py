@@ -140,9 +140,9 @@ class Pipeline:
                 if e.status != _abi.ECONFIG:
                     raise
                 known = [p.key for p in info.params]
-                hints = [f"{kind}.{k}: did you mean '{m[0]}'?" for k in keys if k not in known
+                hints = [f"did you mean '{m[0]}' for '{k}'?" for k in keys if k not in known
                          for m in [difflib.get_close_matches(k, known, n=1, cutoff=0.6)] if m]
-                problems.append(f"{kind} '{info.name}': {e.message}" + "".join(f"\n    {h}" for h in hints))
+                problems.append(f"{kind} '{info.name}': {e.message}" + "".join(f"; {h}" for h in hints))
         if problems:
             raise ConfigError(problems)
 

@@ -53,7 +53,8 @@ def test_pipeline_reports_every_bad_key_at_once(plugin):
     err = e.value
     assert isinstance(err, grip.GripError) and err.status == grip.Status.ECONFIG
     assert len(err.problems) == 2
-    assert "radiuss" in err.problems[0] and "did you mean 'radius'" in err.problems[0]
+    assert err.problems[0].startswith("descriptor 'shot': ") and "radiuss" in err.problems[0]
+    assert err.problems[0].endswith("; did you mean 'radius' for 'radiuss'?")
     assert err.problems[1].startswith("match 'knn'")
 
 
