@@ -31,12 +31,15 @@ class build_py_recording(build_py):
     def run(self):
         super().run()
         path = installed_plugin()
-        if path:
-            target = os.path.join(self.build_lib, "grip", "_install.py")
-            with open(target, "w", encoding="utf-8") as f:
-                f.write('"""Written when the package was built (setup.py): where the grip plugin was then."""\n')
-                f.write(f"PLUGIN_PATH = {path!r}\n")
-            self.announce(f"grip: recorded the plugin at {path}", level=2)
+        target = os.path.join(self.build_lib, "grip", "_install.py")
+        if not path:
+            if os.path.exists(target):  # an earlier build's record, in a reused build folder
+                os.remove(target)
+            return
+        with open(target, "w", encoding="utf-8") as f:
+            f.write('"""Written when the package was built (setup.py): where the grip plugin was then."""\n')
+            f.write(f"PLUGIN_PATH = {path!r}\n")
+        self.announce(f"grip: recorded the plugin at {path}", level=2)
 
 
 setup(cmdclass={"build_py": build_py_recording})
