@@ -327,9 +327,16 @@ const grip_stage_impl *grip_loader_find_stage(const grip_loaded_plugin *lp, uint
 
 /* ---- default path -------------------------------------------------------------------------------------------- */
 
+/* The installed plugin's folder relative to the installed grip-host's (the build defines it from the install
+ * layout); ../lib/grip for the usual bin/ and lib/ */
+#ifndef GRIP_PLUGIN_RELDIR
+#define GRIP_PLUGIN_RELDIR "../lib/grip"
+#endif
+
 int grip_loader_search_beside(const char *exe_dir, char *buf, size_t n)
 {
-    static const char *const candidates[] = {"libgrip.so", "../lib/libgrip.so"};
+    /* beside: the build tree; the plugins folder: an installed tree; ../lib: trees installed before it had one */
+    static const char *const candidates[] = {"libgrip.so", GRIP_PLUGIN_RELDIR "/libgrip.so", "../lib/libgrip.so"};
     for (size_t i = 0; i < sizeof candidates / sizeof candidates[0]; i++) {
         snprintf(buf, n, "%s/%s", exe_dir, candidates[i]);
         if (host_file_readable(buf))

@@ -47,9 +47,10 @@ void grip_loader_close(grip_loaded_plugin *lp);
 const grip_stage_impl *grip_loader_find_stage(const grip_loaded_plugin *lp, uint32_t kind, const char *impl);
 
 /* Where grip-host finds its plugin by default: $GRIP_PLUGIN when set (returned as is, even if absent, so that
- * the loader reports it), else the first readable of <exe dir>/libgrip.so and <exe dir>/../lib/libgrip.so, the
- * exe dir being that of /proc/self/exe (of argv0 when /proc is unavailable). Returns 0 with the path in buf,
- * or -1 when no candidate exists, buf then holding the first place looked. */
+ * the loader reports it), else the first readable of <exe dir>/libgrip.so (a build tree), <exe dir>/../lib/grip/
+ * libgrip.so (an installed tree: the install's plugin folder as seen from its bin folder) and <exe dir>/../lib/
+ * libgrip.so, the exe dir being that of /proc/self/exe (of argv0 when /proc is unavailable). Returns 0 with the
+ * path in buf, or -1 when no candidate exists, buf then holding the first place looked. */
 int grip_loader_default_path(const char *argv0, char *buf, size_t n);
 
 /* The search of grip_loader_default_path() below one executable folder (without the environment). */

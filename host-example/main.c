@@ -31,7 +31,7 @@ static void usage(FILE *f)
             "  bench recall [--model M --scene S --gt T.xf] [--leaf L] [--radius R] [--sweep] [--set ...] [--json]\n"
             "                                how often a scene keypoint's nearest model descriptor is its true match\n"
             "                                (grip-host bench --help says more)\n"
-            "The plugin defaults to $GRIP_PLUGIN, else the libgrip.so beside grip-host (or in ../lib).\n");
+            "The plugin defaults to $GRIP_PLUGIN, else the libgrip.so beside grip-host (or in ../lib/grip).\n");
 }
 
 /* Takes the value of an option that needs one; NULL (after a message) when it is missing. */
