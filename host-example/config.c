@@ -277,6 +277,36 @@ int grip_config_load(const char *path, grip_config *cfg, grip_diag *diag)
     return grip_diag_count(diag) == before ? 0 : -1;
 }
 
+int grip_config_load_mem(const char *name, const char *text, size_t len, grip_config *cfg, grip_diag *diag)
+{
+    size_t before = grip_diag_count(diag);
+    ini_reader r = {name, 0, NULL, 0, cfg, diag};
+    char *buf = NULL;
+    size_t cap = 0;
+    /* line by line as getline() gives them: each with its '\n', then a NUL (one inside a line ends it early) */
+    for (size_t at = 0; at < len;) {
+        const char *nl = memchr(text + at, '\n', len - at);
+        size_t n = nl ? (size_t)(nl - (text + at)) + 1 : len - at;
+        if (n + 1 > cap) {
+            char *bigger = realloc(buf, n + 1);
+            if (!bigger) {
+                grip_diag_add(diag, "%s: out of memory after line %d", name, r.line);
+                break;
+            }
+            buf = bigger;
+            cap = n + 1;
+        }
+        memcpy(buf, text + at, n);
+        buf[n] = '\0';
+        at += n;
+        r.line++;
+        read_line(&r, buf);
+    }
+    free(buf);
+    free(r.section);
+    return grip_diag_count(diag) == before ? 0 : -1;
+}
+
 /* ---- --set section.key=value --------------------------------------------------------------------------------- */
 
 int grip_config_set(grip_config *cfg, const char *assignment, grip_diag *diag)

@@ -19,6 +19,9 @@ typedef struct cloud_io_file {
 
 /* Reads path into f (free with cloud_io_file_free). An empty file is an error ("<path>: file is empty"). */
 int cloud_io_file_load(const char *path, cloud_io_file *f, char *err, size_t errlen);
+/* The same from memory: copies data[0..size) (adding the NUL) under the name path. */
+int cloud_io_file_from_mem(const char *path, const void *data, size_t size, cloud_io_file *f, char *err,
+                           size_t errlen);
 void cloud_io_file_free(cloud_io_file *f);
 
 /* ---- writing ------------------------------------------------------------------------------------------------ */

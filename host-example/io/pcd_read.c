@@ -228,23 +228,20 @@ static int read_ascii(const cloud_io_file *f, const pcd_header *h, host_cloud *c
     return rc;
 }
 
-int pcd_read(const char *path, host_cloud *out, char *err, size_t errlen)
+/* Reads the loaded file f into *out (zeroed by the caller). */
+static int read_loaded(const cloud_io_file *f, host_cloud *out, char *err, size_t errlen)
 {
-    memset(out, 0, sizeof *out);
-    cloud_io_file f;
-    if (cloud_io_file_load(path, &f, err, errlen) != 0)
-        return -1;
     pcd_header *h = malloc(sizeof *h); /* ~20 KiB: kept off the stack */
-    int rc = h ? pcd_header_parse(&f, h, err, errlen) : cloud_io_fail(err, errlen, path, 0, "out of memory");
+    int rc = h ? pcd_header_parse(f, h, err, errlen) : cloud_io_fail(err, errlen, f->path, 0, "out of memory");
     host_cloud c;
     memset(&c, 0, sizeof c);
     if (rc == 0) {
         if (h->kind == PCD_ASCII)
-            rc = read_ascii(&f, h, &c, err, errlen);
+            rc = read_ascii(f, h, &c, err, errlen);
         else if (h->kind == PCD_BINARY)
-            rc = read_binary(&f, h, &c, err, errlen);
+            rc = read_binary(f, h, &c, err, errlen);
         else
-            rc = read_compressed(&f, h, &c, err, errlen);
+            rc = read_compressed(f, h, &c, err, errlen);
     }
     if (rc == 0) {
         c.width = h->width;
@@ -254,6 +251,27 @@ int pcd_read(const char *path, host_cloud *out, char *err, size_t errlen)
         *out = c;
     }
     free(h);
-    cloud_io_file_free(&f);
     return rc == 0 ? 0 : -1;
+}
+
+int pcd_read(const char *path, host_cloud *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    cloud_io_file f;
+    if (cloud_io_file_load(path, &f, err, errlen) != 0)
+        return -1;
+    int rc = read_loaded(&f, out, err, errlen);
+    cloud_io_file_free(&f);
+    return rc;
+}
+
+int pcd_read_mem(const void *data, size_t size, const char *name, host_cloud *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    cloud_io_file f;
+    if (cloud_io_file_from_mem(name, data, size, &f, err, errlen) != 0)
+        return -1;
+    int rc = read_loaded(&f, out, err, errlen);
+    cloud_io_file_free(&f);
+    return rc;
 }

@@ -175,27 +175,45 @@ static int read_ascii(const cloud_io_file *f, const ply_header *h, host_cloud *c
     return 0;
 }
 
-int ply_read(const char *path, host_cloud *out, char *err, size_t errlen)
+/* Reads the loaded file f into *out (zeroed by the caller). */
+static int read_loaded(const cloud_io_file *f, host_cloud *out, char *err, size_t errlen)
 {
-    memset(out, 0, sizeof *out);
-    cloud_io_file f;
-    if (cloud_io_file_load(path, &f, err, errlen) != 0)
-        return -1;
     ply_header *h = malloc(sizeof *h); /* ~20 KiB: kept off the stack */
-    int rc = h ? ply_header_parse(&f, h, err, errlen) : cloud_io_fail(err, errlen, path, 0, "out of memory");
+    int rc = h ? ply_header_parse(f, h, err, errlen) : cloud_io_fail(err, errlen, f->path, 0, "out of memory");
     host_cloud c;
     memset(&c, 0, sizeof c);
     if (rc == 0 && h->elements[h->vertex].count > UINT32_MAX)
-        rc = cloud_io_fail(err, errlen, path, h->elements[h->vertex].line, "element vertex count %llu is too large",
+        rc = cloud_io_fail(err, errlen, f->path, h->elements[h->vertex].line, "element vertex count %llu is too large",
                            (unsigned long long)h->elements[h->vertex].count);
     if (rc == 0)
-        rc = h->format == PLY_ASCII ? read_ascii(&f, h, &c, err, errlen) : read_binary(&f, h, &c, err, errlen);
+        rc = h->format == PLY_ASCII ? read_ascii(f, h, &c, err, errlen) : read_binary(f, h, &c, err, errlen);
     if (rc == 0) {
         c.width = (uint32_t)c.n;
         c.height = 1;
         *out = c;
     }
     free(h);
-    cloud_io_file_free(&f);
     return rc == 0 ? 0 : -1;
+}
+
+int ply_read(const char *path, host_cloud *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    cloud_io_file f;
+    if (cloud_io_file_load(path, &f, err, errlen) != 0)
+        return -1;
+    int rc = read_loaded(&f, out, err, errlen);
+    cloud_io_file_free(&f);
+    return rc;
+}
+
+int ply_read_mem(const void *data, size_t size, const char *name, host_cloud *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    cloud_io_file f;
+    if (cloud_io_file_from_mem(name, data, size, &f, err, errlen) != 0)
+        return -1;
+    int rc = read_loaded(&f, out, err, errlen);
+    cloud_io_file_free(&f);
+    return rc;
 }

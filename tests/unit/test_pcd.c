@@ -323,6 +323,25 @@ START_TEST(format_found_by_content_when_the_name_says_nothing)
 }
 END_TEST
 
+/* From memory: the bytes past size are never read (no NUL needed), the name stands for the path. */
+START_TEST(read_from_memory)
+{
+    static const char text[] = "FIELDS x y z\nWIDTH 2\nPOINTS 2\nDATA ascii\n1 2 3\n4 5 6999";
+    host_cloud c;
+    char err[512] = "";
+    ck_assert_msg(pcd_read_mem(text, sizeof text - 4, "mem.pcd", &c, err, sizeof err) == 0, "%s", err);
+    ck_assert_uint_eq(c.n, 2);
+    ck_assert_float_eq(c.xyz[5], 6.0f);
+    ck_assert_str_eq(c.path, "mem.pcd");
+    host_cloud_free(&c);
+    ck_assert_int_eq(pcd_read_mem(text, sizeof text - 8, "mem.pcd", &c, err, sizeof err), -1);
+    ck_assert_str_eq(err, "mem.pcd:6: row of point 1 has 1 values, FIELDS/COUNT declare 3");
+    ck_assert(grip_test_cloud_is_zeroed(&c));
+    ck_assert_int_eq(pcd_read_mem(text, 0, "mem.pcd", &c, err, sizeof err), -1);
+    ck_assert_str_eq(err, "mem.pcd: file is empty");
+}
+END_TEST
+
 START_TEST(empty_cloud_is_read_but_refused_by_cloud_read)
 {
     const char *path = grip_test_write_text("empty_cloud.pcd", xyz_header("0", "binary"));
@@ -638,6 +657,7 @@ int main(void)
     tcase_add_test(gen, old_headers_and_nan_tokens);
     tcase_add_test(gen, format_found_by_content_when_the_name_says_nothing);
     tcase_add_test(gen, empty_cloud_is_read_but_refused_by_cloud_read);
+    tcase_add_test(gen, read_from_memory);
     tcase_add_test(gen, missing_empty_and_foreign_files);
     tcase_add_test(gen, header_errors_name_the_line);
     tcase_add_test(gen, ascii_errors_name_the_line);

@@ -227,6 +227,26 @@ END_TEST
 
 #define XYZ_PROPS "property float x\nproperty float y\nproperty float z\n"
 
+/* From memory: the bytes past size are never read (no NUL needed), the name stands for the path. */
+START_TEST(read_from_memory)
+{
+    static const char text[] = "ply\nformat ascii 1.0\nelement vertex 2\nproperty float x\nproperty float y\n"
+                               "property float z\nend_header\n1 2 3\n4 5 6999";
+    host_cloud c;
+    char err[512] = "";
+    ck_assert_msg(ply_read_mem(text, sizeof text - 4, "mem.ply", &c, err, sizeof err) == 0, "%s", err);
+    ck_assert_uint_eq(c.n, 2);
+    ck_assert_float_eq(c.xyz[5], 6.0f);
+    ck_assert_str_eq(c.path, "mem.ply");
+    host_cloud_free(&c);
+    ck_assert_int_eq(ply_read_mem(text, sizeof text - 8, "mem.ply", &c, err, sizeof err), -1);
+    ck_assert_str_eq(err, "mem.ply:9: vertex 1: row ends before 'y'");
+    ck_assert(grip_test_cloud_is_zeroed(&c));
+    ck_assert_int_eq(ply_read_mem(text, 0, "mem.ply", &c, err, sizeof err), -1);
+    ck_assert_str_eq(err, "mem.ply: file is empty");
+}
+END_TEST
+
 START_TEST(header_errors_name_the_line)
 {
     host_cloud c;
@@ -405,6 +425,7 @@ int main(void)
     tcase_add_test(gen, partial_normals_and_float_colours_are_left_out);
     tcase_add_test(gen, format_found_by_content_when_the_name_says_nothing);
     tcase_add_test(gen, header_errors_name_the_line);
+    tcase_add_test(gen, read_from_memory);
     tcase_add_test(gen, ascii_errors_name_the_line);
     tcase_add_test(gen, binary_errors_give_byte_counts);
     suite_add_tcase(s, gen);
