@@ -19,6 +19,8 @@ typedef struct pcd_column {
 /* Decodes the columns that feed the cloud from data (which the caller has checked holds every value). */
 static void decode_columns(host_cloud *c, const unsigned char *data, const pcd_column *cols, size_t ncols)
 {
+    if (c->n == 0)
+        return; /* c->xyz is NULL: not even an offset may be added to it */
     for (size_t k = 0; k < ncols; k++) {
         const pcd_column *col = &cols[k];
         const unsigned char *p = data + col->base;
