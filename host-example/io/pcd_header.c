@@ -7,17 +7,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PCD_MAX_TOKENS (PCD_MAX_FIELDS + 1)
-
 /* Line numbers of the keywords seen (0 = not seen). */
 typedef struct pcd_lines {
     size_t version, fields, size, type, count, width, height, viewpoint, points, data;
 } pcd_lines;
 
-/* The tokens of one header line after its keyword. */
+/* The tokens of one header line after its keyword. No keyword takes more than PCD_MAX_FIELDS values, so only that
+ * many are kept; n counts them all, so that a longer line is refused by its keyword with the real number. */
 typedef struct pcd_line {
-    const char *tok[PCD_MAX_TOKENS];
-    size_t len[PCD_MAX_TOKENS];
+    const char *tok[PCD_MAX_FIELDS];
+    size_t len[PCD_MAX_FIELDS];
     size_t n;
     size_t number;
 } pcd_line;
@@ -36,21 +35,20 @@ static int fail(pcd_parse *ps, size_t line, const char *what)
     return cloud_io_fail(ps->err, ps->errlen, ps->f->path, line, "%s", what);
 }
 
-/* Reads the rest of the current line into l; too many tokens is an error. */
-static int read_values(pcd_parse *ps, cloud_io_text *t, pcd_line *l)
+/* Reads the rest of the current line into l. */
+static void read_values(cloud_io_text *t, pcd_line *l)
 {
     l->n = 0;
     l->number = t->line;
     const char *tok;
     size_t len;
     while ((len = cloud_io_text_token(t, &tok)) > 0) {
-        if (l->n == PCD_MAX_TOKENS)
-            return cloud_io_fail(ps->err, ps->errlen, ps->f->path, t->line,
-                                 "more than %d values on one header line", PCD_MAX_FIELDS);
-        l->tok[l->n] = tok;
-        l->len[l->n++] = len;
+        if (l->n < PCD_MAX_FIELDS) {
+            l->tok[l->n] = tok;
+            l->len[l->n] = len;
+        }
+        l->n++;
     }
-    return 0;
 }
 
 /* Parses a non-negative decimal integer token no larger than max. */
@@ -96,6 +94,9 @@ static int parse_fields(pcd_parse *ps, const pcd_line *l)
     pcd_header *h = ps->h;
     if (l->n == 0)
         return fail(ps, l->number, "FIELDS lists no fields");
+    if (l->n > PCD_MAX_FIELDS)
+        return cloud_io_fail(ps->err, ps->errlen, ps->f->path, l->number, "FIELDS: %zu fields, at most %d", l->n,
+                             PCD_MAX_FIELDS);
     if (ps->lines.size || ps->lines.type || ps->lines.count)
         return fail(ps, l->number, "FIELDS must come before SIZE, TYPE and COUNT");
     for (size_t i = 0; i < l->n; i++) {
@@ -363,7 +364,8 @@ int pcd_header_parse(const cloud_io_file *f, pcd_header *h, char *err, size_t er
             cloud_io_text_end_row(&t);
             continue;
         }
-        if (read_values(&ps, &t, &l) != 0 || parse_keyword(&ps, kw, kwlen, &l) != 0)
+        read_values(&t, &l);
+        if (parse_keyword(&ps, kw, kwlen, &l) != 0)
             return -1;
         cloud_io_text_end_row(&t);
     }

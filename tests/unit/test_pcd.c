@@ -423,6 +423,48 @@ START_TEST(header_errors_name_the_line)
 }
 END_TEST
 
+/* FIELDS of n entries: x y z and n - 3 more, as many SIZE/TYPE/COUNT entries, 1 point of ascii data. */
+static const char *wide_header(size_t n)
+{
+    static char text[16384];
+    size_t at = (size_t)snprintf(text, sizeof text, "# wide\nVERSION 0.7\nFIELDS x y z");
+    for (size_t i = 3; i < n; i++)
+        at += (size_t)snprintf(text + at, sizeof text - at, " f%zu", i);
+    static const char *const keys[] = {"\nSIZE", "\nTYPE", "\nCOUNT"}, *const values[] = {" 4", " F", " 1"};
+    for (size_t k = 0; k < 3; k++) {
+        at += (size_t)snprintf(text + at, sizeof text - at, "%s", keys[k]);
+        for (size_t i = 0; i < n; i++)
+            at += (size_t)snprintf(text + at, sizeof text - at, "%s", values[k]);
+    }
+    at += (size_t)snprintf(text + at, sizeof text - at, "\nPOINTS 1\nDATA ascii\n");
+    for (size_t i = 0; i < n; i++)
+        at += (size_t)snprintf(text + at, sizeof text - at, "%zu ", i);
+    snprintf(text + at, sizeof text - at, "\n");
+    return text;
+}
+
+/* The header holds PCD_MAX_FIELDS fields: one more is an error naming the line, never a write past the table. */
+START_TEST(field_count_limit)
+{
+    host_cloud c;
+    char err[512] = "";
+    ck_assert_msg(pcd_read(grip_test_write_text("f128.pcd", wide_header(128)), &c, err, sizeof err) == 0, "%s", err);
+    ck_assert_uint_eq(c.n, 1);
+    ck_assert_float_eq(c.xyz[2], 2.0f);
+    host_cloud_free(&c);
+    expect_pcd_error(grip_test_write_text("scene.pcd", wide_header(129)), "scene.pcd:3: FIELDS: 129 fields, at most 128",
+                     NULL);
+    expect_pcd_error(grip_test_write_text("scene.pcd", wide_header(200)), "scene.pcd:3: FIELDS: 200 fields, at most 128",
+                     NULL);
+    /* a long line under another keyword is refused by that keyword, with the real count */
+    char text[1024] = "FIELDS x y z\nSIZE";
+    for (int i = 0; i < 200; i++)
+        strcat(text, " 4");
+    strcat(text, "\nPOINTS 0\nDATA ascii\n");
+    expect_pcd_error(grip_test_write_text("size.pcd", text), "size.pcd:2: FIELDS has 3 entries but SIZE has 200", NULL);
+}
+END_TEST
+
 START_TEST(ascii_errors_name_the_line)
 {
     char text[2048];
@@ -660,6 +702,7 @@ int main(void)
     tcase_add_test(gen, read_from_memory);
     tcase_add_test(gen, missing_empty_and_foreign_files);
     tcase_add_test(gen, header_errors_name_the_line);
+    tcase_add_test(gen, field_count_limit);
     tcase_add_test(gen, ascii_errors_name_the_line);
     tcase_add_test(gen, binary_errors_give_byte_counts);
     tcase_add_test(gen, compressed_errors_give_sizes);
