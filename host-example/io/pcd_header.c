@@ -304,7 +304,6 @@ static int resolve_fields(pcd_parse *ps)
                                  "field '%s' has SIZE %zu, expected 4 (packed 0x00RRGGBB)", fd->name, fd->size);
         role_field[fd->role] = i;
         fd->offset = h->point_step;
-        fd->token = h->row_values;
         h->point_step += fd->size * fd->count;
         h->row_values += fd->count;
     }

@@ -159,37 +159,30 @@ static int read_compressed(const cloud_io_file *f, const pcd_header *h, host_clo
     return 0;
 }
 
-/* Field index of every value of an ascii row. */
-static size_t *ascii_value_fields(const pcd_header *h)
-{
-    size_t *field_of = malloc((h->row_values ? h->row_values : 1) * sizeof *field_of);
-    if (!field_of)
-        return NULL;
-    for (size_t i = 0; i < h->nfields; i++)
-        for (uint32_t k = 0; k < h->fields[i].count; k++)
-            field_of[h->fields[i].token + k] = i;
-    return field_of;
-}
-
-/* One ascii row: exactly row_values numbers, each valid for its field's type. */
-static int read_ascii_row(const cloud_io_file *f, const pcd_header *h, const size_t *field_of, cloud_io_text *t,
-                          host_cloud *c, size_t i, char *err, size_t errlen)
+/* One ascii row: exactly row_values numbers, each valid for its field's type. The fields are walked along the row
+ * rather than tabulated per value: COUNT lets a 2 KB header declare 2^27 values a row. */
+static int read_ascii_row(const cloud_io_file *f, const pcd_header *h, cloud_io_text *t, host_cloud *c, size_t i,
+                          char *err, size_t errlen)
 {
     const char *tok;
-    size_t len, k = 0;
+    size_t len, k = 0, field = 0, within = 0; /* value k of the row is value `within` of field `field` */
     while ((len = cloud_io_text_token(t, &tok)) > 0) {
         if (k == h->row_values)
             return cloud_io_fail(err, errlen, f->path, t->line, "row of point %zu has more than the %zu values "
                                  "FIELDS/COUNT declare", i, h->row_values);
-        const pcd_field *fd = &h->fields[field_of[k]];
+        const pcd_field *fd = &h->fields[field];
         cloud_io_value v;
         if (cloud_io_scalar_parse(tok, len, fd->type, &v) != 0)
             return cloud_io_fail(err, errlen, f->path, t->line,
                                  "'%.*s' is not a valid %s (field '%s' of point %zu)", (int)(len > 40 ? 40 : len),
                                  tok, cloud_io_scalar_is_integer(fd->type) ? "integer" : "number", fd->name, i);
-        if (k == fd->token)
+        if (within == 0)
             cloud_io_store(c, i, fd->role, v);
         k++;
+        if (++within == fd->count) {
+            field++;
+            within = 0;
+        }
     }
     if (k != h->row_values)
         return cloud_io_fail(err, errlen, f->path, t->line, "row of point %zu has %zu values, FIELDS/COUNT declare %zu",
@@ -209,22 +202,16 @@ static int read_ascii(const cloud_io_file *f, const pcd_header *h, host_cloud *c
         return cloud_io_fail(err, errlen, f->path, end_line,
                              "data ends after %llu of %llu points (truncated ascii data)", (unsigned long long)rows,
                              (unsigned long long)h->points);
-    size_t *field_of = ascii_value_fields(h);
-    if (!field_of)
-        return cloud_io_fail(err, errlen, f->path, 0, "out of memory");
-    if (cloud_io_cloud_alloc(c, (size_t)h->points, h->has_normals, h->has_rgb, f->path, err, errlen) != 0) {
-        free(field_of);
+    if (cloud_io_cloud_alloc(c, (size_t)h->points, h->has_normals, h->has_rgb, f->path, err, errlen) != 0)
         return -1;
-    }
     int rc = 0;
     for (size_t i = 0; i < c->n && rc == 0; i++) {
         cloud_io_text_next_row(&t);
-        rc = read_ascii_row(f, h, field_of, &t, c, i, err, errlen);
+        rc = read_ascii_row(f, h, &t, c, i, err, errlen);
     }
     if (rc == 0 && cloud_io_text_next_row(&t))
         rc = cloud_io_fail(err, errlen, f->path, t.line, "more data rows than the %llu POINTS declare",
                            (unsigned long long)h->points);
-    free(field_of);
     if (rc != 0)
         host_cloud_free(c);
     return rc;

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 /* pcd_read must fail, leave the cloud zeroed, and say each of the needles. */
@@ -465,6 +466,27 @@ START_TEST(field_count_limit)
 }
 END_TEST
 
+/* 128 fields of COUNT 2^20 declare 2^27 values a row in a 1.6 KB file: the row is refused as it is read, without
+ * the 1 GiB table of value -> field the reader once built and filled for it. */
+START_TEST(huge_count_allocates_nothing_large)
+{
+    char text[4096] = "FIELDS x y z";
+    for (int i = 3; i < 128; i++)
+        snprintf(text + strlen(text), sizeof text - strlen(text), " f%d", i);
+    strcat(text, "\nCOUNT");
+    for (int i = 0; i < 128; i++)
+        strcat(text, " 1048576");
+    strcat(text, "\nPOINTS 1\nDATA ascii\n1 2 3\n");
+    ck_assert_uint_lt(strlen(text), 1700);
+    struct rusage before, after;
+    getrusage(RUSAGE_SELF, &before);
+    expect_pcd_error(grip_test_write_text("counts.pcd", text),
+                     "counts.pcd:5: row of point 0 has 3 values, FIELDS/COUNT declare 134217728", NULL);
+    getrusage(RUSAGE_SELF, &after);
+    ck_assert_int_lt(after.ru_maxrss - before.ru_maxrss, 64 * 1024); /* KiB */
+}
+END_TEST
+
 START_TEST(ascii_errors_name_the_line)
 {
     char text[2048];
@@ -703,6 +725,7 @@ int main(void)
     tcase_add_test(gen, missing_empty_and_foreign_files);
     tcase_add_test(gen, header_errors_name_the_line);
     tcase_add_test(gen, field_count_limit);
+    tcase_add_test(gen, huge_count_allocates_nothing_large);
     tcase_add_test(gen, ascii_errors_name_the_line);
     tcase_add_test(gen, binary_errors_give_byte_counts);
     tcase_add_test(gen, compressed_errors_give_sizes);
