@@ -69,6 +69,9 @@ cloud_io_value cloud_io_scalar_load(const unsigned char *p, cloud_io_scalar t, i
 /* Parses one text token of len bytes as type t (nan/inf accepted for floating types). Returns 0, or -1 when the
  * token is not a number of that type (out of range included). */
 int cloud_io_scalar_parse(const char *tok, size_t len, cloud_io_scalar t, cloud_io_value *v);
+/* Parses a header count: decimal digits only, no larger than max, exactly (no detour through a double, which
+ * rounds 2^64 - 1 up to 2^64). Returns 0, or -1 when the token is anything else. */
+int cloud_io_parse_count(const char *tok, size_t len, uint64_t max, uint64_t *out);
 
 /* ---- where a value goes in the cloud ------------------------------------------------------------------------- */
 
@@ -106,5 +109,7 @@ void cloud_io_text_end_row(cloud_io_text *t);
 /* Counts non-blank lines from t onward, stopping once it reaches limit; *last_line gets the line number where the
  * count stopped (the end of the data when fewer than limit). Does not move t. */
 uint64_t cloud_io_text_count_rows(const cloud_io_text *t, uint64_t limit, size_t *last_line);
+/* Moves t past up to limit non-blank lines; returns how many it passed (fewer at the end of the data). */
+uint64_t cloud_io_text_skip_rows(cloud_io_text *t, uint64_t limit);
 
 #endif

@@ -51,24 +51,6 @@ static void read_values(cloud_io_text *t, pcd_line *l)
     }
 }
 
-/* Parses a non-negative decimal integer token no larger than max. */
-static int parse_count(const char *tok, size_t len, uint64_t max, uint64_t *out)
-{
-    if (len == 0 || len > 20)
-        return -1;
-    uint64_t v = 0;
-    for (size_t i = 0; i < len; i++) {
-        if (tok[i] < '0' || tok[i] > '9')
-            return -1;
-        unsigned digit = (unsigned)(tok[i] - '0');
-        if (v > (max - digit) / 10)
-            return -1;
-        v = v * 10 + digit;
-    }
-    *out = v;
-    return 0;
-}
-
 /* Keeps the line number of a keyword; a repeated keyword is an error. */
 static int mark_line(pcd_parse *ps, size_t *seen, const char *keyword, size_t line)
 {
@@ -132,7 +114,7 @@ static int parse_sizes(pcd_parse *ps, const pcd_line *l)
         return -1;
     for (size_t i = 0; i < l->n; i++) {
         uint64_t v = 0;
-        if (parse_count(l->tok[i], l->len[i], 8, &v) != 0 || (v != 1 && v != 2 && v != 4 && v != 8))
+        if (cloud_io_parse_count(l->tok[i], l->len[i], 8, &v) != 0 || (v != 1 && v != 2 && v != 4 && v != 8))
             return cloud_io_fail(ps->err, ps->errlen, ps->f->path, l->number,
                                  "SIZE of field '%s' is '%.*s', expected 1, 2, 4 or 8", ps->h->fields[i].name,
                                  (int)l->len[i], l->tok[i]);
@@ -162,7 +144,7 @@ static int parse_counts(pcd_parse *ps, const pcd_line *l)
         return -1;
     for (size_t i = 0; i < l->n; i++) {
         uint64_t v = 0;
-        if (parse_count(l->tok[i], l->len[i], 1u << 20, &v) != 0 || v == 0)
+        if (cloud_io_parse_count(l->tok[i], l->len[i], 1u << 20, &v) != 0 || v == 0)
             return cloud_io_fail(ps->err, ps->errlen, ps->f->path, l->number,
                                  "COUNT of field '%s' is '%.*s', expected an integer from 1 to %u",
                                  ps->h->fields[i].name, (int)l->len[i], l->tok[i], 1u << 20);
@@ -174,7 +156,7 @@ static int parse_counts(pcd_parse *ps, const pcd_line *l)
 /* WIDTH, HEIGHT, POINTS: one non-negative integer no larger than max. */
 static int parse_number_line(pcd_parse *ps, const pcd_line *l, const char *keyword, uint64_t max, uint64_t *out)
 {
-    if (l->n != 1 || parse_count(l->tok[0], l->len[0], max, out) != 0)
+    if (l->n != 1 || cloud_io_parse_count(l->tok[0], l->len[0], max, out) != 0)
         return cloud_io_fail(ps->err, ps->errlen, ps->f->path, l->number,
                              "%s needs one integer from 0 to %llu", keyword, (unsigned long long)max);
     return 0;

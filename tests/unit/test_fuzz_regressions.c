@@ -25,6 +25,13 @@ static const regression cases[] = {
     {"pcd", "empty_compressed_body.pcd", NULL, 0},
     /* 129 fields where the header holds 128: a heap buffer overflow (outside fuzz run) */
     {"pcd", "fields_129.pcd", ":2: FIELDS: 129 fields, at most 128", 0},
+    /* a binary element without properties and a count of 2^63: 2^63 walks of an empty row, a hang */
+    {"ply", "no_props_huge_count.ply", NULL, 1},
+    /* a count of 2^64 - 1, parsed through a double that rounded it to 2^64: UBSan, out-of-range conversion */
+    {"ply", "count_2pow64_minus_1.ply",
+     ":11: data ends after 1 rows, the elements up to and including vertex need more than 18446744073709551615 "
+     "(truncated ascii data)",
+     0},
     {NULL, NULL, NULL, 0},
 };
 #define N_CASES (sizeof cases / sizeof cases[0] - 1)
