@@ -4,6 +4,7 @@
 #include "io/pcd_header.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,16 +36,28 @@ static void decode_columns(host_cloud *c, const unsigned char *data, const pcd_c
     }
 }
 
+/* a x b in decimal, or "more than 18446744073709551615" when the product does not fit: the sizes a header
+ * declares are quoted in messages, and a wrapped product would quote a wrong, small number. */
+static const char *product_text(char *buf, size_t n, uint64_t a, uint64_t b)
+{
+    if (b != 0 && a > UINT64_MAX / b)
+        snprintf(buf, n, "more than %llu", (unsigned long long)UINT64_MAX);
+    else
+        snprintf(buf, n, "%llu", (unsigned long long)(a * b));
+    return buf;
+}
+
 /* binary: point-major records of point_step bytes, the first right after the DATA line. */
 static int read_binary(const cloud_io_file *f, const pcd_header *h, host_cloud *c, char *err, size_t errlen)
 {
     size_t avail = f->size - h->data_offset;
+    char total[48];
     if (h->points > avail / (h->point_step ? h->point_step : 1))
         return cloud_io_fail(err, errlen, f->path, 0,
-                             "binary data truncated: %llu points x %zu bytes need %llu bytes after the header (byte "
+                             "binary data truncated: %llu points x %zu bytes need %s bytes after the header (byte "
                              "offset %zu), the file has %zu",
                              (unsigned long long)h->points, h->point_step,
-                             (unsigned long long)h->points * h->point_step, h->data_offset, avail);
+                             product_text(total, sizeof total, h->points, h->point_step), h->data_offset, avail);
     if (cloud_io_cloud_alloc(c, (size_t)h->points, h->has_normals, h->has_rgb, f->path, err, errlen) != 0)
         return -1;
     pcd_column cols[PCD_MAX_FIELDS];
@@ -75,12 +88,13 @@ static int check_compressed_sizes(const cloud_io_file *f, const pcd_header *h, u
                              "binary_compressed: header says %u compressed bytes but only %zu follow (byte offset "
                              "%zu; truncated or corrupt)",
                              packed, avail, h->data_offset + 8);
+    char total[48];
     if (h->points > UINT32_MAX / (soa_bytes ? soa_bytes : 1) || h->points * soa_bytes != unpacked)
         return cloud_io_fail(err, errlen, f->path, 0,
                              "binary_compressed: header says %u uncompressed bytes but %llu points x %llu bytes "
-                             "need %llu",
+                             "need %s",
                              unpacked, (unsigned long long)h->points, (unsigned long long)soa_bytes,
-                             (unsigned long long)(h->points * soa_bytes));
+                             product_text(total, sizeof total, h->points, soa_bytes));
     if ((uint64_t)unpacked > (uint64_t)packed * LZF_MAX_RATIO)
         return cloud_io_fail(err, errlen, f->path, 0,
                              "binary_compressed: %u uncompressed bytes cannot come from %u bytes of LZF data",

@@ -526,6 +526,13 @@ START_TEST(binary_errors_give_byte_counts)
                      "huge.pcd: binary data truncated: 4000000000 points x 12 bytes need 48000000000 bytes", NULL);
     expect_pcd_error(write_with_data("hugeascii.pcd", xyz_header("4000000000", "ascii"), "1 2 3\n", 6),
                      "hugeascii.pcd:13: data ends after 1 of 4000000000 points", NULL);
+    /* sizes past 2^64 are said so, not quoted wrapped */
+    const char *widest = header("x y z", "8 8 8", "F F F", "1048576 1 1", "4294967295", "2147483648",
+                                "9223372034707292160", "binary");
+    expect_pcd_error(write_with_data("widest.pcd", widest, rec, sizeof rec),
+                     "widest.pcd: binary data truncated: 9223372034707292160 points x 8388624 bytes need more than "
+                     "18446744073709551615 bytes",
+                     NULL);
 }
 END_TEST
 
@@ -585,6 +592,13 @@ START_TEST(compressed_errors_give_sizes)
 
     expect_pcd_error(write_with_data("nosizes.pcd", head, payload, 5),
                      "nosizes.pcd: binary_compressed: needs 8 bytes of sizes after the header", NULL);
+    expect_pcd_error(write_with_data("widest.pcd",
+                                     header("x y z", "4 4 4", "F F F", "1 1 1", "4294967295", "2147483648",
+                                            "9223372034707292160", "binary_compressed"),
+                                     payload, pn),
+                     "widest.pcd: binary_compressed: header says 1200 uncompressed bytes but 9223372034707292160 "
+                     "points x 12 bytes need more than 18446744073709551615",
+                     NULL);
     /* a huge count with a tiny payload: refused before any allocation */
     expect_pcd_error(write_with_data("huge.pcd", xyz_header("300000000", "binary_compressed"), payload, pn),
                      "huge.pcd: binary_compressed: header says 1200 uncompressed bytes but 300000000 points", NULL);
