@@ -7,6 +7,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -253,6 +254,18 @@ static void read_line(ini_reader *r, char *raw)
         read_assignment(r, text);
 }
 
+/* Counts one more line; at INT_MAX (line numbers are ints in every message and entry) the file is refused from
+ * there on rather than the count overflowing. */
+static int next_line(ini_reader *r)
+{
+    if (r->line == INT_MAX) {
+        report_at(r->diag, r->path, r->line, NULL, NULL, "file has more than %d lines; the rest is ignored", INT_MAX);
+        return 0;
+    }
+    r->line++;
+    return 1;
+}
+
 int grip_config_load(const char *path, grip_config *cfg, grip_diag *diag)
 {
     size_t before = grip_diag_count(diag);
@@ -265,10 +278,8 @@ int grip_config_load(const char *path, grip_config *cfg, grip_diag *diag)
     char *buf = NULL;
     size_t cap = 0;
     errno = 0;
-    while (getline(&buf, &cap, f) >= 0) {
-        r.line++;
+    while (getline(&buf, &cap, f) >= 0 && next_line(&r))
         read_line(&r, buf);
-    }
     if (ferror(f))
         grip_diag_add(diag, "%s: read error after line %d: %s", path, r.line, strerror(errno));
     free(buf);
@@ -299,7 +310,8 @@ int grip_config_load_mem(const char *name, const char *text, size_t len, grip_co
         memcpy(buf, text + at, n);
         buf[n] = '\0';
         at += n;
-        r.line++;
+        if (!next_line(&r))
+            break;
         read_line(&r, buf);
     }
     free(buf);
