@@ -7,6 +7,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -253,6 +254,18 @@ static void read_line(ini_reader *r, char *raw)
         read_assignment(r, text);
 }
 
+/* Counts one more line; at INT_MAX (line numbers are ints in every message and entry) the file is refused from
+ * there on rather than the count overflowing. */
+static int next_line(ini_reader *r)
+{
+    if (r->line == INT_MAX) {
+        report_at(r->diag, r->path, r->line, NULL, NULL, "file has more than %d lines; the rest is ignored", INT_MAX);
+        return 0;
+    }
+    r->line++;
+    return 1;
+}
+
 int grip_config_load(const char *path, grip_config *cfg, grip_diag *diag)
 {
     size_t before = grip_diag_count(diag);
@@ -265,15 +278,44 @@ int grip_config_load(const char *path, grip_config *cfg, grip_diag *diag)
     char *buf = NULL;
     size_t cap = 0;
     errno = 0;
-    while (getline(&buf, &cap, f) >= 0) {
-        r.line++;
+    while (getline(&buf, &cap, f) >= 0 && next_line(&r))
         read_line(&r, buf);
-    }
     if (ferror(f))
         grip_diag_add(diag, "%s: read error after line %d: %s", path, r.line, strerror(errno));
     free(buf);
     free(r.section);
     fclose(f);
+    return grip_diag_count(diag) == before ? 0 : -1;
+}
+
+int grip_config_load_mem(const char *name, const char *text, size_t len, grip_config *cfg, grip_diag *diag)
+{
+    size_t before = grip_diag_count(diag);
+    ini_reader r = {name, 0, NULL, 0, cfg, diag};
+    char *buf = NULL;
+    size_t cap = 0;
+    /* line by line as getline() gives them: each with its '\n', then a NUL (one inside a line ends it early) */
+    for (size_t at = 0; at < len;) {
+        const char *nl = memchr(text + at, '\n', len - at);
+        size_t n = nl ? (size_t)(nl - (text + at)) + 1 : len - at;
+        if (n + 1 > cap) {
+            char *bigger = realloc(buf, n + 1);
+            if (!bigger) {
+                grip_diag_add(diag, "%s: out of memory after line %d", name, r.line);
+                break;
+            }
+            buf = bigger;
+            cap = n + 1;
+        }
+        memcpy(buf, text + at, n);
+        buf[n] = '\0';
+        at += n;
+        if (!next_line(&r))
+            break;
+        read_line(&r, buf);
+    }
+    free(buf);
+    free(r.section);
     return grip_diag_count(diag) == before ? 0 : -1;
 }
 

@@ -56,6 +56,10 @@ typedef struct grip_pipeline_settings {
  * file added a problem (including "cannot open"). Call it before grip_config_set(). */
 int grip_config_load(const char *path, grip_config *cfg, grip_diag *diag);
 
+/* grip_config_load on a file already in memory: text[0..len) (NUL bytes allowed, no terminator needed) read as
+ * the file `name` -- the origin of its entries and of its messages. */
+int grip_config_load_mem(const char *name, const char *text, size_t len, grip_config *cfg, grip_diag *diag);
+
 /* Applies one override "section.key=value" (origin "--set"), replacing what a file said. Returns 0 or -1 with
  * the problem in diag, e.g. "--set: descriptor.radius: missing '=' (expected section.key=value)". */
 int grip_config_set(grip_config *cfg, const char *assignment, grip_diag *diag);

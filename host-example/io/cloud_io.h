@@ -38,6 +38,11 @@ int pcd_read(const char *path, host_cloud *out, char *err, size_t errlen);
  * unorganized (width n, height 1). 0 vertices are accepted (n = 0, xyz = NULL). */
 int ply_read(const char *path, host_cloud *out, char *err, size_t errlen);
 
+/* pcd_read and ply_read on a file already in memory: data[0..size) is the whole file, name stands for its path in
+ * messages and in out->path. data need not be NUL-terminated; the readers work on their own copy. */
+int pcd_read_mem(const void *data, size_t size, const char *name, host_cloud *out, char *err, size_t errlen);
+int ply_read_mem(const void *data, size_t size, const char *name, host_cloud *out, char *err, size_t errlen);
+
 /* Writes c as PCD v0.7 (FIELDS x y z [normal_x normal_y normal_z] [rgb], F4/U4), DATA ascii (binary = 0) or
  * binary (binary != 0). width x height must equal n (0 x 0 is written as n x 1). Floats are written so that they
  * read back bit for bit. On failure no file is left behind. */

@@ -67,6 +67,24 @@ int cloud_io_file_load(const char *path, cloud_io_file *f, char *err, size_t err
     return rc;
 }
 
+int cloud_io_file_from_mem(const char *path, const void *data, size_t size, cloud_io_file *f, char *err,
+                           size_t errlen)
+{
+    memset(f, 0, sizeof *f);
+    f->path = path;
+    if (size == 0)
+        return cloud_io_fail(err, errlen, path, 0, "file is empty");
+    if (size == SIZE_MAX)
+        return cloud_io_fail(err, errlen, path, 0, "out of memory reading %zu bytes", size);
+    f->data = malloc(size + 1);
+    if (!f->data)
+        return cloud_io_fail(err, errlen, path, 0, "out of memory reading %zu bytes", size);
+    memcpy(f->data, data, size);
+    f->data[size] = '\0';
+    f->size = size;
+    return 0;
+}
+
 void cloud_io_file_free(cloud_io_file *f)
 {
     free(f->data);

@@ -19,6 +19,9 @@ typedef struct cloud_io_file {
 
 /* Reads path into f (free with cloud_io_file_free). An empty file is an error ("<path>: file is empty"). */
 int cloud_io_file_load(const char *path, cloud_io_file *f, char *err, size_t errlen);
+/* The same from memory: copies data[0..size) (adding the NUL) under the name path. */
+int cloud_io_file_from_mem(const char *path, const void *data, size_t size, cloud_io_file *f, char *err,
+                           size_t errlen);
 void cloud_io_file_free(cloud_io_file *f);
 
 /* ---- writing ------------------------------------------------------------------------------------------------ */
@@ -66,6 +69,9 @@ cloud_io_value cloud_io_scalar_load(const unsigned char *p, cloud_io_scalar t, i
 /* Parses one text token of len bytes as type t (nan/inf accepted for floating types). Returns 0, or -1 when the
  * token is not a number of that type (out of range included). */
 int cloud_io_scalar_parse(const char *tok, size_t len, cloud_io_scalar t, cloud_io_value *v);
+/* Parses a header count: decimal digits only, no larger than max, exactly (no detour through a double, which
+ * rounds 2^64 - 1 up to 2^64). Returns 0, or -1 when the token is anything else. */
+int cloud_io_parse_count(const char *tok, size_t len, uint64_t max, uint64_t *out);
 
 /* ---- where a value goes in the cloud ------------------------------------------------------------------------- */
 
@@ -103,5 +109,7 @@ void cloud_io_text_end_row(cloud_io_text *t);
 /* Counts non-blank lines from t onward, stopping once it reaches limit; *last_line gets the line number where the
  * count stopped (the end of the data when fewer than limit). Does not move t. */
 uint64_t cloud_io_text_count_rows(const cloud_io_text *t, uint64_t limit, size_t *last_line);
+/* Moves t past up to limit non-blank lines; returns how many it passed (fewer at the end of the data). */
+uint64_t cloud_io_text_skip_rows(cloud_io_text *t, uint64_t limit);
 
 #endif

@@ -7,17 +7,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PCD_MAX_TOKENS (PCD_MAX_FIELDS + 1)
-
 /* Line numbers of the keywords seen (0 = not seen). */
 typedef struct pcd_lines {
     size_t version, fields, size, type, count, width, height, viewpoint, points, data;
 } pcd_lines;
 
-/* The tokens of one header line after its keyword. */
+/* The tokens of one header line after its keyword. No keyword takes more than PCD_MAX_FIELDS values, so only that
+ * many are kept; n counts them all, so that a longer line is refused by its keyword with the real number. */
 typedef struct pcd_line {
-    const char *tok[PCD_MAX_TOKENS];
-    size_t len[PCD_MAX_TOKENS];
+    const char *tok[PCD_MAX_FIELDS];
+    size_t len[PCD_MAX_FIELDS];
     size_t n;
     size_t number;
 } pcd_line;
@@ -36,39 +35,20 @@ static int fail(pcd_parse *ps, size_t line, const char *what)
     return cloud_io_fail(ps->err, ps->errlen, ps->f->path, line, "%s", what);
 }
 
-/* Reads the rest of the current line into l; too many tokens is an error. */
-static int read_values(pcd_parse *ps, cloud_io_text *t, pcd_line *l)
+/* Reads the rest of the current line into l. */
+static void read_values(cloud_io_text *t, pcd_line *l)
 {
     l->n = 0;
     l->number = t->line;
     const char *tok;
     size_t len;
     while ((len = cloud_io_text_token(t, &tok)) > 0) {
-        if (l->n == PCD_MAX_TOKENS)
-            return cloud_io_fail(ps->err, ps->errlen, ps->f->path, t->line,
-                                 "more than %d values on one header line", PCD_MAX_FIELDS);
-        l->tok[l->n] = tok;
-        l->len[l->n++] = len;
+        if (l->n < PCD_MAX_FIELDS) {
+            l->tok[l->n] = tok;
+            l->len[l->n] = len;
+        }
+        l->n++;
     }
-    return 0;
-}
-
-/* Parses a non-negative decimal integer token no larger than max. */
-static int parse_count(const char *tok, size_t len, uint64_t max, uint64_t *out)
-{
-    if (len == 0 || len > 20)
-        return -1;
-    uint64_t v = 0;
-    for (size_t i = 0; i < len; i++) {
-        if (tok[i] < '0' || tok[i] > '9')
-            return -1;
-        unsigned digit = (unsigned)(tok[i] - '0');
-        if (v > (max - digit) / 10)
-            return -1;
-        v = v * 10 + digit;
-    }
-    *out = v;
-    return 0;
 }
 
 /* Keeps the line number of a keyword; a repeated keyword is an error. */
@@ -96,6 +76,9 @@ static int parse_fields(pcd_parse *ps, const pcd_line *l)
     pcd_header *h = ps->h;
     if (l->n == 0)
         return fail(ps, l->number, "FIELDS lists no fields");
+    if (l->n > PCD_MAX_FIELDS)
+        return cloud_io_fail(ps->err, ps->errlen, ps->f->path, l->number, "FIELDS: %zu fields, at most %d", l->n,
+                             PCD_MAX_FIELDS);
     if (ps->lines.size || ps->lines.type || ps->lines.count)
         return fail(ps, l->number, "FIELDS must come before SIZE, TYPE and COUNT");
     for (size_t i = 0; i < l->n; i++) {
@@ -131,7 +114,7 @@ static int parse_sizes(pcd_parse *ps, const pcd_line *l)
         return -1;
     for (size_t i = 0; i < l->n; i++) {
         uint64_t v = 0;
-        if (parse_count(l->tok[i], l->len[i], 8, &v) != 0 || (v != 1 && v != 2 && v != 4 && v != 8))
+        if (cloud_io_parse_count(l->tok[i], l->len[i], 8, &v) != 0 || (v != 1 && v != 2 && v != 4 && v != 8))
             return cloud_io_fail(ps->err, ps->errlen, ps->f->path, l->number,
                                  "SIZE of field '%s' is '%.*s', expected 1, 2, 4 or 8", ps->h->fields[i].name,
                                  (int)l->len[i], l->tok[i]);
@@ -161,7 +144,7 @@ static int parse_counts(pcd_parse *ps, const pcd_line *l)
         return -1;
     for (size_t i = 0; i < l->n; i++) {
         uint64_t v = 0;
-        if (parse_count(l->tok[i], l->len[i], 1u << 20, &v) != 0 || v == 0)
+        if (cloud_io_parse_count(l->tok[i], l->len[i], 1u << 20, &v) != 0 || v == 0)
             return cloud_io_fail(ps->err, ps->errlen, ps->f->path, l->number,
                                  "COUNT of field '%s' is '%.*s', expected an integer from 1 to %u",
                                  ps->h->fields[i].name, (int)l->len[i], l->tok[i], 1u << 20);
@@ -173,7 +156,7 @@ static int parse_counts(pcd_parse *ps, const pcd_line *l)
 /* WIDTH, HEIGHT, POINTS: one non-negative integer no larger than max. */
 static int parse_number_line(pcd_parse *ps, const pcd_line *l, const char *keyword, uint64_t max, uint64_t *out)
 {
-    if (l->n != 1 || parse_count(l->tok[0], l->len[0], max, out) != 0)
+    if (l->n != 1 || cloud_io_parse_count(l->tok[0], l->len[0], max, out) != 0)
         return cloud_io_fail(ps->err, ps->errlen, ps->f->path, l->number,
                              "%s needs one integer from 0 to %llu", keyword, (unsigned long long)max);
     return 0;
@@ -303,7 +286,6 @@ static int resolve_fields(pcd_parse *ps)
                                  "field '%s' has SIZE %zu, expected 4 (packed 0x00RRGGBB)", fd->name, fd->size);
         role_field[fd->role] = i;
         fd->offset = h->point_step;
-        fd->token = h->row_values;
         h->point_step += fd->size * fd->count;
         h->row_values += fd->count;
     }
@@ -363,7 +345,8 @@ int pcd_header_parse(const cloud_io_file *f, pcd_header *h, char *err, size_t er
             cloud_io_text_end_row(&t);
             continue;
         }
-        if (read_values(&ps, &t, &l) != 0 || parse_keyword(&ps, kw, kwlen, &l) != 0)
+        read_values(&t, &l);
+        if (parse_keyword(&ps, kw, kwlen, &l) != 0)
             return -1;
         cloud_io_text_end_row(&t);
     }

@@ -16,7 +16,6 @@ typedef struct pcd_field {
     uint32_t count;     /* values per point */
     cloud_io_role role; /* of its first value; further values (COUNT > 1) are skipped */
     size_t offset;      /* byte offset in a binary point record */
-    size_t token;       /* index of its first value in an ascii row */
 } pcd_field;
 
 typedef struct pcd_header {

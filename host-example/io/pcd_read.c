@@ -4,6 +4,7 @@
 #include "io/pcd_header.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,6 +20,8 @@ typedef struct pcd_column {
 /* Decodes the columns that feed the cloud from data (which the caller has checked holds every value). */
 static void decode_columns(host_cloud *c, const unsigned char *data, const pcd_column *cols, size_t ncols)
 {
+    if (c->n == 0)
+        return; /* c->xyz is NULL: not even an offset may be added to it */
     for (size_t k = 0; k < ncols; k++) {
         const pcd_column *col = &cols[k];
         const unsigned char *p = data + col->base;
@@ -33,16 +36,28 @@ static void decode_columns(host_cloud *c, const unsigned char *data, const pcd_c
     }
 }
 
+/* a x b in decimal, or "more than 18446744073709551615" when the product does not fit: the sizes a header
+ * declares are quoted in messages, and a wrapped product would quote a wrong, small number. */
+static const char *product_text(char *buf, size_t n, uint64_t a, uint64_t b)
+{
+    if (b != 0 && a > UINT64_MAX / b)
+        snprintf(buf, n, "more than %llu", (unsigned long long)UINT64_MAX);
+    else
+        snprintf(buf, n, "%llu", (unsigned long long)(a * b));
+    return buf;
+}
+
 /* binary: point-major records of point_step bytes, the first right after the DATA line. */
 static int read_binary(const cloud_io_file *f, const pcd_header *h, host_cloud *c, char *err, size_t errlen)
 {
     size_t avail = f->size - h->data_offset;
+    char total[48];
     if (h->points > avail / (h->point_step ? h->point_step : 1))
         return cloud_io_fail(err, errlen, f->path, 0,
-                             "binary data truncated: %llu points x %zu bytes need %llu bytes after the header (byte "
+                             "binary data truncated: %llu points x %zu bytes need %s bytes after the header (byte "
                              "offset %zu), the file has %zu",
                              (unsigned long long)h->points, h->point_step,
-                             (unsigned long long)h->points * h->point_step, h->data_offset, avail);
+                             product_text(total, sizeof total, h->points, h->point_step), h->data_offset, avail);
     if (cloud_io_cloud_alloc(c, (size_t)h->points, h->has_normals, h->has_rgb, f->path, err, errlen) != 0)
         return -1;
     pcd_column cols[PCD_MAX_FIELDS];
@@ -73,12 +88,13 @@ static int check_compressed_sizes(const cloud_io_file *f, const pcd_header *h, u
                              "binary_compressed: header says %u compressed bytes but only %zu follow (byte offset "
                              "%zu; truncated or corrupt)",
                              packed, avail, h->data_offset + 8);
+    char total[48];
     if (h->points > UINT32_MAX / (soa_bytes ? soa_bytes : 1) || h->points * soa_bytes != unpacked)
         return cloud_io_fail(err, errlen, f->path, 0,
                              "binary_compressed: header says %u uncompressed bytes but %llu points x %llu bytes "
-                             "need %llu",
+                             "need %s",
                              unpacked, (unsigned long long)h->points, (unsigned long long)soa_bytes,
-                             (unsigned long long)(h->points * soa_bytes));
+                             product_text(total, sizeof total, h->points, soa_bytes));
     if ((uint64_t)unpacked > (uint64_t)packed * LZF_MAX_RATIO)
         return cloud_io_fail(err, errlen, f->path, 0,
                              "binary_compressed: %u uncompressed bytes cannot come from %u bytes of LZF data",
@@ -157,37 +173,30 @@ static int read_compressed(const cloud_io_file *f, const pcd_header *h, host_clo
     return 0;
 }
 
-/* Field index of every value of an ascii row. */
-static size_t *ascii_value_fields(const pcd_header *h)
-{
-    size_t *field_of = malloc((h->row_values ? h->row_values : 1) * sizeof *field_of);
-    if (!field_of)
-        return NULL;
-    for (size_t i = 0; i < h->nfields; i++)
-        for (uint32_t k = 0; k < h->fields[i].count; k++)
-            field_of[h->fields[i].token + k] = i;
-    return field_of;
-}
-
-/* One ascii row: exactly row_values numbers, each valid for its field's type. */
-static int read_ascii_row(const cloud_io_file *f, const pcd_header *h, const size_t *field_of, cloud_io_text *t,
-                          host_cloud *c, size_t i, char *err, size_t errlen)
+/* One ascii row: exactly row_values numbers, each valid for its field's type. The fields are walked along the row
+ * rather than tabulated per value: COUNT lets a 2 KB header declare 2^27 values a row. */
+static int read_ascii_row(const cloud_io_file *f, const pcd_header *h, cloud_io_text *t, host_cloud *c, size_t i,
+                          char *err, size_t errlen)
 {
     const char *tok;
-    size_t len, k = 0;
+    size_t len, k = 0, field = 0, within = 0; /* value k of the row is value `within` of field `field` */
     while ((len = cloud_io_text_token(t, &tok)) > 0) {
         if (k == h->row_values)
             return cloud_io_fail(err, errlen, f->path, t->line, "row of point %zu has more than the %zu values "
                                  "FIELDS/COUNT declare", i, h->row_values);
-        const pcd_field *fd = &h->fields[field_of[k]];
+        const pcd_field *fd = &h->fields[field];
         cloud_io_value v;
         if (cloud_io_scalar_parse(tok, len, fd->type, &v) != 0)
             return cloud_io_fail(err, errlen, f->path, t->line,
                                  "'%.*s' is not a valid %s (field '%s' of point %zu)", (int)(len > 40 ? 40 : len),
                                  tok, cloud_io_scalar_is_integer(fd->type) ? "integer" : "number", fd->name, i);
-        if (k == fd->token)
+        if (within == 0)
             cloud_io_store(c, i, fd->role, v);
         k++;
+        if (++within == fd->count) {
+            field++;
+            within = 0;
+        }
     }
     if (k != h->row_values)
         return cloud_io_fail(err, errlen, f->path, t->line, "row of point %zu has %zu values, FIELDS/COUNT declare %zu",
@@ -207,44 +216,35 @@ static int read_ascii(const cloud_io_file *f, const pcd_header *h, host_cloud *c
         return cloud_io_fail(err, errlen, f->path, end_line,
                              "data ends after %llu of %llu points (truncated ascii data)", (unsigned long long)rows,
                              (unsigned long long)h->points);
-    size_t *field_of = ascii_value_fields(h);
-    if (!field_of)
-        return cloud_io_fail(err, errlen, f->path, 0, "out of memory");
-    if (cloud_io_cloud_alloc(c, (size_t)h->points, h->has_normals, h->has_rgb, f->path, err, errlen) != 0) {
-        free(field_of);
+    if (cloud_io_cloud_alloc(c, (size_t)h->points, h->has_normals, h->has_rgb, f->path, err, errlen) != 0)
         return -1;
-    }
     int rc = 0;
     for (size_t i = 0; i < c->n && rc == 0; i++) {
         cloud_io_text_next_row(&t);
-        rc = read_ascii_row(f, h, field_of, &t, c, i, err, errlen);
+        rc = read_ascii_row(f, h, &t, c, i, err, errlen);
     }
     if (rc == 0 && cloud_io_text_next_row(&t))
         rc = cloud_io_fail(err, errlen, f->path, t.line, "more data rows than the %llu POINTS declare",
                            (unsigned long long)h->points);
-    free(field_of);
     if (rc != 0)
         host_cloud_free(c);
     return rc;
 }
 
-int pcd_read(const char *path, host_cloud *out, char *err, size_t errlen)
+/* Reads the loaded file f into *out (zeroed by the caller). */
+static int read_loaded(const cloud_io_file *f, host_cloud *out, char *err, size_t errlen)
 {
-    memset(out, 0, sizeof *out);
-    cloud_io_file f;
-    if (cloud_io_file_load(path, &f, err, errlen) != 0)
-        return -1;
     pcd_header *h = malloc(sizeof *h); /* ~20 KiB: kept off the stack */
-    int rc = h ? pcd_header_parse(&f, h, err, errlen) : cloud_io_fail(err, errlen, path, 0, "out of memory");
+    int rc = h ? pcd_header_parse(f, h, err, errlen) : cloud_io_fail(err, errlen, f->path, 0, "out of memory");
     host_cloud c;
     memset(&c, 0, sizeof c);
     if (rc == 0) {
         if (h->kind == PCD_ASCII)
-            rc = read_ascii(&f, h, &c, err, errlen);
+            rc = read_ascii(f, h, &c, err, errlen);
         else if (h->kind == PCD_BINARY)
-            rc = read_binary(&f, h, &c, err, errlen);
+            rc = read_binary(f, h, &c, err, errlen);
         else
-            rc = read_compressed(&f, h, &c, err, errlen);
+            rc = read_compressed(f, h, &c, err, errlen);
     }
     if (rc == 0) {
         c.width = h->width;
@@ -254,6 +254,27 @@ int pcd_read(const char *path, host_cloud *out, char *err, size_t errlen)
         *out = c;
     }
     free(h);
-    cloud_io_file_free(&f);
     return rc == 0 ? 0 : -1;
+}
+
+int pcd_read(const char *path, host_cloud *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    cloud_io_file f;
+    if (cloud_io_file_load(path, &f, err, errlen) != 0)
+        return -1;
+    int rc = read_loaded(&f, out, err, errlen);
+    cloud_io_file_free(&f);
+    return rc;
+}
+
+int pcd_read_mem(const void *data, size_t size, const char *name, host_cloud *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    cloud_io_file f;
+    if (cloud_io_file_from_mem(name, data, size, &f, err, errlen) != 0)
+        return -1;
+    int rc = read_loaded(&f, out, err, errlen);
+    cloud_io_file_free(&f);
+    return rc;
 }

@@ -72,13 +72,14 @@ static int parse_element(ply_parse *ps)
     const char *name, *count;
     size_t nlen = cloud_io_text_token(&ps->t, &name);
     size_t clen = cloud_io_text_token(&ps->t, &count);
-    cloud_io_value v;
-    if (nlen == 0 || cloud_io_scalar_parse(count, clen, CLOUD_IO_U64, &v) != 0)
+    uint64_t n = 0;
+    if (nlen == 0 || cloud_io_parse_count(count, clen, UINT64_MAX, &n) != 0)
         return cloud_io_fail(ps->err, ps->errlen, ps->f->path, ps->t.line,
-                             "expected 'element <name> <count>' with a non-negative integer count");
+                             "expected 'element <name> <count>' with a count from 0 to %llu",
+                             (unsigned long long)UINT64_MAX);
     memset(e, 0, sizeof *e);
     copy_name(e->name, name, nlen);
-    e->count = (uint64_t)v.number;
+    e->count = n;
     e->line = ps->t.line;
     h->nelements++;
     return 0;

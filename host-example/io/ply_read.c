@@ -1,6 +1,7 @@
 /* ply_read.c -- reads the vertex element of a PLY file (ascii, binary_little_endian, binary_big_endian). Elements
  * before the vertices are skipped row by row (list lengths parsed); elements after them are never read. Every
- * count is checked against the bytes (or rows) the file holds before the cloud is allocated. */
+ * count is checked against the bytes (or rows) the file holds before the cloud is allocated or the rows walked; an
+ * element without properties takes no bytes or rows, whatever its count. */
 #include "io/ply_header.h"
 
 #include <stdlib.h>
@@ -65,6 +66,11 @@ static int check_binary_room(const cloud_io_file *f, const ply_element *e, const
     size_t row = min_row_bytes(e), left = (size_t)(b->end - b->p);
     if (row == 0 || e->count <= left / row)
         return 0;
+    if (e->count > UINT64_MAX / row)
+        return cloud_io_fail(err, errlen, f->path, 0,
+                             "binary data truncated: element '%s' needs at least %llu x %zu bytes (more than 2^64) "
+                             "after byte offset %zu, the file has %zu",
+                             e->name, (unsigned long long)e->count, row, (size_t)(b->p - b->begin), left);
     return cloud_io_fail(err, errlen, f->path, 0,
                          "binary data truncated: element '%s' needs at least %llu x %zu = %llu bytes after byte "
                          "offset %zu, the file has %zu",
@@ -78,6 +84,8 @@ static int read_binary(const cloud_io_file *f, const ply_header *h, host_cloud *
     ply_bytes b = {data + h->data_offset, data, data + f->size, h->format == PLY_BINARY_BE};
     for (size_t k = 0; k < h->vertex; k++) {
         const ply_element *e = &h->elements[k];
+        if (e->nprops == 0)
+            continue; /* its rows take no bytes, however many it declares */
         if (check_binary_room(f, e, &b, err, errlen) != 0)
             return -1;
         for (uint64_t r = 0; r < e->count; r++)
@@ -143,26 +151,49 @@ static int read_ascii_vertex(const cloud_io_file *f, const ply_element *e, cloud
     return 0;
 }
 
-/* One row per element instance: rows are counted first so a short file is reported with the line where the data
- * ends, before the cloud is allocated. */
+/* The message for ascii data that ends after `rows` rows although the elements up to and including the vertices
+ * need more: their total, or "more than 2^64 - 1" when the counts overflow it. */
+static int ascii_truncated(const cloud_io_file *f, const ply_header *h, uint64_t rows, size_t end_line, char *err,
+                           size_t errlen)
+{
+    uint64_t needed = 0;
+    for (size_t k = 0; k <= h->vertex; k++) {
+        uint64_t count = h->elements[k].nprops ? h->elements[k].count : 0;
+        if (count > UINT64_MAX - needed)
+            return cloud_io_fail(err, errlen, f->path, end_line,
+                                 "data ends after %llu rows, the elements up to and including vertex need more "
+                                 "than %llu (truncated ascii data)",
+                                 (unsigned long long)rows, (unsigned long long)UINT64_MAX);
+        needed += count;
+    }
+    return cloud_io_fail(err, errlen, f->path, end_line,
+                         "data ends after %llu rows, the elements up to and including vertex need %llu "
+                         "(truncated ascii data)",
+                         (unsigned long long)rows, (unsigned long long)needed);
+}
+
+/* One row per element instance, element by element: each element before the vertices skips its rows, then the
+ * vertex rows are counted before the cloud is allocated, so a short file is reported with the line where the data
+ * ends. An element without properties takes no rows (its instances would be empty lines, skipped as blank). No
+ * running total is kept: counts of up to 2^64 - 1 each cannot wrap it into a wrong but plausible row. */
 static int read_ascii(const cloud_io_file *f, const ply_header *h, host_cloud *c, char *err, size_t errlen)
 {
     cloud_io_text t = cloud_io_text_at(f, h->data_offset, h->data_line);
-    uint64_t needed = 0;
-    for (size_t k = 0; k <= h->vertex; k++)
-        needed += h->elements[k].count < UINT64_MAX / 2 - needed ? h->elements[k].count : UINT64_MAX / 2;
-    size_t end_line = 0;
-    uint64_t rows = cloud_io_text_count_rows(&t, needed, &end_line);
-    if (rows < needed)
-        return cloud_io_fail(err, errlen, f->path, end_line,
-                             "data ends after %llu rows, the elements up to and including vertex need %llu "
-                             "(truncated ascii data)",
-                             (unsigned long long)rows, (unsigned long long)needed);
-    for (uint64_t r = needed - h->elements[h->vertex].count; r > 0; r--) {
-        cloud_io_text_next_row(&t);
-        cloud_io_text_end_row(&t);
+    uint64_t rows = 0; /* read so far, for the message */
+    for (size_t k = 0; k < h->vertex; k++) {
+        const ply_element *e = &h->elements[k];
+        if (e->nprops == 0)
+            continue;
+        uint64_t got = cloud_io_text_skip_rows(&t, e->count);
+        rows += got;
+        if (got < e->count)
+            return ascii_truncated(f, h, rows, t.line, err, errlen);
     }
     const ply_element *v = &h->elements[h->vertex];
+    size_t end_line = 0;
+    uint64_t got = cloud_io_text_count_rows(&t, v->count, &end_line);
+    if (got < v->count)
+        return ascii_truncated(f, h, rows + got, end_line, err, errlen);
     if (cloud_io_cloud_alloc(c, (size_t)v->count, h->has_normals, h->has_rgb, f->path, err, errlen) != 0)
         return -1;
     for (size_t i = 0; i < c->n; i++) {
@@ -175,27 +206,45 @@ static int read_ascii(const cloud_io_file *f, const ply_header *h, host_cloud *c
     return 0;
 }
 
-int ply_read(const char *path, host_cloud *out, char *err, size_t errlen)
+/* Reads the loaded file f into *out (zeroed by the caller). */
+static int read_loaded(const cloud_io_file *f, host_cloud *out, char *err, size_t errlen)
 {
-    memset(out, 0, sizeof *out);
-    cloud_io_file f;
-    if (cloud_io_file_load(path, &f, err, errlen) != 0)
-        return -1;
     ply_header *h = malloc(sizeof *h); /* ~20 KiB: kept off the stack */
-    int rc = h ? ply_header_parse(&f, h, err, errlen) : cloud_io_fail(err, errlen, path, 0, "out of memory");
+    int rc = h ? ply_header_parse(f, h, err, errlen) : cloud_io_fail(err, errlen, f->path, 0, "out of memory");
     host_cloud c;
     memset(&c, 0, sizeof c);
     if (rc == 0 && h->elements[h->vertex].count > UINT32_MAX)
-        rc = cloud_io_fail(err, errlen, path, h->elements[h->vertex].line, "element vertex count %llu is too large",
+        rc = cloud_io_fail(err, errlen, f->path, h->elements[h->vertex].line, "element vertex count %llu is too large",
                            (unsigned long long)h->elements[h->vertex].count);
     if (rc == 0)
-        rc = h->format == PLY_ASCII ? read_ascii(&f, h, &c, err, errlen) : read_binary(&f, h, &c, err, errlen);
+        rc = h->format == PLY_ASCII ? read_ascii(f, h, &c, err, errlen) : read_binary(f, h, &c, err, errlen);
     if (rc == 0) {
         c.width = (uint32_t)c.n;
         c.height = 1;
         *out = c;
     }
     free(h);
-    cloud_io_file_free(&f);
     return rc == 0 ? 0 : -1;
+}
+
+int ply_read(const char *path, host_cloud *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    cloud_io_file f;
+    if (cloud_io_file_load(path, &f, err, errlen) != 0)
+        return -1;
+    int rc = read_loaded(&f, out, err, errlen);
+    cloud_io_file_free(&f);
+    return rc;
+}
+
+int ply_read_mem(const void *data, size_t size, const char *name, host_cloud *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    cloud_io_file f;
+    if (cloud_io_file_from_mem(name, data, size, &f, err, errlen) != 0)
+        return -1;
+    int rc = read_loaded(&f, out, err, errlen);
+    cloud_io_file_free(&f);
+    return rc;
 }

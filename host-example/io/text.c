@@ -54,14 +54,20 @@ void cloud_io_text_end_row(cloud_io_text *t)
     }
 }
 
+uint64_t cloud_io_text_skip_rows(cloud_io_text *t, uint64_t limit)
+{
+    uint64_t rows = 0;
+    while (rows < limit && cloud_io_text_next_row(t)) {
+        rows++;
+        cloud_io_text_end_row(t);
+    }
+    return rows;
+}
+
 uint64_t cloud_io_text_count_rows(const cloud_io_text *t, uint64_t limit, size_t *last_line)
 {
     cloud_io_text c = *t;
-    uint64_t rows = 0;
-    while (rows < limit && cloud_io_text_next_row(&c)) {
-        rows++;
-        cloud_io_text_end_row(&c);
-    }
+    uint64_t rows = cloud_io_text_skip_rows(&c, limit);
     *last_line = c.line;
     return rows;
 }

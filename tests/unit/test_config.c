@@ -258,6 +258,27 @@ START_TEST(long_line)
 END_TEST
 
 /* One file with every kind of problem, each on its own line: all are reported, each with its file:line. */
+/* From memory: line by line as from a file, the last line without its newline, a NUL ending its line early. */
+START_TEST(load_from_memory)
+{
+    static const char text[] = "[descriptor]\nradius = 0.5\0 ignored\nlabel = a b\nflip = no";
+    grip_config cfg = {0};
+    grip_diag d = {0};
+    ck_assert_int_eq(grip_config_load_mem("mem.conf", text, sizeof text - 1, &cfg, &d), 0);
+    ck_assert_int_eq(grip_config_set(&cfg, "descriptor.normals_k=2000", &d), 0);
+    ck_assert_int_eq(grip_config_validate(&cfg, all_fake, &d), -1);
+    ck_assert_uint_eq(grip_diag_count(&d), 1);
+    expect_diag(&d, "--set", " descriptor.normals_k: 2000 is out of range [1, 1000]");
+    ck_assert_str_eq(kv_value(&cfg, GRIP_STAGE_DESCRIPTOR, "radius"), "0.5");
+    ck_assert_str_eq(kv_value(&cfg, GRIP_STAGE_DESCRIPTOR, "flip"), "no");
+    ck_assert_int_eq(grip_config_find(&cfg, "descriptor", "label")->line, 3);
+    ck_assert_int_eq(grip_config_load_mem("bad.conf", "[descriptor]\nradius", 19, &cfg, &d), -1);
+    expect_diag(&d, "bad.conf", "2: descriptor: missing '=' in 'radius' (expected key = value)");
+    grip_config_free(&cfg);
+    grip_diag_free(&d);
+}
+END_TEST
+
 START_TEST(every_error_kind_reported_at_once)
 {
     grip_test_tmp_dir_make();
@@ -547,6 +568,7 @@ static Suite *suite(void)
     tcase_add_test(tc, empty_values);
     tcase_add_test(tc, long_line);
     tcase_add_test(tc, every_error_kind_reported_at_once);
+    tcase_add_test(tc, load_from_memory);
     tcase_add_test(tc, impl_picks_the_table_keys_are_checked_against);
     tcase_add_test(tc, keys_for_a_stage_the_plugin_lacks);
     tcase_add_test(tc, pipeline_device_must_suit_every_stage);

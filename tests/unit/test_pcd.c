@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 /* pcd_read must fail, leave the cloud zeroed, and say each of the needles. */
@@ -323,6 +324,25 @@ START_TEST(format_found_by_content_when_the_name_says_nothing)
 }
 END_TEST
 
+/* From memory: the bytes past size are never read (no NUL needed), the name stands for the path. */
+START_TEST(read_from_memory)
+{
+    static const char text[] = "FIELDS x y z\nWIDTH 2\nPOINTS 2\nDATA ascii\n1 2 3\n4 5 6999";
+    host_cloud c;
+    char err[512] = "";
+    ck_assert_msg(pcd_read_mem(text, sizeof text - 4, "mem.pcd", &c, err, sizeof err) == 0, "%s", err);
+    ck_assert_uint_eq(c.n, 2);
+    ck_assert_float_eq(c.xyz[5], 6.0f);
+    ck_assert_str_eq(c.path, "mem.pcd");
+    host_cloud_free(&c);
+    ck_assert_int_eq(pcd_read_mem(text, sizeof text - 8, "mem.pcd", &c, err, sizeof err), -1);
+    ck_assert_str_eq(err, "mem.pcd:6: row of point 1 has 1 values, FIELDS/COUNT declare 3");
+    ck_assert(grip_test_cloud_is_zeroed(&c));
+    ck_assert_int_eq(pcd_read_mem(text, 0, "mem.pcd", &c, err, sizeof err), -1);
+    ck_assert_str_eq(err, "mem.pcd: file is empty");
+}
+END_TEST
+
 START_TEST(empty_cloud_is_read_but_refused_by_cloud_read)
 {
     const char *path = grip_test_write_text("empty_cloud.pcd", xyz_header("0", "binary"));
@@ -404,6 +424,69 @@ START_TEST(header_errors_name_the_line)
 }
 END_TEST
 
+/* FIELDS of n entries: x y z and n - 3 more, as many SIZE/TYPE/COUNT entries, 1 point of ascii data. */
+static const char *wide_header(size_t n)
+{
+    static char text[16384];
+    size_t at = (size_t)snprintf(text, sizeof text, "# wide\nVERSION 0.7\nFIELDS x y z");
+    for (size_t i = 3; i < n; i++)
+        at += (size_t)snprintf(text + at, sizeof text - at, " f%zu", i);
+    static const char *const keys[] = {"\nSIZE", "\nTYPE", "\nCOUNT"}, *const values[] = {" 4", " F", " 1"};
+    for (size_t k = 0; k < 3; k++) {
+        at += (size_t)snprintf(text + at, sizeof text - at, "%s", keys[k]);
+        for (size_t i = 0; i < n; i++)
+            at += (size_t)snprintf(text + at, sizeof text - at, "%s", values[k]);
+    }
+    at += (size_t)snprintf(text + at, sizeof text - at, "\nPOINTS 1\nDATA ascii\n");
+    for (size_t i = 0; i < n; i++)
+        at += (size_t)snprintf(text + at, sizeof text - at, "%zu ", i);
+    snprintf(text + at, sizeof text - at, "\n");
+    return text;
+}
+
+/* The header holds PCD_MAX_FIELDS fields: one more is an error naming the line, never a write past the table. */
+START_TEST(field_count_limit)
+{
+    host_cloud c;
+    char err[512] = "";
+    ck_assert_msg(pcd_read(grip_test_write_text("f128.pcd", wide_header(128)), &c, err, sizeof err) == 0, "%s", err);
+    ck_assert_uint_eq(c.n, 1);
+    ck_assert_float_eq(c.xyz[2], 2.0f);
+    host_cloud_free(&c);
+    expect_pcd_error(grip_test_write_text("scene.pcd", wide_header(129)), "scene.pcd:3: FIELDS: 129 fields, at most 128",
+                     NULL);
+    expect_pcd_error(grip_test_write_text("scene.pcd", wide_header(200)), "scene.pcd:3: FIELDS: 200 fields, at most 128",
+                     NULL);
+    /* a long line under another keyword is refused by that keyword, with the real count */
+    char text[1024] = "FIELDS x y z\nSIZE";
+    for (int i = 0; i < 200; i++)
+        strcat(text, " 4");
+    strcat(text, "\nPOINTS 0\nDATA ascii\n");
+    expect_pcd_error(grip_test_write_text("size.pcd", text), "size.pcd:2: FIELDS has 3 entries but SIZE has 200", NULL);
+}
+END_TEST
+
+/* 128 fields of COUNT 2^20 declare 2^27 values a row in a 1.6 KB file: the row is refused as it is read, without
+ * the 1 GiB table of value -> field the reader once built and filled for it. */
+START_TEST(huge_count_allocates_nothing_large)
+{
+    char text[4096] = "FIELDS x y z";
+    for (int i = 3; i < 128; i++)
+        snprintf(text + strlen(text), sizeof text - strlen(text), " f%d", i);
+    strcat(text, "\nCOUNT");
+    for (int i = 0; i < 128; i++)
+        strcat(text, " 1048576");
+    strcat(text, "\nPOINTS 1\nDATA ascii\n1 2 3\n");
+    ck_assert_uint_lt(strlen(text), 1700);
+    struct rusage before, after;
+    getrusage(RUSAGE_SELF, &before);
+    expect_pcd_error(grip_test_write_text("counts.pcd", text),
+                     "counts.pcd:5: row of point 0 has 3 values, FIELDS/COUNT declare 134217728", NULL);
+    getrusage(RUSAGE_SELF, &after);
+    ck_assert_int_lt(after.ru_maxrss - before.ru_maxrss, 64 * 1024); /* KiB */
+}
+END_TEST
+
 START_TEST(ascii_errors_name_the_line)
 {
     char text[2048];
@@ -443,6 +526,13 @@ START_TEST(binary_errors_give_byte_counts)
                      "huge.pcd: binary data truncated: 4000000000 points x 12 bytes need 48000000000 bytes", NULL);
     expect_pcd_error(write_with_data("hugeascii.pcd", xyz_header("4000000000", "ascii"), "1 2 3\n", 6),
                      "hugeascii.pcd:13: data ends after 1 of 4000000000 points", NULL);
+    /* sizes past 2^64 are said so, not quoted wrapped */
+    const char *widest = header("x y z", "8 8 8", "F F F", "1048576 1 1", "4294967295", "2147483648",
+                                "9223372034707292160", "binary");
+    expect_pcd_error(write_with_data("widest.pcd", widest, rec, sizeof rec),
+                     "widest.pcd: binary data truncated: 9223372034707292160 points x 8388624 bytes need more than "
+                     "18446744073709551615 bytes",
+                     NULL);
 }
 END_TEST
 
@@ -502,6 +592,13 @@ START_TEST(compressed_errors_give_sizes)
 
     expect_pcd_error(write_with_data("nosizes.pcd", head, payload, 5),
                      "nosizes.pcd: binary_compressed: needs 8 bytes of sizes after the header", NULL);
+    expect_pcd_error(write_with_data("widest.pcd",
+                                     header("x y z", "4 4 4", "F F F", "1 1 1", "4294967295", "2147483648",
+                                            "9223372034707292160", "binary_compressed"),
+                                     payload, pn),
+                     "widest.pcd: binary_compressed: header says 1200 uncompressed bytes but 9223372034707292160 "
+                     "points x 12 bytes need more than 18446744073709551615",
+                     NULL);
     /* a huge count with a tiny payload: refused before any allocation */
     expect_pcd_error(write_with_data("huge.pcd", xyz_header("300000000", "binary_compressed"), payload, pn),
                      "huge.pcd: binary_compressed: header says 1200 uncompressed bytes but 300000000 points", NULL);
@@ -638,8 +735,11 @@ int main(void)
     tcase_add_test(gen, old_headers_and_nan_tokens);
     tcase_add_test(gen, format_found_by_content_when_the_name_says_nothing);
     tcase_add_test(gen, empty_cloud_is_read_but_refused_by_cloud_read);
+    tcase_add_test(gen, read_from_memory);
     tcase_add_test(gen, missing_empty_and_foreign_files);
     tcase_add_test(gen, header_errors_name_the_line);
+    tcase_add_test(gen, field_count_limit);
+    tcase_add_test(gen, huge_count_allocates_nothing_large);
     tcase_add_test(gen, ascii_errors_name_the_line);
     tcase_add_test(gen, binary_errors_give_byte_counts);
     tcase_add_test(gen, compressed_errors_give_sizes);

@@ -227,6 +227,26 @@ END_TEST
 
 #define XYZ_PROPS "property float x\nproperty float y\nproperty float z\n"
 
+/* From memory: the bytes past size are never read (no NUL needed), the name stands for the path. */
+START_TEST(read_from_memory)
+{
+    static const char text[] = "ply\nformat ascii 1.0\nelement vertex 2\nproperty float x\nproperty float y\n"
+                               "property float z\nend_header\n1 2 3\n4 5 6999";
+    host_cloud c;
+    char err[512] = "";
+    ck_assert_msg(ply_read_mem(text, sizeof text - 4, "mem.ply", &c, err, sizeof err) == 0, "%s", err);
+    ck_assert_uint_eq(c.n, 2);
+    ck_assert_float_eq(c.xyz[5], 6.0f);
+    ck_assert_str_eq(c.path, "mem.ply");
+    host_cloud_free(&c);
+    ck_assert_int_eq(ply_read_mem(text, sizeof text - 8, "mem.ply", &c, err, sizeof err), -1);
+    ck_assert_str_eq(err, "mem.ply:9: vertex 1: row ends before 'y'");
+    ck_assert(grip_test_cloud_is_zeroed(&c));
+    ck_assert_int_eq(ply_read_mem(text, 0, "mem.ply", &c, err, sizeof err), -1);
+    ck_assert_str_eq(err, "mem.ply: file is empty");
+}
+END_TEST
+
 START_TEST(header_errors_name_the_line)
 {
     host_cloud c;
@@ -258,7 +278,7 @@ START_TEST(header_errors_name_the_line)
                      "noend.ply:7: header ends without end_header");
     expect_ply_error(
         grip_test_write_text("count.ply", "ply\nformat ascii 1.0\nelement vertex -4\n" XYZ_PROPS "end_header\n"),
-        "count.ply:3: expected 'element <name> <count>' with a non-negative integer count");
+        "count.ply:3: expected 'element <name> <count>' with a count from 0 to 18446744073709551615");
     expect_ply_error(grip_test_write_text("huge.ply", "ply\nformat ascii 1.0\nelement vertex 5000000000\n" XYZ_PROPS
                                             "end_header\n1 2 3\n"),
                      "huge.ply:3: element vertex count 5000000000 is too large");
@@ -329,6 +349,62 @@ START_TEST(binary_errors_give_byte_counts)
              "list.ply: binary data truncated in element 'face' at row 1 of 2 (byte offset %zu of %zu)", hn + 14,
              hn + 18);
     expect_ply_error(grip_test_write_file("list.ply", buf, (size_t)(o.p - buf)), want);
+}
+END_TEST
+
+/* Counts up to 2^64 - 1: parsed exactly, never walked row by row when the rows take no data, never summed into a
+ * total that can wrap (found by fuzzing and by hand; each once hung, read a wrong cloud or was undefined). */
+START_TEST(hostile_element_counts)
+{
+    static const char *formats[] = {"ascii", "binary_little_endian", "binary_big_endian"};
+    static const unsigned char xyz_le[12] = {0, 0, 0x80, 0x3f, 0, 0, 0, 0x40, 0, 0, 0x40, 0x40};
+    static const unsigned char xyz_be[12] = {0x3f, 0x80, 0, 0, 0x40, 0, 0, 0, 0x40, 0x40, 0, 0};
+    char text[1024];
+    host_cloud c;
+    char err[512] = "";
+    /* an element without properties takes no data, however many rows it declares */
+    for (int k = 0; k < 3; k++) {
+        int n = snprintf(text, sizeof text,
+                         "ply\nformat %s 1.0\nelement nothing 18446744073709551615\nelement vertex 1\n" XYZ_PROPS
+                         "element more_nothing 18446744073709551615\nend_header\n",
+                         formats[k]);
+        size_t len = (size_t)n;
+        if (k == 0)
+            len += (size_t)snprintf(text + n, sizeof text - len, "1 2 3\n");
+        else
+            memcpy(text + n, k == 1 ? xyz_le : xyz_be, 12), len += 12;
+        ck_assert_msg(ply_read(grip_test_write_file("empty_rows.ply", text, len), &c, err, sizeof err) == 0, "%s: %s",
+                      formats[k], err);
+        ck_assert_uint_eq(c.n, 1);
+        ck_assert_float_eq(c.xyz[2], 3.0f);
+        host_cloud_free(&c);
+    }
+    /* 2^64 - 1 is a count; 2^64 is not */
+    expect_ply_error(grip_test_write_text("max.ply", "ply\nformat ascii 1.0\nelement face 18446744073709551615\n"
+                                                     "property uchar n\nelement vertex 1\n" XYZ_PROPS "end_header\n"
+                                                     "1 2 3\n"),
+                     "max.ply:11: data ends after 1 rows, the elements up to and including vertex need more than "
+                     "18446744073709551615 (truncated ascii data)");
+    expect_ply_error(grip_test_write_text("over.ply", "ply\nformat ascii 1.0\nelement face 18446744073709551616\n"),
+                     "over.ply:3: expected 'element <name> <count>' with a count from 0 to 18446744073709551615");
+    expect_ply_error(grip_test_write_text("maxbin.ply", "ply\nformat binary_big_endian 1.0\n"
+                                                        "element face 18446744073709551615\nproperty short n\n"
+                                                        "element vertex 1\n" XYZ_PROPS "end_header\n1234"),
+                     "maxbin.ply: binary data truncated: element 'face' needs at least 18446744073709551615 x 2 bytes "
+                     "(more than 2^64) after byte offset");
+    /* counts whose sum wraps past 2^64: once to 2 rows, which the file has, and the vertex was read from the first
+     * element's row; once to 1 row with 3 vertices, and skipping "2^64 - 2 rows" hung */
+    static const char *wrap_head = "ply\nformat ascii 1.0\nelement a 9223372036854775808\nproperty float v\n"
+                                   "element b 9223372036854775808\nproperty float v\n";
+    snprintf(text, sizeof text, "%selement c 3\nproperty float v\nelement vertex 1\n" XYZ_PROPS "end_header\n7\n1 2 3\n",
+             wrap_head);
+    expect_ply_error(grip_test_write_text("wrap.ply", text),
+                     "wrap.ply:16: data ends after 2 rows, the elements up to and including vertex need more than "
+                     "18446744073709551615 (truncated ascii data)");
+    snprintf(text, sizeof text, "%selement vertex 3\n" XYZ_PROPS "end_header\n1 2 3\n", wrap_head);
+    expect_ply_error(grip_test_write_text("wrap_hang.ply", text),
+                     "wrap_hang.ply:13: data ends after 1 rows, the elements up to and including vertex need more than "
+                     "18446744073709551615 (truncated ascii data)");
 }
 END_TEST
 
@@ -405,8 +481,10 @@ int main(void)
     tcase_add_test(gen, partial_normals_and_float_colours_are_left_out);
     tcase_add_test(gen, format_found_by_content_when_the_name_says_nothing);
     tcase_add_test(gen, header_errors_name_the_line);
+    tcase_add_test(gen, read_from_memory);
     tcase_add_test(gen, ascii_errors_name_the_line);
     tcase_add_test(gen, binary_errors_give_byte_counts);
+    tcase_add_test(gen, hostile_element_counts);
     suite_add_tcase(s, gen);
 
     /* the generated cases always run; the Bologna meshes only where the shared data is */
