@@ -366,6 +366,33 @@ START_TEST(binary_errors_give_byte_counts)
 }
 END_TEST
 
+/* The header holds 16 elements of 32 properties each: one more is an error at its line. */
+START_TEST(header_limits)
+{
+    char text[4096] = "ply\nformat ascii 1.0\n"; /* element k on line 3 + 2k */
+    for (int k = 0; k < 16; k++)
+        snprintf(text + strlen(text), sizeof text - strlen(text), "element e%d 0\nproperty float v\n", k);
+    strcat(text, "element vertex 1\n" XYZ_PROPS "end_header\n1 2 3\n");
+    expect_ply_error(grip_test_write_text("elements.ply", text), "elements.ply:35: more than 16 elements");
+    strcpy(text, "ply\nformat ascii 1.0\nelement vertex 1\n" XYZ_PROPS); /* property k on line 3 + k */
+    for (int k = 3; k < 32; k++)
+        snprintf(text + strlen(text), sizeof text - strlen(text), "property uchar p%d\n", k);
+    size_t props_end = strlen(text);
+    strcat(text, "end_header\n1 2 3");
+    for (int k = 3; k < 32; k++)
+        strcat(text, " 7");
+    strcat(text, "\n");
+    host_cloud c;
+    char err[512] = "";
+    ck_assert_msg(ply_read(grip_test_write_text("props32.ply", text), &c, err, sizeof err) == 0, "%s", err);
+    ck_assert_float_eq(c.xyz[2], 3.0f);
+    host_cloud_free(&c);
+    strcpy(text + props_end, "property uchar p32\nend_header\n");
+    expect_ply_error(grip_test_write_text("props33.ply", text),
+                     "props33.ply:36: element 'vertex' has more than 32 properties");
+}
+END_TEST
+
 /* Counts up to 2^64 - 1: parsed exactly, never walked row by row when the rows take no data, never summed into a
  * total that can wrap (found by fuzzing and by hand; each once hung, read a wrong cloud or was undefined). */
 START_TEST(hostile_element_counts)
@@ -498,6 +525,7 @@ int main(void)
     tcase_add_test(gen, read_from_memory);
     tcase_add_test(gen, ascii_errors_name_the_line);
     tcase_add_test(gen, binary_errors_give_byte_counts);
+    tcase_add_test(gen, header_limits);
     tcase_add_test(gen, hostile_element_counts);
     suite_add_tcase(s, gen);
 
