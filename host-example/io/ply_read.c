@@ -15,8 +15,10 @@ typedef struct ply_bytes {
 } ply_bytes;
 
 /* Walks one binary row of e, storing the roles' values as point i of c (c NULL: skip). Returns -1 when the row
- * runs past the end of the data. */
-static int walk_binary_row(const ply_element *e, ply_bytes *b, host_cloud *c, size_t i)
+ * runs past the end of the data, -2 when a list's length is negative (*bad_list names it, b->p is at its
+ * length). */
+static int walk_binary_row(const ply_element *e, ply_bytes *b, host_cloud *c, size_t i,
+                           const ply_property **bad_list)
 {
     for (size_t k = 0; k < e->nprops; k++) {
         const ply_property *p = &e->props[k];
@@ -33,8 +35,12 @@ static int walk_binary_row(const ply_element *e, ply_bytes *b, host_cloud *c, si
         if ((size_t)(b->end - b->p) < csize)
             return -1;
         double items = cloud_io_scalar_load(b->p, p->count_type, b->swap).number;
+        if (items < 0) {
+            *bad_list = p;
+            return -2;
+        }
         b->p += csize;
-        if (items < 0 || items > (double)(size_t)(b->end - b->p) / (double)size)
+        if (items > (double)(size_t)(b->end - b->p) / (double)size)
             return -1;
         b->p += (size_t)items * size;
     }
@@ -50,9 +56,14 @@ static size_t min_row_bytes(const ply_element *e)
     return bytes;
 }
 
-static int binary_truncated(const cloud_io_file *f, const ply_element *e, uint64_t row, const ply_bytes *b,
-                            char *err, size_t errlen)
+/* The message for a row that walk_binary_row refused with rc. */
+static int binary_bad_row(const cloud_io_file *f, const ply_element *e, uint64_t row, const ply_bytes *b, int rc,
+                          const ply_property *bad_list, char *err, size_t errlen)
 {
+    if (rc == -2)
+        return cloud_io_fail(err, errlen, f->path, 0,
+                             "element '%s' row %llu: list '%s' has a negative length (byte offset %zu)", e->name,
+                             (unsigned long long)row, bad_list->name, (size_t)(b->p - b->begin));
     return cloud_io_fail(err, errlen, f->path, 0,
                          "binary data truncated in element '%s' at row %llu of %llu (byte offset %zu of %zu)",
                          e->name, (unsigned long long)row, (unsigned long long)e->count,
@@ -88,18 +99,23 @@ static int read_binary(const cloud_io_file *f, const ply_header *h, host_cloud *
             continue; /* its rows take no bytes, however many it declares */
         if (check_binary_room(f, e, &b, err, errlen) != 0)
             return -1;
-        for (uint64_t r = 0; r < e->count; r++)
-            if (walk_binary_row(e, &b, NULL, 0) != 0)
-                return binary_truncated(f, e, r, &b, err, errlen);
+        for (uint64_t r = 0; r < e->count; r++) {
+            const ply_property *bad = NULL;
+            int rc = walk_binary_row(e, &b, NULL, 0, &bad);
+            if (rc != 0)
+                return binary_bad_row(f, e, r, &b, rc, bad, err, errlen);
+        }
     }
     const ply_element *v = &h->elements[h->vertex];
     if (check_binary_room(f, v, &b, err, errlen) != 0 ||
         cloud_io_cloud_alloc(c, (size_t)v->count, h->has_normals, h->has_rgb, f->path, err, errlen) != 0)
         return -1;
     for (size_t i = 0; i < c->n; i++) {
-        if (walk_binary_row(v, &b, c, i) != 0) {
+        const ply_property *bad = NULL;
+        int rc = walk_binary_row(v, &b, c, i, &bad);
+        if (rc != 0) {
             host_cloud_free(c);
-            return binary_truncated(f, v, i, &b, err, errlen);
+            return binary_bad_row(f, v, i, &b, rc, bad, err, errlen);
         }
     }
     return 0;
@@ -137,6 +153,9 @@ static int read_ascii_vertex(const cloud_io_file *f, const ply_element *e, cloud
         }
         if (ascii_value(f, t, p->count_type, p->name, i, &v, err, errlen) != 0)
             return -1;
+        if (v.number < 0)
+            return cloud_io_fail(err, errlen, f->path, t->line, "vertex %zu: list '%s' has a negative length %.0f", i,
+                                 p->name, v.number);
         for (double item = 0; item < v.number; item++) {
             cloud_io_value ignored;
             if (ascii_value(f, t, p->type, p->name, i, &ignored, err, errlen) != 0)

@@ -310,6 +310,9 @@ START_TEST(ascii_errors_name_the_line)
     snprintf(text, sizeof text, "%s1 2 3\n4 5 6 7\n7 8 9\n", head);
     expect_ply_error(grip_test_write_text("long.ply", text),
                      "long.ply:9: vertex 1: row has more values than element vertex");
+    expect_ply_error(grip_test_write_text("neglist.ply", "ply\nformat ascii 1.0\nelement vertex 1\n" XYZ_PROPS
+                                                         "property list int float w\nend_header\n1 2 3 -2 4 5\n"),
+                     "neglist.ply:9: vertex 0: list 'w' has a negative length -2");
     /* a billion declared vertices in a small file: counted rows, no allocation */
     expect_ply_error(grip_test_write_text("huge.ply", "ply\nformat ascii 1.0\nelement vertex 1000000000\n" XYZ_PROPS
                                             "end_header\n1 2 3\n"),
@@ -349,6 +352,44 @@ START_TEST(binary_errors_give_byte_counts)
              "list.ply: binary data truncated in element 'face' at row 1 of 2 (byte offset %zu of %zu)", hn + 14,
              hn + 18);
     expect_ply_error(grip_test_write_file("list.ply", buf, (size_t)(o.p - buf)), want);
+
+    /* a negative list length is said to be one, not taken for a truncated file */
+    head = "ply\nformat binary_little_endian 1.0\nelement face 2\nproperty list char int vertex_indices\n"
+           "element vertex 1\n" XYZ_PROPS "end_header\n";
+    hn = strlen(head);
+    memcpy(buf, head, hn);
+    o.p = buf + hn;
+    put_u8(&o, 1), put_i32(&o, 0), put_u8(&o, 0xfe), put_i32(&o, 0);
+    snprintf(want, sizeof want, "neg.ply: element 'face' row 1: list 'vertex_indices' has a negative length (byte "
+             "offset %zu)", hn + 5);
+    expect_ply_error(grip_test_write_file("neg.ply", buf, (size_t)(o.p - buf)), want);
+}
+END_TEST
+
+/* The header holds 16 elements of 32 properties each: one more is an error at its line. */
+START_TEST(header_limits)
+{
+    char text[4096] = "ply\nformat ascii 1.0\n"; /* element k on line 3 + 2k */
+    for (int k = 0; k < 16; k++)
+        snprintf(text + strlen(text), sizeof text - strlen(text), "element e%d 0\nproperty float v\n", k);
+    strcat(text, "element vertex 1\n" XYZ_PROPS "end_header\n1 2 3\n");
+    expect_ply_error(grip_test_write_text("elements.ply", text), "elements.ply:35: more than 16 elements");
+    strcpy(text, "ply\nformat ascii 1.0\nelement vertex 1\n" XYZ_PROPS); /* property k on line 3 + k */
+    for (int k = 3; k < 32; k++)
+        snprintf(text + strlen(text), sizeof text - strlen(text), "property uchar p%d\n", k);
+    size_t props_end = strlen(text);
+    strcat(text, "end_header\n1 2 3");
+    for (int k = 3; k < 32; k++)
+        strcat(text, " 7");
+    strcat(text, "\n");
+    host_cloud c;
+    char err[512] = "";
+    ck_assert_msg(ply_read(grip_test_write_text("props32.ply", text), &c, err, sizeof err) == 0, "%s", err);
+    ck_assert_float_eq(c.xyz[2], 3.0f);
+    host_cloud_free(&c);
+    strcpy(text + props_end, "property uchar p32\nend_header\n");
+    expect_ply_error(grip_test_write_text("props33.ply", text),
+                     "props33.ply:36: element 'vertex' has more than 32 properties");
 }
 END_TEST
 
@@ -484,6 +525,7 @@ int main(void)
     tcase_add_test(gen, read_from_memory);
     tcase_add_test(gen, ascii_errors_name_the_line);
     tcase_add_test(gen, binary_errors_give_byte_counts);
+    tcase_add_test(gen, header_limits);
     tcase_add_test(gen, hostile_element_counts);
     suite_add_tcase(s, gen);
 
