@@ -157,14 +157,15 @@ grip_status rescreen_batches(grip_ctx *ctx, const grip_knn_rescreen_rows &rows, 
         batch_carve(&b, mem, padded, rows.row_bytes, cap);
         gather_kernel<<<(unsigned)((padded * 32 + kThreads - 1) / kThreads), kThreads>>>(
             *rows.q, rows.row_bytes / 4, retry, first, count, padded, b);
-        GRIP_CUDA_CHECK(ctx, cudaGetLastError());
-        GRIP_CUDA_CHECK(ctx, cudaMemsetAsync(b.count, 0, padded * sizeof(uint32_t), 0));
+        GRIP_CUDA_CHECK_LAUNCHED(ctx);
+        GRIP_CUDA_CHECK_COPY(ctx, cudaMemsetAsync(b.count, 0, padded * sizeof(uint32_t), 0));
         const int ranges = row_ranges(sms * per_sm, padded / kBlockQueries, rows.n_padded / kTileRows);
-        GRIP_CUDA_CHECK(ctx, grip_knn_wgmma_rescreen(b.sub, *rows.r, padded, rows.n_padded, rows.ksteps, rows.operands,
-                                                     rows.ref_inv_scale, b.limit, ranges, cap, b.count, b.found));
+        GRIP_CUDA_CHECK_LAUNCH(ctx, grip_knn_wgmma_rescreen(b.sub, *rows.r, padded, rows.n_padded, rows.ksteps,
+                                                            rows.operands, rows.ref_inv_scale, b.limit, ranges, cap,
+                                                            b.count, b.found));
         finish_kernel<<<(unsigned)((count + kWarps - 1) / kWarps), kThreads>>>(
             ref, rows.n, queries, dim, count, b, cap, (int)k, max_sqdist, ids, sqdist, failed, n_failed);
-        GRIP_CUDA_CHECK(ctx, cudaGetLastError());
+        GRIP_CUDA_CHECK_LAUNCHED(ctx);
     }
     GRIP_CUDA_CHECK(ctx, cudaStreamSynchronize(0));
     return GRIP_OK;
@@ -188,7 +189,8 @@ grip_status grip_knn_rescreen(grip_ctx *ctx, const grip_knn_rescreen_rows &rows,
         return GRIP_OK;
     const size_t batch = retry.count < kBatch ? retry.count : kBatch;
     void *mem = NULL;
-    GRIP_CUDA_CHECK(ctx, cudaMallocAsync(&mem, grip_knn_rescreen_bytes(batch, rows.row_bytes, capacity), 0)); // pooled
+    GRIP_CUDA_CHECK_ALLOC(ctx,
+                          cudaMallocAsync(&mem, grip_knn_rescreen_bytes(batch, rows.row_bytes, capacity), 0)); // pooled
     const grip_status st = rescreen_batches(ctx, rows, (unsigned char *)mem, batch, capacity, ref, queries, dim, retry,
                                             k, max_sqdist, ids, sqdist, failed, n_failed);
     (void)cudaFreeAsync(mem, 0);
