@@ -2,7 +2,11 @@
 # Installs what grip needs to build and test on Debian 12 / Ubuntu 24.04 (run as root). Installs nothing that is
 # already there. The CUDA toolkit is optional: without nvcc the build makes a CPU-only plugin.
 set -e
-pkgs="build-essential cmake pkg-config check libsubunit-dev liblapacke-dev liblzf-dev zlib1g-dev abigail-tools"
+# valgrind: CI's memcheck of grip-host (scripts/ci-sanitize.sh; the sanitizers themselves come with gcc);
+# clang, libclang-rt-dev, llvm: the libFuzzer harnesses (scripts/fuzz-short.sh); python3-numpy, python3-pytest:
+# the Python package's tests
+pkgs="build-essential cmake pkg-config check libsubunit-dev liblapacke-dev liblzf-dev zlib1g-dev abigail-tools valgrind
+      clang libclang-rt-dev llvm python3-numpy python3-pytest"
 missing=""
 for p in $pkgs; do
   dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"

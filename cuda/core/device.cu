@@ -25,7 +25,7 @@ extern "C" void grip_cuda_ctx_release(grip_ctx *ctx)
 
 extern "C" grip_status grip_cuda_copy_to_host(grip_ctx *ctx, void *dst, const void *src, size_t bytes)
 {
-    GRIP_CUDA_CHECK(ctx, cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost));
+    GRIP_CUDA_CHECK_COPY(ctx, cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost));
     return GRIP_OK;
 }
 
@@ -66,7 +66,7 @@ extern "C" grip_status grip_cuda_alloc(grip_ctx *ctx, size_t bytes, void **dev)
         return st;
     void *p = NULL;
     // on the legacy default stream: ordered with every synchronous call the stages make
-    GRIP_CUDA_CHECK(ctx, cudaMallocAsync(&p, bytes ? bytes : 1, 0));
+    GRIP_CUDA_CHECK_ALLOC(ctx, cudaMallocAsync(&p, bytes ? bytes : 1, 0));
     *dev = p;
     return GRIP_OK;
 }
@@ -79,8 +79,8 @@ extern "C" grip_status grip_cuda_upload(grip_ctx *ctx, const void *host, size_t 
     if (st != GRIP_OK)
         return st;
     void *p = NULL;
-    GRIP_CUDA_CHECK(ctx, cudaMallocAsync(&p, bytes ? bytes : 1, 0));
-    cudaError_t err = cudaMemcpy(p, host, bytes, cudaMemcpyHostToDevice);
+    GRIP_CUDA_CHECK_ALLOC(ctx, cudaMallocAsync(&p, bytes ? bytes : 1, 0));
+    cudaError_t err = GRIP_CUDA_COPY(cudaMemcpy(p, host, bytes, cudaMemcpyHostToDevice));
     if (err != cudaSuccess) {
         (void)cudaFreeAsync(p, 0);
         return grip_cuda_status(ctx, err, "cudaMemcpy", __FILE__, __LINE__);
@@ -99,7 +99,7 @@ extern "C" void grip_cuda_free(void *dev)
 
 extern "C" grip_status grip_cuda_copy_to_device(grip_ctx *ctx, void *dev, const void *host, size_t bytes)
 {
-    GRIP_CUDA_CHECK(ctx, cudaMemcpy(dev, host, bytes, cudaMemcpyHostToDevice));
+    GRIP_CUDA_CHECK_COPY(ctx, cudaMemcpy(dev, host, bytes, cudaMemcpyHostToDevice));
     return GRIP_OK;
 }
 
@@ -107,6 +107,6 @@ extern "C" grip_status grip_cuda_copy_on_device(grip_ctx *ctx, void *dst, const 
 {
     if (bytes == 0)
         return GRIP_OK;
-    GRIP_CUDA_CHECK(ctx, cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToDevice));
+    GRIP_CUDA_CHECK_COPY(ctx, cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToDevice));
     return GRIP_OK;
 }

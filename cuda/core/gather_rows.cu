@@ -32,7 +32,7 @@ extern "C" grip_status grip_cuda_gather_rows(grip_ctx *ctx, const float *rows, s
     if (st == GRIP_OK) {
         const unsigned blocks = (unsigned)((count + kRowsPerBlock - 1) / kRowsPerBlock);
         gather_rows_kernel<<<blocks, 32 * kRowsPerBlock>>>(rows, dim, (const uint32_t *)ids, count, out);
-        st = grip_cuda_status(ctx, cudaGetLastError(), "gather_rows_kernel", __FILE__, __LINE__);
+        st = grip_cuda_status(ctx, GRIP_CUDA_LAUNCH(cudaGetLastError()), "gather_rows_kernel", __FILE__, __LINE__);
     }
     grip_cuda_free(ids); // stream-ordered: freed after the kernel has run
     return st;
@@ -57,7 +57,7 @@ extern "C" grip_status grip_cuda_gather_rows4(grip_ctx *ctx, const float *rows, 
     if (blocks > 0x7fffffffu)
         return grip_fail(ctx, GRIP_EUNSUPPORTED, "gather: %zu rows exceed one launch", count);
     gather_rows4_kernel<<<(unsigned)blocks, kThreads>>>(rows, idx, count, out);
-    GRIP_CUDA_CHECK(ctx, cudaGetLastError());
+    GRIP_CUDA_CHECK_LAUNCHED(ctx);
     GRIP_CUDA_CHECK(ctx, cudaStreamSynchronize(0));
     return GRIP_OK;
 }

@@ -179,11 +179,11 @@ grip_status union_mark(grip_ctx *ctx, const grip_neighborhoods_cuda *nb, uint32_
     *u = 0;
     if (n == 0)
         return GRIP_OK;
-    GRIP_CUDA_CHECK(ctx, cudaMemsetAsync(b->marks, 0, (size_t)n * sizeof(uint32_t), 0));
+    GRIP_CUDA_CHECK_COPY(ctx, cudaMemsetAsync(b->marks, 0, (size_t)n * sizeof(uint32_t), 0));
     if (nb->entries > 0)
         mark_kernel<<<blocks_for(nb->entries, kThreads), kThreads>>>(nb->idx, nb->entries, b->marks);
-    GRIP_CUDA_CHECK(ctx, cudaGetLastError());
-    GRIP_CUDA_CHECK(ctx, cub::DeviceScan::ExclusiveSum(b->scan_temp, b->scan_bytes, b->marks, b->rows, n));
+    GRIP_CUDA_CHECK_LAUNCHED(ctx);
+    GRIP_CUDA_CHECK_LAUNCH(ctx, cub::DeviceScan::ExclusiveSum(b->scan_temp, b->scan_bytes, b->marks, b->rows, n));
     uint32_t last[2];
     grip_status st = grip_cuda_copy_to_host(ctx, &last[0], b->rows + (n - 1), sizeof(uint32_t));
     if (!st)
@@ -204,7 +204,7 @@ grip_status union_gather(grip_ctx *ctx, const grip_surface_cuda *s, uint32_t n, 
     if (st || u == 0)
         return st;
     compact_kernel<<<blocks_for(n, kThreads), kThreads>>>(b->marks, b->rows, n, b->points);
-    GRIP_CUDA_CHECK(ctx, cudaGetLastError());
+    GRIP_CUDA_CHECK_LAUNCHED(ctx);
     return grip_surface_cuda_gather(ctx, s, b->points, u, b->union_xyz);
 }
 
@@ -215,7 +215,7 @@ grip_status spfh_chunk(grip_ctx *ctx, const grip_neighborhoods_cuda *nb, const f
     (void)queries;
     spfh_kernel<<<blocks_for(count, kWarps), kThreads>>>(lists_of(nb), job->points + first, count, job->view.xyz,
                                                          job->view.normals, job->spfh + (size_t)first * GRIP_FPFH_DIM);
-    GRIP_CUDA_CHECK(ctx, cudaGetLastError());
+    GRIP_CUDA_CHECK_LAUNCHED(ctx);
     GRIP_CUDA_CHECK(ctx, cudaStreamSynchronize(0));
     return GRIP_OK;
 }
@@ -240,7 +240,8 @@ grip_status keypoint_chunk(grip_ctx *ctx, const grip_neighborhoods_cuda *nb, con
     if (!st) {
         fpfh_kernel<<<blocks_for(count, kWarps), kThreads>>>(lists_of(nb), queries, count, b.rows, b.spfh,
                                                              job.out + (size_t)first * GRIP_FPFH_DIM);
-        grip_status launch = grip_cuda_status(ctx, cudaGetLastError(), "fpfh_kernel", __FILE__, __LINE__);
+        grip_status launch = grip_cuda_status(ctx, GRIP_CUDA_LAUNCH(cudaGetLastError()), "fpfh_kernel", __FILE__,
+                                              __LINE__);
         st = launch ? launch : grip_cuda_status(ctx, cudaStreamSynchronize(0), "cudaStreamSynchronize", __FILE__,
                                                 __LINE__);
     }

@@ -282,7 +282,7 @@ grip_status knn_normals(grip_ctx *ctx, grip_surface_cuda *s, uint32_t k, float3 
     const grip_grid3d_view grid = grip_grid3d_get_view(s->grid);
     float4 *out = reinterpret_cast<float4 *>(s->normals);
     knn_normals_kernel<<<blocks_for(s->n), kThreads>>>(s->xyz, s->n, grid, (int)k, vp, out);
-    GRIP_CUDA_CHECK(ctx, cudaGetLastError());
+    GRIP_CUDA_CHECK_LAUNCHED(ctx);
     return GRIP_OK;
 }
 
@@ -295,7 +295,7 @@ grip_status radius_chunk(grip_ctx *ctx, grip_surface_cuda *s, uint32_t first, ui
     if (st == GRIP_OK) {
         radius_normals_kernel<<<blocks_for(m), kThreads>>>(queries, m, nb, vp,
                                                           reinterpret_cast<float4 *>(s->normals) + first);
-        st = grip_cuda_status(ctx, cudaGetLastError(), "radius_normals_kernel", __FILE__, __LINE__);
+        st = grip_cuda_status(ctx, GRIP_CUDA_LAUNCH(cudaGetLastError()), "radius_normals_kernel", __FILE__, __LINE__);
     }
     if (st == GRIP_OK) // the lists are freed once the kernel is done with them
         st = grip_cuda_status(ctx, cudaStreamSynchronize(0), "cudaStreamSynchronize", __FILE__, __LINE__);
@@ -340,8 +340,8 @@ extern "C" grip_status grip_normals_cuda_surface(grip_ctx *ctx, grip_surface_cud
     GRIP_CUDA_CHECK(ctx, cudaSetDevice(s->device));
     grip_status st = GRIP_OK;
     if (s->bounds.finite == 0) // no finite point (or no point): every row is NaN, as on the CPU
-        st = grip_cuda_status(ctx, cudaMemset(s->normals, 0xff, (size_t)s->n * 4 * sizeof(float)), "cudaMemset",
-                              __FILE__, __LINE__);
+        st = grip_cuda_status(ctx, GRIP_CUDA_COPY(cudaMemset(s->normals, 0xff, (size_t)s->n * 4 * sizeof(float))),
+                              "cudaMemset", __FILE__, __LINE__);
     else
         st = k > 0 ? knn_normals(ctx, s, k, vp) : radius_normals(ctx, s, radius, vp);
     if (st == GRIP_OK)

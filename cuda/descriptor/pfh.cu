@@ -82,7 +82,7 @@ extern "C" grip_status grip_pfh_cuda(grip_ctx *ctx, const grip_neighborhoods_cud
     if (nb->entries > 0 && !nb->nx)
         return grip_fail(ctx, GRIP_EINVAL, "pfh (cuda): the lists carry no normals: the surface had none");
     pfh_kernel<<<k, kThreads>>>(lists_of(nb), keypoint_xyz, out);
-    GRIP_CUDA_CHECK(ctx, cudaGetLastError());
+    GRIP_CUDA_CHECK_LAUNCHED(ctx);
     GRIP_CUDA_CHECK(ctx, cudaStreamSynchronize(0));
     return GRIP_OK;
 }

@@ -313,7 +313,7 @@ extern "C" grip_status grip_shot_lrf_cuda(grip_ctx *ctx, const grip_neighborhood
     if (st != GRIP_OK)
         return st;
     lrf_kernel<<<k, kThreads>>>(lists_of(support), keypoint_xyz, (double)radius, frames);
-    GRIP_CUDA_CHECK(ctx, cudaGetLastError());
+    GRIP_CUDA_CHECK_LAUNCHED(ctx);
     return GRIP_OK;
 }
 
@@ -333,6 +333,6 @@ extern "C" grip_status grip_shot_describe_cuda(grip_ctx *ctx, const grip_neighbo
                                            "normals before searching them)");
     shot_kernel<<<k, kThreads>>>(lists_of(support), keypoint_xyz, frames, grip_shot_shells_make(radius),
                                  descriptors);
-    GRIP_CUDA_CHECK(ctx, cudaGetLastError());
+    GRIP_CUDA_CHECK_LAUNCHED(ctx);
     return GRIP_OK;
 }

@@ -141,7 +141,7 @@ extern "C" grip_status grip_spin_image_cuda(grip_ctx *ctx, const grip_neighborho
     const unsigned blocks = (unsigned)((k + warps - 1) / warps);
     spin_image_kernel<<<blocks, (unsigned)(warps * kWarp), warps * warp_bytes>>>(
         l, keypoint_xyz, keypoint_normals, k, g, p->min_neighbors, dim, out);
-    GRIP_CUDA_CHECK(ctx, cudaGetLastError());
+    GRIP_CUDA_CHECK_LAUNCHED(ctx);
     GRIP_CUDA_CHECK(ctx, cudaStreamSynchronize(0));
     return GRIP_OK;
 }

@@ -190,7 +190,7 @@ void buffers_free(sampling_buffers *b)
 grip_status report_bad_point(grip_ctx *ctx, const float *xyz, uint32_t bad, float leaf)
 {
     float p[3];
-    GRIP_CUDA_CHECK(ctx, cudaMemcpy(p, xyz + 3 * (size_t)bad, sizeof p, cudaMemcpyDeviceToHost));
+    GRIP_CUDA_CHECK_COPY(ctx, cudaMemcpy(p, xyz + 3 * (size_t)bad, sizeof p, cudaMemcpyDeviceToHost));
     return grip_fail(ctx, GRIP_EINVAL,
                      "uniform_sampling: point %u (%g, %g, %g) is too far out for leaf %g: its voxel coordinate does "
                      "not fit in an int",
@@ -203,29 +203,29 @@ grip_status find_voxels(grip_ctx *ctx, sampling_buffers *b, const float *xyz, ui
 {
     const float inv = 1.0f / leaf;
     const unsigned blocks = blocks_for(n);
-    GRIP_CUDA_CHECK(ctx, cudaMemset(b->found, 0xff, sizeof(uint32_t)));
+    GRIP_CUDA_CHECK_COPY(ctx, cudaMemset(b->found, 0xff, sizeof(uint32_t)));
     jk_keys_kernel<<<blocks, kThreads>>>(xyz, n, inv, b->keys[0], b->vals[0], b->found);
-    GRIP_CUDA_CHECK(ctx, cudaGetLastError());
-    GRIP_CUDA_CHECK(ctx, cub::DeviceRadixSort::SortPairs(b->tmp, b->tmp_bytes, b->keys[0], b->keys[1], b->vals[0],
-                                                         b->vals[1], (int)n));
+    GRIP_CUDA_CHECK_LAUNCHED(ctx);
+    GRIP_CUDA_CHECK_LAUNCH(ctx, cub::DeviceRadixSort::SortPairs(b->tmp, b->tmp_bytes, b->keys[0], b->keys[1],
+                                                                b->vals[0], b->vals[1], (int)n));
     i_keys_kernel<<<blocks, kThreads>>>(xyz, n, inv, b->vals[1], b->keys[0]);
-    GRIP_CUDA_CHECK(ctx, cudaGetLastError());
-    GRIP_CUDA_CHECK(ctx, cub::DeviceRadixSort::SortPairs(b->tmp, b->tmp_bytes, b->keys[0], b->keys[1], b->vals[1],
-                                                         b->vals[0], (int)n, 0, 33));
+    GRIP_CUDA_CHECK_LAUNCHED(ctx);
+    GRIP_CUDA_CHECK_LAUNCH(ctx, cub::DeviceRadixSort::SortPairs(b->tmp, b->tmp_bytes, b->keys[0], b->keys[1],
+                                                                b->vals[1], b->vals[0], (int)n, 0, 33));
     heads_kernel<<<blocks, kThreads>>>(xyz, n, inv, b->vals[0], b->vals[1]);
-    GRIP_CUDA_CHECK(ctx, cudaGetLastError());
-    GRIP_CUDA_CHECK(ctx, cub::DeviceScan::InclusiveSum(b->tmp, b->tmp_bytes, b->vals[1], b->voxel, (int)n));
-    GRIP_CUDA_CHECK(ctx, cudaMemcpyAsync(b->found + 1, b->voxel + (n - 1), sizeof(uint32_t), cudaMemcpyDeviceToDevice,
-                                         0));
+    GRIP_CUDA_CHECK_LAUNCHED(ctx);
+    GRIP_CUDA_CHECK_LAUNCH(ctx, cub::DeviceScan::InclusiveSum(b->tmp, b->tmp_bytes, b->vals[1], b->voxel, (int)n));
+    GRIP_CUDA_CHECK_COPY(
+        ctx, cudaMemcpyAsync(b->found + 1, b->voxel + (n - 1), sizeof(uint32_t), cudaMemcpyDeviceToDevice, 0));
     uint32_t found[2];
-    GRIP_CUDA_CHECK(ctx, cudaMemcpy(found, b->found, sizeof found, cudaMemcpyDeviceToHost));
+    GRIP_CUDA_CHECK_COPY(ctx, cudaMemcpy(found, b->found, sizeof found, cudaMemcpyDeviceToHost));
     if (found[0] != UINT32_MAX)
         return report_bad_point(ctx, xyz, found[0], leaf);
     *voxels = found[1];
-    GRIP_CUDA_CHECK(ctx, cudaMemset(b->keys[0], 0xff, (size_t)*voxels * sizeof(uint64_t)));
+    GRIP_CUDA_CHECK_COPY(ctx, cudaMemset(b->keys[0], 0xff, (size_t)*voxels * sizeof(uint64_t)));
     best_kernel<<<blocks, kThreads>>>(xyz, n, leaf, inv, b->vals[0], b->voxel,
                                       reinterpret_cast<unsigned long long *>(b->keys[0]));
-    GRIP_CUDA_CHECK(ctx, cudaGetLastError());
+    GRIP_CUDA_CHECK_LAUNCHED(ctx);
     return GRIP_OK;
 }
 
@@ -236,8 +236,8 @@ grip_status sorted_points(grip_ctx *ctx, sampling_buffers *b, uint32_t voxels, u
         return GRIP_OK;
     best_index_kernel<<<blocks_for(voxels), kThreads>>>(reinterpret_cast<const unsigned long long *>(b->keys[0]),
                                                         voxels, b->vals[1]);
-    GRIP_CUDA_CHECK(ctx, cudaGetLastError());
-    GRIP_CUDA_CHECK(ctx, cub::DeviceRadixSort::SortKeys(b->tmp, b->tmp_bytes, b->vals[1], idx, (int)voxels));
+    GRIP_CUDA_CHECK_LAUNCHED(ctx);
+    GRIP_CUDA_CHECK_LAUNCH(ctx, cub::DeviceRadixSort::SortKeys(b->tmp, b->tmp_bytes, b->vals[1], idx, (int)voxels));
     GRIP_CUDA_CHECK(ctx, cudaStreamSynchronize(0));
     return GRIP_OK;
 }

@@ -331,8 +331,8 @@ cudaError_t enqueue_ranges(bool few, const float *ref, size_t n, size_t span, si
 } // namespace
 
 grip_status grip_bruteforce_cuda_launch(grip_ctx *ctx, const float *ref, size_t n, const float *queries, size_t m,
-                                        size_t dim, uint32_t k, float max_sqdist, uint32_t *ids, float *sqdist,
-                                        cudaStream_t stream)
+                                 size_t dim, uint32_t k, float max_sqdist, uint32_t *ids, float *sqdist,
+                                 cudaStream_t stream)
 {
     const size_t blocks = (m + kBlockQueries - 1) / kBlockQueries;
     if (blocks > (size_t)INT_MAX)
@@ -345,8 +345,8 @@ grip_status grip_bruteforce_cuda_launch(grip_ctx *ctx, const float *ref, size_t 
     if (st != GRIP_OK)
         return st;
     if (splits == 1) {
-        GRIP_CUDA_CHECK(ctx, enqueue_ranges(few, ref, n, n, 1, queries, m, blocks, dim, k, max_sqdist, ids, sqdist,
-                                            stream));
+        GRIP_CUDA_CHECK_LAUNCH(
+            ctx, enqueue_ranges(few, ref, n, n, 1, queries, m, blocks, dim, k, max_sqdist, ids, sqdist, stream));
         return GRIP_OK;
     }
     // the ranges' lists, stream-ordered: freed once the merge that reads them has run
@@ -354,15 +354,15 @@ grip_status grip_bruteforce_cuda_launch(grip_ctx *ctx, const float *ref, size_t 
     splits = (n + span - 1) / span; // every range holds rows
     const size_t cells = splits * m * (size_t)k;
     void *lists = NULL;
-    GRIP_CUDA_CHECK(ctx, cudaMallocAsync(&lists, cells * (sizeof(uint32_t) + sizeof(float)), stream));
+    GRIP_CUDA_CHECK_ALLOC(ctx, cudaMallocAsync(&lists, cells * (sizeof(uint32_t) + sizeof(float)), stream));
     uint32_t *split_ids = (uint32_t *)lists;
     float *split_d = (float *)(split_ids + cells);
-    cudaError_t err =
-        enqueue_ranges(few, ref, n, span, splits, queries, m, blocks, dim, k, max_sqdist, split_ids, split_d, stream);
+    cudaError_t err = GRIP_CUDA_LAUNCH(
+        enqueue_ranges(few, ref, n, span, splits, queries, m, blocks, dim, k, max_sqdist, split_ids, split_d, stream));
     if (err == cudaSuccess) {
         merge_splits_kernel<<<(unsigned)((m + kSplitMergeWarps - 1) / kSplitMergeWarps), 32 * kSplitMergeWarps, 0,
                               stream>>>(split_ids, split_d, m, (int)k, (int)splits, ids, sqdist);
-        err = cudaGetLastError();
+        err = GRIP_CUDA_LAUNCH(cudaGetLastError());
     }
     (void)cudaFreeAsync(lists, stream);
     GRIP_CUDA_CHECK(ctx, err);
@@ -562,14 +562,14 @@ static grip_status pass_buffers_alloc(grip_ctx *ctx, pass_buffers *b, const grip
 {
     const size_t lists = queries * io.k;
     if (io.host) {
-        GRIP_CUDA_CHECK(ctx, cudaMalloc((void **)&b->queries, queries * h->dim * sizeof(float)));
-        GRIP_CUDA_CHECK(ctx, cudaMalloc((void **)&b->ids, lists * sizeof(uint32_t)));
-        GRIP_CUDA_CHECK(ctx, cudaMalloc((void **)&b->sqdist, lists * sizeof(float)));
+        GRIP_CUDA_CHECK_ALLOC(ctx, cudaMalloc((void **)&b->queries, queries * h->dim * sizeof(float)));
+        GRIP_CUDA_CHECK_ALLOC(ctx, cudaMalloc((void **)&b->ids, lists * sizeof(uint32_t)));
+        GRIP_CUDA_CHECK_ALLOC(ctx, cudaMalloc((void **)&b->sqdist, lists * sizeof(float)));
     }
     if (h->streamed) {
-        GRIP_CUDA_CHECK(ctx, cudaMalloc((void **)&b->batch, batch_rows * h->dim * sizeof(float)));
-        GRIP_CUDA_CHECK(ctx, cudaMalloc((void **)&b->batch_ids, lists * sizeof(uint32_t)));
-        GRIP_CUDA_CHECK(ctx, cudaMalloc((void **)&b->batch_sqdist, lists * sizeof(float)));
+        GRIP_CUDA_CHECK_ALLOC(ctx, cudaMalloc((void **)&b->batch, batch_rows * h->dim * sizeof(float)));
+        GRIP_CUDA_CHECK_ALLOC(ctx, cudaMalloc((void **)&b->batch_ids, lists * sizeof(uint32_t)));
+        GRIP_CUDA_CHECK_ALLOC(ctx, cudaMalloc((void **)&b->batch_sqdist, lists * sizeof(float)));
     }
     return GRIP_OK;
 }
@@ -592,7 +592,7 @@ static grip_status merge_lists(grip_ctx *ctx, uint32_t *ids, float *sqdist, cons
         return grip_fail(ctx, GRIP_EUNSUPPORTED, "knn (cuda): %zu queries exceed one launch", m);
     merge_kernel<<<(unsigned)blocks, kMergeThreads>>>(ids, sqdist, batch_ids, batch_sqdist, m, (int)k,
                                                       (uint32_t)offset);
-    GRIP_CUDA_CHECK(ctx, cudaGetLastError());
+    GRIP_CUDA_CHECK_LAUNCHED(ctx);
     return GRIP_OK;
 }
 
@@ -604,8 +604,8 @@ static grip_status search_batch(grip_ctx *ctx, const grip_bruteforce_cuda_ref *h
 {
     const size_t dim = h->dim;
     if (rows > 0) // ordered after the previous batch's kernels, which read the buffer, on the default stream
-        GRIP_CUDA_CHECK(ctx, cudaMemcpy(batch, h->host_rows + b0 * dim, rows * dim * sizeof(float),
-                                        cudaMemcpyHostToDevice));
+        GRIP_CUDA_CHECK_COPY(
+            ctx, cudaMemcpy(batch, h->host_rows + b0 * dim, rows * dim * sizeof(float), cudaMemcpyHostToDevice));
     grip_bruteforce_screen *screen = NULL;
     grip_status st = k <= GRIP_BRUTEFORCE_SCREEN_MAX_K
                          ? grip_bruteforce_screen_build(ctx, batch, rows, dim, h->options, &screen)
@@ -648,8 +648,8 @@ static grip_status pass_search(grip_ctx *ctx, const grip_bruteforce_cuda_ref *h,
     uint32_t *ids = io.host ? b.ids : io.ids + q0 * k;
     float *sqdist = io.host ? b.sqdist : io.sqdist + q0 * k;
     if (io.host)
-        GRIP_CUDA_CHECK(ctx, cudaMemcpy(b.queries, io.queries + q0 * dim, count * dim * sizeof(float),
-                                        cudaMemcpyHostToDevice));
+        GRIP_CUDA_CHECK_COPY(
+            ctx, cudaMemcpy(b.queries, io.queries + q0 * dim, count * dim * sizeof(float), cudaMemcpyHostToDevice));
     grip_status st = h->streamed
                          ? stream_batches(ctx, h, b, queries, count, io.k, io.max_sqdist, ids, sqdist, batch_rows)
                          : search_rows(ctx, ref_batch{h->rows, h->n, dim, h->screen}, queries, count, io.k,
@@ -660,8 +660,9 @@ static grip_status pass_search(grip_ctx *ctx, const grip_bruteforce_cuda_ref *h,
         GRIP_CUDA_CHECK(ctx, cudaStreamSynchronize(0));
         return GRIP_OK;
     }
-    GRIP_CUDA_CHECK(ctx, cudaMemcpy(io.ids + q0 * k, b.ids, count * k * sizeof(uint32_t), cudaMemcpyDeviceToHost));
-    GRIP_CUDA_CHECK(ctx, cudaMemcpy(io.sqdist + q0 * k, b.sqdist, count * k * sizeof(float), cudaMemcpyDeviceToHost));
+    GRIP_CUDA_CHECK_COPY(ctx, cudaMemcpy(io.ids + q0 * k, b.ids, count * k * sizeof(uint32_t), cudaMemcpyDeviceToHost));
+    GRIP_CUDA_CHECK_COPY(ctx,
+                         cudaMemcpy(io.sqdist + q0 * k, b.sqdist, count * k * sizeof(float), cudaMemcpyDeviceToHost));
     return GRIP_OK;
 }
 
@@ -709,7 +710,8 @@ static grip_status resident_make(grip_ctx *ctx, grip_bruteforce_cuda_ref *h, con
     grip_status st = grip_cuda_alloc(ctx, bytes, &rows);
     h->rows = (float *)rows;
     if (st == GRIP_OK && bytes > 0)
-        st = grip_cuda_status(ctx, cudaMemcpy(rows, ref, bytes, kind), "cudaMemcpy", __FILE__, __LINE__);
+        st = grip_cuda_status(ctx, GRIP_CUDA_COPY(cudaMemcpy(rows, ref, bytes, kind)), "cudaMemcpy", __FILE__,
+                              __LINE__);
     if (st != GRIP_OK)
         grip_fail_append(ctx, "knn (cuda): copying %zu reference rows of %zu dims to the device", h->n, h->dim);
     if (st == GRIP_OK)
@@ -758,7 +760,7 @@ static grip_status streamed_make(grip_ctx *ctx, grip_bruteforce_cuda_ref *h, con
     if (bytes > 0 && kind == cudaMemcpyHostToDevice)
         memcpy(h->host_rows, ref, bytes);
     else if (bytes > 0)
-        GRIP_CUDA_CHECK(ctx, cudaMemcpy(h->host_rows, ref, bytes, cudaMemcpyDeviceToHost));
+        GRIP_CUDA_CHECK_COPY(ctx, cudaMemcpy(h->host_rows, ref, bytes, cudaMemcpyDeviceToHost));
     h->batch_forced = batch_rows > 0;
     if (h->batch_forced) {
         h->batch_rows = batch_rows < h->n ? batch_rows : (h->n > 0 ? h->n : 1);
@@ -883,9 +885,8 @@ extern "C" grip_status grip_bruteforce_cuda_ref_copy_device(grip_ctx *ctx, const
 }
 
 extern "C" grip_status grip_bruteforce_cuda_ref_upload_batched(grip_ctx *ctx, const float *ref, size_t n, size_t dim,
-                                                               size_t batch_rows,
-                                                               const grip_bruteforce_cuda_options *options,
-                                                               grip_bruteforce_cuda_ref **out)
+                                                        size_t batch_rows, const grip_bruteforce_cuda_options *options,
+                                                        grip_bruteforce_cuda_ref **out)
 {
     if (out)
         *out = NULL;

@@ -158,15 +158,15 @@ grip_status rescreen_batches(grip_ctx *ctx, const grip_bruteforce_rescreen_rows 
         batch_carve(&b, mem, padded, rows.row_bytes, cap);
         gather_kernel<<<(unsigned)((padded * 32 + kThreads - 1) / kThreads), kThreads>>>(
             *rows.q, rows.row_bytes / 4, retry, first, count, padded, b);
-        GRIP_CUDA_CHECK(ctx, cudaGetLastError());
-        GRIP_CUDA_CHECK(ctx, cudaMemsetAsync(b.count, 0, padded * sizeof(uint32_t), 0));
+        GRIP_CUDA_CHECK_LAUNCHED(ctx);
+        GRIP_CUDA_CHECK_COPY(ctx, cudaMemsetAsync(b.count, 0, padded * sizeof(uint32_t), 0));
         const int ranges = row_ranges(sms * per_sm, padded / kBlockQueries, rows.n_padded / kTileRows);
-        GRIP_CUDA_CHECK(ctx, grip_bruteforce_wgmma_rescreen(b.sub, *rows.r, padded, rows.n_padded, rows.ksteps,
+        GRIP_CUDA_CHECK_LAUNCH(ctx, grip_bruteforce_wgmma_rescreen(b.sub, *rows.r, padded, rows.n_padded, rows.ksteps,
                                                             rows.operands, rows.ref_inv_scale, b.limit, ranges, cap,
                                                             b.count, b.found));
         finish_kernel<<<(unsigned)((count + kWarps - 1) / kWarps), kThreads>>>(
             ref, rows.n, queries, dim, count, b, cap, (int)k, max_sqdist, ids, sqdist, failed, n_failed);
-        GRIP_CUDA_CHECK(ctx, cudaGetLastError());
+        GRIP_CUDA_CHECK_LAUNCHED(ctx);
     }
     GRIP_CUDA_CHECK(ctx, cudaStreamSynchronize(0));
     return GRIP_OK;
@@ -182,15 +182,15 @@ size_t grip_bruteforce_rescreen_bytes(size_t m, size_t row_bytes, uint32_t capac
 }
 
 grip_status grip_bruteforce_rescreen(grip_ctx *ctx, const grip_bruteforce_rescreen_rows &rows, const float *ref,
-                                     const float *queries, size_t dim, const grip_bruteforce_retry &retry,
-                                     uint32_t capacity, uint32_t k, float max_sqdist, uint32_t *ids, float *sqdist,
-                                     uint32_t *failed, uint32_t *n_failed)
+                              const float *queries, size_t dim, const grip_bruteforce_retry &retry, uint32_t capacity,
+                              uint32_t k, float max_sqdist, uint32_t *ids, float *sqdist, uint32_t *failed,
+                              uint32_t *n_failed)
 {
     if (retry.count == 0)
         return GRIP_OK;
     const size_t batch = retry.count < kBatch ? retry.count : kBatch;
     void *mem = NULL;
-    GRIP_CUDA_CHECK(
+    GRIP_CUDA_CHECK_ALLOC(
         ctx, cudaMallocAsync(&mem, grip_bruteforce_rescreen_bytes(batch, rows.row_bytes, capacity), 0)); // pooled
     const grip_status st = rescreen_batches(ctx, rows, (unsigned char *)mem, batch, capacity, ref, queries, dim, retry,
                                             k, max_sqdist, ids, sqdist, failed, n_failed);

@@ -190,7 +190,7 @@ __device__ __forceinline__ void merge_into(float &a, uint32_t &a_id, float b, ui
 
 // A buffer this full is sorted and merged into its list at once (34 shuffles whatever its size) rather than
 // inserted entry by entry (about 6 dependent shuffles an entry): the first tiles of a walk fill whole buffers.
-// (A build with -DGRIP_KNN_SORT_MERGE_MIN=17 inserts entry by entry always, for side-by-side runs.)
+// (A build with -DGRIP_BRUTEFORCE_SORT_MERGE_MIN=17 inserts entry by entry always, for side-by-side runs.)
 #ifndef GRIP_BRUTEFORCE_SORT_MERGE_MIN
 #define GRIP_BRUTEFORCE_SORT_MERGE_MIN 6
 #endif

@@ -600,9 +600,9 @@ static grip_status centred_max(grip_ctx *ctx, const grip_bruteforce_screen *s, c
 {
     int *max_bits = &s->stats->max_abs_bits;
     launch_centred_max(ref, s->n, s->dim, s->sum, s->inv_count, max_bits);
-    GRIP_CUDA_CHECK(ctx, cudaGetLastError());
+    GRIP_CUDA_CHECK_LAUNCHED(ctx);
     int bits = 0;
-    GRIP_CUDA_CHECK(ctx, cudaMemcpy(&bits, max_bits, sizeof bits, cudaMemcpyDeviceToHost));
+    GRIP_CUDA_CHECK_COPY(ctx, cudaMemcpy(&bits, max_bits, sizeof bits, cudaMemcpyDeviceToHost));
     memcpy(max_abs, &bits, sizeof *max_abs);
     return GRIP_OK;
 }
@@ -639,14 +639,14 @@ static grip_status screen_build_on(grip_ctx *ctx, grip_bruteforce_screen *s, con
 {
     const size_t row_bytes = s->shape.row_bytes();
     const size_t bytes = rows_prep_carve(&s->rows, nullptr, s->n_padded, row_bytes);
-    GRIP_CUDA_CHECK(ctx, cudaMalloc(&s->mem, screen_alloc_bytes(s->n_padded, row_bytes, s->dim)));
+    GRIP_CUDA_CHECK_ALLOC(ctx, cudaMalloc(&s->mem, screen_alloc_bytes(s->n_padded, row_bytes, s->dim)));
     rows_prep_carve(&s->rows, (unsigned char *)s->mem, s->n_padded, row_bytes);
     s->stats = reinterpret_cast<ref_stats *>((unsigned char *)s->mem + bytes);
     s->sum = reinterpret_cast<float *>((unsigned char *)s->mem + bytes + 256);
     s->inv_count = 1.0f / (float)s->n;
-    GRIP_CUDA_CHECK(ctx, cudaMemset(s->stats, 0, 256 + s->dim * sizeof(float)));
+    GRIP_CUDA_CHECK_COPY(ctx, cudaMemset(s->stats, 0, 256 + s->dim * sizeof(float)));
     launch_column_sum(ref, s->n, s->dim, s->sum);
-    GRIP_CUDA_CHECK(ctx, cudaGetLastError());
+    GRIP_CUDA_CHECK_LAUNCHED(ctx);
     *usable = true;
     if (s->shape.wgmma_steps > 0) {
         grip_status st = wgmma_prep(ctx, s, ref, usable);
@@ -656,15 +656,15 @@ static grip_status screen_build_on(grip_ctx *ctx, grip_bruteforce_screen *s, con
         launch_prep(ref, s->n, s->n_padded, s->dim, s->shape.kdim, s->sum, s->inv_count, kPerRowScale, s->rows,
                     s->stats);
     }
-    GRIP_CUDA_CHECK(ctx, cudaGetLastError());
+    GRIP_CUDA_CHECK_LAUNCHED(ctx);
     ref_stats host;
-    GRIP_CUDA_CHECK(ctx, cudaMemcpy(&host, s->stats, sizeof host, cudaMemcpyDeviceToHost));
+    GRIP_CUDA_CHECK_COPY(ctx, cudaMemcpy(&host, s->stats, sizeof host, cudaMemcpyDeviceToHost));
     *usable = !host.out_of_range;
     return GRIP_OK;
 }
 
 grip_status grip_bruteforce_screen_build(grip_ctx *ctx, const float *ref, size_t n, size_t dim,
-                                         const grip_bruteforce_cuda_options &options, grip_bruteforce_screen **out)
+                                  const grip_bruteforce_cuda_options &options, grip_bruteforce_screen **out)
 {
     *out = NULL;
     if (!screened_dim(dim) || n == 0)
@@ -738,9 +738,8 @@ size_t grip_bruteforce_screen_search_bytes(size_t m, size_t dim, uint32_t k,
     const size_t scratch = scratch_carve(&w, nullptr, round_up(m, kBlockQueries), shape.row_bytes());
     // all three from the pool: the re-screen's block, once freed, stays the pool's, and the exact kernel's may not
     // fit in it
-    const size_t rescreen = shape.wgmma_steps > 0
-                                ? grip_bruteforce_rescreen_bytes(m, shape.row_bytes(), options.rescreen_capacity)
-                                : 0;
+    const size_t rescreen =
+        shape.wgmma_steps > 0 ? grip_bruteforce_rescreen_bytes(m, shape.row_bytes(), options.rescreen_capacity) : 0;
     return scratch + rescreen + failed_bytes(m, dim, k);
 }
 
@@ -749,7 +748,7 @@ size_t grip_bruteforce_screen_search_bytes(size_t m, size_t dim, uint32_t k,
 // the device), about half a millisecond a search of 1e5 queries.
 static grip_status scratch_alloc(grip_ctx *ctx, screen_scratch *w, size_t m_padded, size_t row_bytes)
 {
-    GRIP_CUDA_CHECK(ctx, cudaMallocAsync(&w->mem, scratch_carve(w, nullptr, m_padded, row_bytes), 0));
+    GRIP_CUDA_CHECK_ALLOC(ctx, cudaMallocAsync(&w->mem, scratch_carve(w, nullptr, m_padded, row_bytes), 0));
     scratch_carve(w, (unsigned char *)w->mem, m_padded, row_bytes);
     return GRIP_OK;
 }
@@ -761,21 +760,21 @@ static grip_status search_failed(grip_ctx *ctx, screen_scratch *w, const float *
 {
     const size_t rows_bytes = round_up((size_t)count * dim * sizeof(float), 256);
     const size_t ids_bytes = round_up((size_t)count * k * sizeof(uint32_t), 256);
-    GRIP_CUDA_CHECK(ctx, cudaMallocAsync(&w->sub, failed_bytes(count, dim, k), 0));
+    GRIP_CUDA_CHECK_ALLOC(ctx, cudaMallocAsync(&w->sub, failed_bytes(count, dim, k), 0));
     float *sub_q = (float *)w->sub;
     uint32_t *sub_ids = (uint32_t *)((unsigned char *)w->sub + rows_bytes);
     float *sub_d = (float *)((unsigned char *)w->sub + rows_bytes + ids_bytes);
     gather_kernel<<<(unsigned)(((size_t)count * 32 + kThreads - 1) / kThreads), kThreads>>>(queries, dim,
                                                                                             w->out.failed, count,
                                                                                             sub_q);
-    GRIP_CUDA_CHECK(ctx, cudaGetLastError());
+    GRIP_CUDA_CHECK_LAUNCHED(ctx);
     grip_status st = grip_bruteforce_cuda_launch(ctx, ref, n, sub_q, count, dim, k, max_sqdist, sub_ids, sub_d, 0);
     if (st != GRIP_OK)
         return st;
     const size_t cells = (size_t)count * k;
     scatter_kernel<<<(unsigned)((cells + kThreads - 1) / kThreads), kThreads>>>(w->out.failed, count, (int)k, sub_ids,
                                                                                sub_d, ids, sqdist);
-    GRIP_CUDA_CHECK(ctx, cudaGetLastError());
+    GRIP_CUDA_CHECK_LAUNCHED(ctx);
     GRIP_CUDA_CHECK(ctx, cudaStreamSynchronize(0));
     return GRIP_OK;
 }
@@ -789,18 +788,18 @@ static grip_status screen_search_with(grip_ctx *ctx, const grip_bruteforce_scree
     grip_status st = scratch_alloc(ctx, w, m_padded, shape.row_bytes());
     if (st != GRIP_OK)
         return st;
-    GRIP_CUDA_CHECK(ctx, cudaMemsetAsync(w->out.counts, 0, 2 * sizeof(uint32_t), 0));
+    GRIP_CUDA_CHECK_COPY(ctx, cudaMemsetAsync(w->out.counts, 0, 2 * sizeof(uint32_t), 0));
     if (shape.s8) {
         const s8_quant quant = {s->quant.step, s->quant.inv_step, kQueryS8Limit, shape.fold};
         launch_prep_s8(queries, m, m_padded, s->dim, shape.kdim, s->sum, s->inv_count, quant, false, w->q, nullptr);
     } else {
         launch_prep(queries, m, m_padded, s->dim, shape.kdim, s->sum, s->inv_count, kPerRowScale, w->q, nullptr);
     }
-    GRIP_CUDA_CHECK(ctx, cudaGetLastError());
+    GRIP_CUDA_CHECK_LAUNCHED(ctx);
     if (shape.wgmma_steps > 0) { // its lists hold the screened distances less |q|^2
-        GRIP_CUDA_CHECK(ctx, grip_bruteforce_wgmma_screen(w->q, s->rows, m_padded, s->n_padded, shape.wgmma_steps,
-                                                          shape.operands(), s->ref_inv_scale, w->cand_id, w->cand_d,
-                                                          w->cand_bound));
+        GRIP_CUDA_CHECK_LAUNCH(ctx, grip_bruteforce_wgmma_screen(w->q, s->rows, m_padded, s->n_padded,
+                                                                 shape.wgmma_steps, shape.operands(), s->ref_inv_scale,
+                                                                 w->cand_id, w->cand_d, w->cand_bound));
     } else {
         const size_t smem = screen_smem_bytes(shape.kdim);
         GRIP_CUDA_CHECK(ctx,
@@ -808,7 +807,7 @@ static grip_status screen_search_with(grip_ctx *ctx, const grip_bruteforce_scree
         screen_kernel<<<(unsigned)(m_padded / kBlockQueries), kThreads, smem>>>(w->q, s->rows, s->n_padded,
                                                                                (int)shape.kdim, w->cand_id, w->cand_d,
                                                                                w->cand_bound);
-        GRIP_CUDA_CHECK(ctx, cudaGetLastError());
+        GRIP_CUDA_CHECK_LAUNCHED(ctx);
     }
     const double step = shape.s8 ? (double)s->quant.step : 1.0;
     const bool wgmma = shape.wgmma_steps > 0;
@@ -817,9 +816,9 @@ static grip_status screen_search_with(grip_ctx *ctx, const grip_bruteforce_scree
     rerank_kernel<<<(unsigned)((m + kWarps - 1) / kWarps), kThreads>>>(ref, s->n, queries, m, s->dim, (int)k,
                                                                        max_sqdist, w->cand_id, w->cand_d, w->cand_bound,
                                                                        units, w->q, s->stats, ids, sqdist, w->out);
-    GRIP_CUDA_CHECK(ctx, cudaGetLastError());
+    GRIP_CUDA_CHECK_LAUNCHED(ctx);
     uint32_t counts[2] = {0, 0}; // failed, retried
-    GRIP_CUDA_CHECK(ctx, cudaMemcpy(counts, w->out.counts, sizeof counts, cudaMemcpyDeviceToHost));
+    GRIP_CUDA_CHECK_COPY(ctx, cudaMemcpy(counts, w->out.counts, sizeof counts, cudaMemcpyDeviceToHost));
     if (counts[1] > 0) {
         const grip_bruteforce_rescreen_rows rows = {
             &w->q,           &s->rows, s->n, s->n_padded, shape.row_bytes(), shape.wgmma_steps, shape.operands(),
@@ -829,7 +828,7 @@ static grip_status screen_search_with(grip_ctx *ctx, const grip_bruteforce_scree
                                       max_sqdist, ids, sqdist, w->out.failed, &w->out.counts[0]);
         if (st != GRIP_OK)
             return st;
-        GRIP_CUDA_CHECK(ctx, cudaMemcpy(counts, w->out.counts, sizeof(uint32_t), cudaMemcpyDeviceToHost));
+        GRIP_CUDA_CHECK_COPY(ctx, cudaMemcpy(counts, w->out.counts, sizeof(uint32_t), cudaMemcpyDeviceToHost));
     }
     if (counts[0] == 0)
         return GRIP_OK;
@@ -837,8 +836,8 @@ static grip_status screen_search_with(grip_ctx *ctx, const grip_bruteforce_scree
 }
 
 grip_status grip_bruteforce_screen_search(grip_ctx *ctx, const grip_bruteforce_screen *screen, const float *ref,
-                                          const float *queries, size_t m, uint32_t k, float max_sqdist, uint32_t *ids,
-                                          float *sqdist)
+                                   const float *queries, size_t m, uint32_t k, float max_sqdist, uint32_t *ids,
+                                   float *sqdist)
 {
     if (m / kBlockQueries + 1 > (size_t)INT_MAX)
         return grip_fail(ctx, GRIP_EUNSUPPORTED, "knn (cuda): %zu queries exceed one launch", m);

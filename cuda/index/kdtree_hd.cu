@@ -579,7 +579,7 @@ static grip_status grow_array(grip_ctx *ctx, T **arr, size_t keep, size_t cap, s
     if (st != GRIP_OK)
         return st;
     if (keep > 0) {
-        cudaError_t err = cudaMemcpy(fresh, *arr, keep * width * sizeof(T), cudaMemcpyDeviceToDevice);
+        cudaError_t err = GRIP_CUDA_COPY(cudaMemcpy(fresh, *arr, keep * width * sizeof(T), cudaMemcpyDeviceToDevice));
         if (err != cudaSuccess) {
             grip_cuda_free(fresh);
             return grip_cuda_status(ctx, err, "cudaMemcpy", __FILE__, __LINE__);
@@ -709,11 +709,12 @@ static grip_status build_level(grip_ctx *ctx, grip_kdtree_hd_cuda *h, build_scra
                                                  s->hi_keys);
     k_decide<<<width, kBuildThreads>>>(s->lo_keys, s->hi_keys, level_begin, bp, h->count, h->box_min, h->box_max,
                                        h->child, h->split_dim, h->split_val, s->splits);
-    GRIP_CUDA_CHECK(ctx, cudaGetLastError());
-    GRIP_CUDA_CHECK(ctx, cub::DeviceScan::ExclusiveSum(s->temp, s->temp_bytes, s->splits, s->ranks, (int64_t)width));
+    GRIP_CUDA_CHECK_LAUNCHED(ctx);
+    GRIP_CUDA_CHECK_LAUNCH(ctx,
+                           cub::DeviceScan::ExclusiveSum(s->temp, s->temp_bytes, s->splits, s->ranks, (int64_t)width));
     uint32_t last[2];
-    GRIP_CUDA_CHECK(ctx, cudaMemcpy(&last[0], s->ranks + width - 1, sizeof(uint32_t), cudaMemcpyDeviceToHost));
-    GRIP_CUDA_CHECK(ctx, cudaMemcpy(&last[1], s->splits + width - 1, sizeof(uint32_t), cudaMemcpyDeviceToHost));
+    GRIP_CUDA_CHECK_COPY(ctx, cudaMemcpy(&last[0], s->ranks + width - 1, sizeof(uint32_t), cudaMemcpyDeviceToHost));
+    GRIP_CUDA_CHECK_COPY(ctx, cudaMemcpy(&last[1], s->splits + width - 1, sizeof(uint32_t), cudaMemcpyDeviceToHost));
     const uint32_t n_split = last[0] + last[1];
     if (n_split == 0)
         return GRIP_OK;
@@ -722,12 +723,12 @@ static grip_status build_level(grip_ctx *ctx, grip_kdtree_hd_cuda *h, build_scra
         return st;
     k_partition<<<width, kBuildThreads>>>(h->rows, dim, level_begin, first_free, s->splits, s->ranks, h->child,
                                           h->split_dim, h->split_val, h->begin, h->count, h->perm, s->scratch);
-    GRIP_CUDA_CHECK(ctx, cudaGetLastError());
+    GRIP_CUDA_CHECK_LAUNCHED(ctx);
     h->n_nodes = first_free + 2 * n_split;
     *level_end = h->n_nodes;
-    GRIP_CUDA_CHECK(ctx, cub::DeviceReduce::Max(s->temp, s->temp_bytes, h->count + first_free, s->max_count,
-                                                (int64_t)(2 * n_split)));
-    GRIP_CUDA_CHECK(ctx, cudaMemcpy(max_count, s->max_count, sizeof(uint32_t), cudaMemcpyDeviceToHost));
+    GRIP_CUDA_CHECK_LAUNCH(ctx, cub::DeviceReduce::Max(s->temp, s->temp_bytes, h->count + first_free, s->max_count,
+                                                       (int64_t)(2 * n_split)));
+    GRIP_CUDA_CHECK_COPY(ctx, cudaMemcpy(max_count, s->max_count, sizeof(uint32_t), cudaMemcpyDeviceToHost));
     return GRIP_OK;
 }
 
@@ -740,7 +741,7 @@ static grip_status build_tree(grip_ctx *ctx, grip_kdtree_hd_cuda *h, build_scrat
         return st;
     h->roots_host[tree] = root;
     k_root<<<1, 1>>>(h->begin, h->count, root, tree * h->n_points, h->n_points);
-    GRIP_CUDA_CHECK(ctx, cudaGetLastError());
+    GRIP_CUDA_CHECK_LAUNCHED(ctx);
     h->n_nodes = root + 1;
     uint32_t level_begin = root, level_end = root + 1, max_count = h->n_points;
     for (uint32_t depth = 0; level_begin < level_end; ++depth) {
@@ -762,21 +763,22 @@ static grip_status build_forest(grip_ctx *ctx, grip_kdtree_hd_cuda *h, build_scr
     const size_t n = h->n_rows;
     if (n > 0) {
         k_finite_rows<<<blocks_for(n, 256), 256>>>(h->rows, (uint32_t)n, h->dim, s->finite, s->iota);
-        GRIP_CUDA_CHECK(ctx, cudaGetLastError());
-        GRIP_CUDA_CHECK(ctx, cub::DeviceSelect::Flagged(s->temp, s->temp_bytes, s->iota, s->finite, h->perm,
-                                                         s->n_selected, (int64_t)n));
-        GRIP_CUDA_CHECK(ctx, cudaMemcpy(&h->n_points, s->n_selected, sizeof(uint32_t), cudaMemcpyDeviceToHost));
+        GRIP_CUDA_CHECK_LAUNCHED(ctx);
+        GRIP_CUDA_CHECK_LAUNCH(ctx, cub::DeviceSelect::Flagged(s->temp, s->temp_bytes, s->iota, s->finite, h->perm,
+                                                               s->n_selected, (int64_t)n));
+        GRIP_CUDA_CHECK_COPY(ctx, cudaMemcpy(&h->n_points, s->n_selected, sizeof(uint32_t), cudaMemcpyDeviceToHost));
     }
     for (uint32_t tr = 1; tr < h->n_trees && h->n_points > 0; ++tr)
-        GRIP_CUDA_CHECK(ctx, cudaMemcpy(h->perm + (size_t)tr * h->n_points, h->perm,
-                                        (size_t)h->n_points * sizeof(uint32_t), cudaMemcpyDeviceToDevice));
+        GRIP_CUDA_CHECK_COPY(ctx, cudaMemcpy(h->perm + (size_t)tr * h->n_points, h->perm,
+                                             (size_t)h->n_points * sizeof(uint32_t), cudaMemcpyDeviceToDevice));
     size_t keys_have = 0;
     for (uint32_t tr = 0; tr < h->n_trees; ++tr) {
         grip_status st = build_tree(ctx, h, s, &keys_have, p, tr);
         if (st != GRIP_OK)
             return st;
     }
-    GRIP_CUDA_CHECK(ctx, cudaMemcpy(h->roots, h->roots_host, h->n_trees * sizeof(uint32_t), cudaMemcpyHostToDevice));
+    GRIP_CUDA_CHECK_COPY(ctx,
+                         cudaMemcpy(h->roots, h->roots_host, h->n_trees * sizeof(uint32_t), cudaMemcpyHostToDevice));
     GRIP_CUDA_CHECK(ctx, cudaDeviceSynchronize());
     return GRIP_OK;
 }
@@ -803,8 +805,8 @@ static grip_status handle_make(grip_ctx *ctx, const float *rows, cudaMemcpyKind 
     if (st == GRIP_OK)
         st = grip_cuda_alloc(ctx, trees * sizeof(uint32_t), (void **)&h->roots);
     if (st == GRIP_OK && n > 0)
-        st = grip_cuda_status(ctx, cudaMemcpy(h->rows, rows, n * dim * sizeof(float), kind), "cudaMemcpy", __FILE__,
-                              __LINE__);
+        st = grip_cuda_status(ctx, GRIP_CUDA_COPY(cudaMemcpy(h->rows, rows, n * dim * sizeof(float), kind)),
+                              "cudaMemcpy", __FILE__, __LINE__);
     if (st != GRIP_OK) {
         grip_kdtree_hd_cuda_free(h);
         return st;
@@ -868,7 +870,7 @@ static grip_status download_array(grip_ctx *ctx, T **dst, const T *src, size_t c
     if (!*dst)
         return grip_fail(ctx, GRIP_ENOMEM, "kdtree_hd (cuda): out of host memory downloading the tree");
     if (count > 0)
-        GRIP_CUDA_CHECK(ctx, cudaMemcpy(*dst, src, count * sizeof(T), cudaMemcpyDeviceToHost));
+        GRIP_CUDA_CHECK_COPY(ctx, cudaMemcpy(*dst, src, count * sizeof(T), cudaMemcpyDeviceToHost));
     return GRIP_OK;
 }
 
@@ -1008,21 +1010,21 @@ static grip_status search_round(grip_ctx *ctx, const grip_kdtree_hd_cuda *h, sea
     k_advance<<<blocks_for((size_t)n * 32, kThreads), kThreads>>>(s->active, n, j.queries, j.k, j.max_sqdist,
                                                                    j.checks != 0, t, j.sqdist, s->keys, s->nodes,
                                                                    s->size, s->pair_leaf, s->pair_query);
-    GRIP_CUDA_CHECK(ctx, cudaGetLastError());
-    GRIP_CUDA_CHECK(ctx, cub::DeviceRadixSort::SortPairs(s->temp, s->temp_bytes, s->pair_leaf, s->sorted_leaf,
-                                                          s->pair_query, s->sorted_query, (int64_t)n));
-    GRIP_CUDA_CHECK(ctx, cub::DeviceRunLengthEncode::Encode(s->temp, s->temp_bytes, s->sorted_leaf, s->run_leaf,
-                                                             s->run_count, s->n_runs, (int64_t)n));
-    GRIP_CUDA_CHECK(ctx, cub::DeviceScan::ExclusiveSum(s->temp, s->temp_bytes, s->run_count, s->run_offset,
-                                                       (int64_t)n));
+    GRIP_CUDA_CHECK_LAUNCHED(ctx);
+    GRIP_CUDA_CHECK_LAUNCH(ctx, cub::DeviceRadixSort::SortPairs(s->temp, s->temp_bytes, s->pair_leaf, s->sorted_leaf,
+                                                                s->pair_query, s->sorted_query, (int64_t)n));
+    GRIP_CUDA_CHECK_LAUNCH(ctx, cub::DeviceRunLengthEncode::Encode(s->temp, s->temp_bytes, s->sorted_leaf, s->run_leaf,
+                                                                   s->run_count, s->n_runs, (int64_t)n));
+    GRIP_CUDA_CHECK_LAUNCH(
+        ctx, cub::DeviceScan::ExclusiveSum(s->temp, s->temp_bytes, s->run_count, s->run_offset, (int64_t)n));
     k_scan_leaves<<<n, kThreads, shared_bytes>>>(s->n_runs, s->run_leaf, s->run_count, s->run_offset,
                                                   s->sorted_query, h->rows, j.queries, j.k, j.max_sqdist, t, j.ids,
                                                   j.sqdist);
     k_retire<<<blocks_for(n, 256), 256>>>(s->active, n, s->pair_leaf, j.checks, s->size, s->leaves, s->flags);
-    GRIP_CUDA_CHECK(ctx, cudaGetLastError());
-    GRIP_CUDA_CHECK(ctx, cub::DeviceSelect::Flagged(s->temp, s->temp_bytes, s->active, s->flags, s->active_next,
-                                                     s->n_selected, (int64_t)n));
-    GRIP_CUDA_CHECK(ctx, cudaMemcpy(n_active, s->n_selected, sizeof(uint32_t), cudaMemcpyDeviceToHost));
+    GRIP_CUDA_CHECK_LAUNCHED(ctx);
+    GRIP_CUDA_CHECK_LAUNCH(ctx, cub::DeviceSelect::Flagged(s->temp, s->temp_bytes, s->active, s->flags, s->active_next,
+                                                           s->n_selected, (int64_t)n));
+    GRIP_CUDA_CHECK_COPY(ctx, cudaMemcpy(n_active, s->n_selected, sizeof(uint32_t), cudaMemcpyDeviceToHost));
     uint32_t *swap = s->active;
     s->active = s->active_next;
     s->active_next = swap;
@@ -1042,7 +1044,7 @@ static grip_status finish_by_brute_force(grip_ctx *ctx, const grip_kdtree_hd_cud
     if (st == GRIP_OK) {
         k_gather<<<blocks_for((size_t)n_active * h->dim, 256), 256>>>(s->active, n_active, j.queries, h->dim,
                                                                        (float *)q);
-        st = grip_cuda_status(ctx, cudaGetLastError(), "k_gather", __FILE__, __LINE__);
+        st = grip_cuda_status(ctx, GRIP_CUDA_LAUNCH(cudaGetLastError()), "k_gather", __FILE__, __LINE__);
     }
     if (st == GRIP_OK)
         st = grip_bruteforce_cuda_launch(ctx, h->rows, h->n_rows, (const float *)q, n_active, h->dim, j.k, j.max_sqdist,
@@ -1050,7 +1052,7 @@ static grip_status finish_by_brute_force(grip_ctx *ctx, const grip_kdtree_hd_cud
     if (st == GRIP_OK) {
         k_scatter<<<blocks_for((size_t)n_active * j.k, 256), 256>>>(s->active, n_active, j.k, (const uint32_t *)ids,
                                                                      (const float *)d, j.ids, j.sqdist);
-        st = grip_cuda_status(ctx, cudaGetLastError(), "k_scatter", __FILE__, __LINE__);
+        st = grip_cuda_status(ctx, GRIP_CUDA_LAUNCH(cudaGetLastError()), "k_scatter", __FILE__, __LINE__);
     }
     if (st == GRIP_OK)
         st = grip_cuda_status(ctx, cudaStreamSynchronize(0), "cudaStreamSynchronize", __FILE__, __LINE__);
@@ -1074,11 +1076,11 @@ static grip_status search_run(grip_ctx *ctx, const grip_kdtree_hd_cuda *h, searc
     k_start<<<blocks_for((size_t)j.m * 32, kThreads), kThreads>>>(j.queries, j.m, j.k, j.checks == 0, t, j.ids,
                                                                    j.sqdist, s->keys, s->nodes, s->size, s->leaves,
                                                                    s->flags, s->active_next);
-    GRIP_CUDA_CHECK(ctx, cudaGetLastError());
-    GRIP_CUDA_CHECK(ctx, cub::DeviceSelect::Flagged(s->temp, s->temp_bytes, s->active_next, s->flags, s->active,
-                                                     s->n_selected, (int64_t)j.m));
+    GRIP_CUDA_CHECK_LAUNCHED(ctx);
+    GRIP_CUDA_CHECK_LAUNCH(ctx, cub::DeviceSelect::Flagged(s->temp, s->temp_bytes, s->active_next, s->flags, s->active,
+                                                           s->n_selected, (int64_t)j.m));
     uint32_t n_active = 0;
-    GRIP_CUDA_CHECK(ctx, cudaMemcpy(&n_active, s->n_selected, sizeof(uint32_t), cudaMemcpyDeviceToHost));
+    GRIP_CUDA_CHECK_COPY(ctx, cudaMemcpy(&n_active, s->n_selected, sizeof(uint32_t), cudaMemcpyDeviceToHost));
     const uint32_t finish_below = j.checks == 0 ? 0 : j.finish_below;
     while (n_active > 0 && n_active >= finish_below) {
         grip_status st = search_round(ctx, h, s, j, &n_active, shared_bytes);

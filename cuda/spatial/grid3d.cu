@@ -196,17 +196,17 @@ grip_status scratch_alloc(grip_ctx *ctx, uint32_t n, size_t cells, build_scratch
 grip_status build_run(grip_ctx *ctx, const float *xyz, uint32_t n, build_scratch *s, grip_grid3d *out)
 {
     const size_t cells = out->cells;
-    GRIP_CUDA_CHECK(ctx, cudaMemsetAsync(out->cell_start, 0, (cells + 1) * sizeof(uint32_t), 0));
+    GRIP_CUDA_CHECK_COPY(ctx, cudaMemsetAsync(out->cell_start, 0, (cells + 1) * sizeof(uint32_t), 0));
     cell_keys_kernel<<<blocks_for(n), kThreads>>>(xyz, n, out->geom, (uint32_t)cells, s->keys[0], s->ids[0],
                                                   out->cell_start);
-    GRIP_CUDA_CHECK(ctx, cudaGetLastError());
-    GRIP_CUDA_CHECK(ctx, cub::DeviceRadixSort::SortPairs(s->sort_tmp, s->sort_bytes, s->keys[0], s->keys[1], s->ids[0],
-                                                         s->ids[1], (int)n, 0, bits_for(cells)));
-    GRIP_CUDA_CHECK(ctx, cub::DeviceScan::ExclusiveSum(s->sort_tmp, s->scan_bytes, out->cell_start, out->cell_start,
-                                                       cells + 1));
+    GRIP_CUDA_CHECK_LAUNCHED(ctx);
+    GRIP_CUDA_CHECK_LAUNCH(ctx, cub::DeviceRadixSort::SortPairs(s->sort_tmp, s->sort_bytes, s->keys[0], s->keys[1],
+                                                                s->ids[0], s->ids[1], (int)n, 0, bits_for(cells)));
+    GRIP_CUDA_CHECK_LAUNCH(
+        ctx, cub::DeviceScan::ExclusiveSum(s->sort_tmp, s->scan_bytes, out->cell_start, out->cell_start, cells + 1));
     if (out->finite > 0) {
         relay_kernel<<<blocks_for(out->finite), kThreads>>>(xyz, s->ids[1], out->finite, out->pts);
-        GRIP_CUDA_CHECK(ctx, cudaGetLastError());
+        GRIP_CUDA_CHECK_LAUNCHED(ctx);
     }
     return GRIP_OK;
 }
@@ -214,10 +214,10 @@ grip_status build_run(grip_ctx *ctx, const float *xyz, uint32_t n, build_scratch
 grip_status count_occupied(grip_ctx *ctx, const grip_grid3d &grid, unsigned long long *scratch,
                            unsigned long long *occupied)
 {
-    GRIP_CUDA_CHECK(ctx, cudaMemsetAsync(scratch, 0, sizeof *scratch, 0));
+    GRIP_CUDA_CHECK_COPY(ctx, cudaMemsetAsync(scratch, 0, sizeof *scratch, 0));
     occupied_kernel<<<stride_blocks(grid.cells), kThreads>>>(grid.cell_start, grid.cells, scratch);
-    GRIP_CUDA_CHECK(ctx, cudaGetLastError());
-    GRIP_CUDA_CHECK(ctx, cudaMemcpy(occupied, scratch, sizeof *occupied, cudaMemcpyDeviceToHost));
+    GRIP_CUDA_CHECK_LAUNCHED(ctx);
+    GRIP_CUDA_CHECK_COPY(ctx, cudaMemcpy(occupied, scratch, sizeof *occupied, cudaMemcpyDeviceToHost));
     return GRIP_OK;
 }
 
@@ -229,12 +229,12 @@ grip_status measure_run(grip_ctx *ctx, const float *xyz, uint32_t n, bounds_acc 
         acc.hi[a] = host_float_order(-INFINITY);
     }
     acc.finite = 0;
-    GRIP_CUDA_CHECK(ctx, cudaMemcpy(dev, &acc, sizeof acc, cudaMemcpyHostToDevice));
+    GRIP_CUDA_CHECK_COPY(ctx, cudaMemcpy(dev, &acc, sizeof acc, cudaMemcpyHostToDevice));
     if (n > 0) {
         bounds_kernel<<<stride_blocks(n), kThreads>>>(xyz, n, dev);
-        GRIP_CUDA_CHECK(ctx, cudaGetLastError());
+        GRIP_CUDA_CHECK_LAUNCHED(ctx);
     }
-    GRIP_CUDA_CHECK(ctx, cudaMemcpy(&acc, dev, sizeof acc, cudaMemcpyDeviceToHost));
+    GRIP_CUDA_CHECK_COPY(ctx, cudaMemcpy(&acc, dev, sizeof acc, cudaMemcpyDeviceToHost));
     for (int a = 0; a < 3; ++a) {
         out->lo[a] = order_float(acc.lo[a]);
         out->hi[a] = order_float(acc.hi[a]);

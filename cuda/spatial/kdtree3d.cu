@@ -526,14 +526,14 @@ template <typename T> grip_status alloc(grip_ctx *ctx, T **p, size_t bytes)
 grip_status build_bounds(grip_ctx *ctx, build_buffers *b, const float *xyz, uint32_t n, grip_kdtree3d_cuda *t)
 {
     const uint32_t init[7] = {~0u, ~0u, ~0u, 0u, 0u, 0u, 0u};
-    GRIP_CUDA_CHECK(ctx, cudaMemcpy(b->bounds, init, sizeof init, cudaMemcpyHostToDevice));
+    GRIP_CUDA_CHECK_COPY(ctx, cudaMemcpy(b->bounds, init, sizeof init, cudaMemcpyHostToDevice));
     int sms = 0;
     GRIP_CUDA_CHECK(ctx, cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, ctx->device));
     const unsigned blocks = min(blocks_for(n, kThreads), 4u * (unsigned)sms); // grid-stride beyond that
     bounds_kernel<<<blocks, kThreads>>>(xyz, n, b->bounds);
-    GRIP_CUDA_CHECK(ctx, cudaGetLastError());
+    GRIP_CUDA_CHECK_LAUNCHED(ctx);
     uint32_t got[7];
-    GRIP_CUDA_CHECK(ctx, cudaMemcpy(got, b->bounds, sizeof got, cudaMemcpyDeviceToHost));
+    GRIP_CUDA_CHECK_COPY(ctx, cudaMemcpy(got, b->bounds, sizeof got, cudaMemcpyDeviceToHost));
     t->count = got[6];
     for (int a = 0; a < 3; ++a) {
         t->lo[a] = t->count ? float_from_order_key(got[a]) : 0.0f;
@@ -574,20 +574,20 @@ grip_status build_run(grip_ctx *ctx, build_buffers *b, const float *xyz, uint32_
 {
     const grid_frame g = grid_frame_make(t->lo, t->hi, kMortonAxisMax);
     morton_keys_kernel<<<blocks_for(n, kThreads), kThreads>>>(xyz, n, g, b->keys[0], b->ids[0]);
-    GRIP_CUDA_CHECK(ctx, cudaGetLastError());
-    GRIP_CUDA_CHECK(ctx, cub::DeviceRadixSort::SortPairs(b->sort_tmp, b->sort_bytes, b->keys[0], b->keys[1],
-                                                         b->ids[0], b->ids[1], (int)n));
+    GRIP_CUDA_CHECK_LAUNCHED(ctx);
+    GRIP_CUDA_CHECK_LAUNCH(ctx, cub::DeviceRadixSort::SortPairs(b->sort_tmp, b->sort_bytes, b->keys[0], b->keys[1],
+                                                                b->ids[0], b->ids[1], (int)n));
     gather_kernel<<<blocks_for(n, kThreads), kThreads>>>(xyz, b->ids[1], n, t->pts);
-    GRIP_CUDA_CHECK(ctx, cudaGetLastError());
+    GRIP_CUDA_CHECK_LAUNCHED(ctx);
     if (t->nodes) {
         const uint32_t nf = t->count;
         radix_tree_kernel<<<blocks_for(nf - 1, kThreads), kThreads>>>(b->keys[1], nf, t->nodes, b->node_parent,
                                                                       b->leaf_parent);
-        GRIP_CUDA_CHECK(ctx, cudaGetLastError());
-        GRIP_CUDA_CHECK(ctx, cudaMemsetAsync(b->arrived, 0, (size_t)(nf - 1) * sizeof(uint32_t), 0));
+        GRIP_CUDA_CHECK_LAUNCHED(ctx);
+        GRIP_CUDA_CHECK_COPY(ctx, cudaMemsetAsync(b->arrived, 0, (size_t)(nf - 1) * sizeof(uint32_t), 0));
         boxes_kernel<<<blocks_for(nf, kThreads), kThreads>>>(t->pts, nf, t->nodes, b->node_parent, b->leaf_parent,
                                                              b->arrived);
-        GRIP_CUDA_CHECK(ctx, cudaGetLastError());
+        GRIP_CUDA_CHECK_LAUNCHED(ctx);
     }
     GRIP_CUDA_CHECK(ctx, cudaStreamSynchronize(0));
     return GRIP_OK;
@@ -659,16 +659,16 @@ grip_status knn_sort_queries(grip_ctx *ctx, knn_buffers *b, const grip_kdtree3d_
         return st;
     const grid_frame g = grid_frame_make(t->lo, t->hi, kQueryAxisMax);
     query_keys_kernel<<<blocks_for(m, kThreads), kThreads>>>(queries, m, g, b->keys[0], b->rows[0]);
-    GRIP_CUDA_CHECK(ctx, cudaGetLastError());
-    GRIP_CUDA_CHECK(ctx, cub::DeviceRadixSort::SortPairs(b->sort_tmp, b->sort_bytes, b->keys[0], b->keys[1],
-                                                         b->rows[0], b->rows[1], (int)m));
+    GRIP_CUDA_CHECK_LAUNCHED(ctx);
+    GRIP_CUDA_CHECK_LAUNCH(ctx, cub::DeviceRadixSort::SortPairs(b->sort_tmp, b->sort_bytes, b->keys[0], b->keys[1],
+                                                                b->rows[0], b->rows[1], (int)m));
     return GRIP_OK;
 }
 
 template <int K> grip_status knn_launch(grip_ctx *ctx, const knn_args &a)
 {
     knn_kernel<K><<<blocks_for(a.m, kSearchThreads), kSearchThreads>>>(a);
-    GRIP_CUDA_CHECK(ctx, cudaGetLastError());
+    GRIP_CUDA_CHECK_LAUNCHED(ctx);
     return GRIP_OK;
 }
 
@@ -729,8 +729,8 @@ grip_status knn_run(grip_ctx *ctx, knn_buffers *b, const grip_kdtree3d_cuda *t, 
     if ((st = knn_dispatch(ctx, a)) != GRIP_OK)
         return st;
     if (out_mem == GRIP_MEM_HOST) {
-        GRIP_CUDA_CHECK(ctx, cudaMemcpy(ids, b->ids, cells * sizeof(uint32_t), cudaMemcpyDeviceToHost));
-        GRIP_CUDA_CHECK(ctx, cudaMemcpy(sqdist, b->sqdist, cells * sizeof(float), cudaMemcpyDeviceToHost));
+        GRIP_CUDA_CHECK_COPY(ctx, cudaMemcpy(ids, b->ids, cells * sizeof(uint32_t), cudaMemcpyDeviceToHost));
+        GRIP_CUDA_CHECK_COPY(ctx, cudaMemcpy(sqdist, b->sqdist, cells * sizeof(float), cudaMemcpyDeviceToHost));
     }
     GRIP_CUDA_CHECK(ctx, cudaStreamSynchronize(0));
     return GRIP_OK;

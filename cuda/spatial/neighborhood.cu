@@ -329,10 +329,10 @@ grip_status query_arrays_alloc(grip_ctx *ctx, uint32_t m, grip_neighborhoods_cud
     st = grip_cuda_alloc(ctx, a->scan_bytes, &a->scan_tmp);
     if (st != GRIP_OK)
         return st;
-    GRIP_CUDA_CHECK(ctx, cudaMemsetAsync(a->stats, 0, sizeof(list_stats), 0));
+    GRIP_CUDA_CHECK_COPY(ctx, cudaMemsetAsync(a->stats, 0, sizeof(list_stats), 0));
     // the scans' last inputs, so that offsets[m] and long_off[m] end up as the totals
-    GRIP_CUDA_CHECK(ctx, cudaMemsetAsync(out->offsets + m, 0, sizeof(uint64_t), 0));
-    GRIP_CUDA_CHECK(ctx, cudaMemsetAsync(a->long_off + m, 0, sizeof(unsigned long long), 0));
+    GRIP_CUDA_CHECK_COPY(ctx, cudaMemsetAsync(out->offsets + m, 0, sizeof(uint64_t), 0));
+    GRIP_CUDA_CHECK_COPY(ctx, cudaMemsetAsync(a->long_off + m, 0, sizeof(unsigned long long), 0));
     return GRIP_OK;
 }
 
@@ -340,12 +340,12 @@ grip_status query_arrays_alloc(grip_ctx *ctx, uint32_t m, grip_neighborhoods_cud
 grip_status scan_lengths(grip_ctx *ctx, query_arrays *a, uint32_t m, grip_neighborhoods_cuda *out, list_stats *host)
 {
     unsigned long long *kept = (unsigned long long *)out->offsets;
-    GRIP_CUDA_CHECK(ctx, cub::DeviceScan::ExclusiveSum(a->scan_tmp, a->scan_bytes, kept, kept, (size_t)m + 1));
-    GRIP_CUDA_CHECK(ctx, cub::DeviceScan::ExclusiveSum(a->scan_tmp, a->scan_bytes, a->long_off, a->long_off,
-                                                       (size_t)m + 1));
+    GRIP_CUDA_CHECK_LAUNCH(ctx, cub::DeviceScan::ExclusiveSum(a->scan_tmp, a->scan_bytes, kept, kept, (size_t)m + 1));
+    GRIP_CUDA_CHECK_LAUNCH(
+        ctx, cub::DeviceScan::ExclusiveSum(a->scan_tmp, a->scan_bytes, a->long_off, a->long_off, (size_t)m + 1));
     totals_kernel<<<1, 1>>>(kept, a->long_off, m, a->stats);
-    GRIP_CUDA_CHECK(ctx, cudaGetLastError());
-    GRIP_CUDA_CHECK(ctx, cudaMemcpy(host, a->stats, sizeof *host, cudaMemcpyDeviceToHost));
+    GRIP_CUDA_CHECK_LAUNCHED(ctx);
+    GRIP_CUDA_CHECK_COPY(ctx, cudaMemcpy(host, a->stats, sizeof *host, cudaMemcpyDeviceToHost));
     out->entries = (size_t)host->kept_total;
     out->max_count = host->max_count;
     out->truncated = host->truncated;
@@ -377,7 +377,7 @@ grip_status gather_entries(grip_ctx *ctx, const grip_surface_cuda *s, grip_neigh
     gather_kernel<<<blocks_of(out->entries, kThreads), kThreads>>>(
         s->xyz, s->has_normals ? (const float4 *)s->normals : NULL, out->entries, out->idx, out->x, out->y, out->z,
         out->nx, out->ny, out->nz);
-    GRIP_CUDA_CHECK(ctx, cudaGetLastError());
+    GRIP_CUDA_CHECK_LAUNCHED(ctx);
     return GRIP_OK;
 }
 
@@ -434,12 +434,13 @@ grip_status radius_long_run(grip_ctx *ctx, const radius_job &j, const query_arra
     const unsigned int blocks = blocks_of(j.m, kWarps);
     radius_long_fill_kernel<<<blocks, kThreads>>>(j.grid, j.queries, j.s->xyz, j.m, j.radius, j.r2, a->long_off,
                                                   k->keys[0]);
-    GRIP_CUDA_CHECK(ctx, cudaGetLastError());
-    GRIP_CUDA_CHECK(ctx, cub::DeviceSegmentedSort::SortKeys(k->tmp, tmp_bytes, k->keys[0], k->keys[1], (int64_t)total,
-                                                            (int64_t)j.m, a->long_off, a->long_off + 1));
+    GRIP_CUDA_CHECK_LAUNCHED(ctx);
+    GRIP_CUDA_CHECK_LAUNCH(ctx,
+                           cub::DeviceSegmentedSort::SortKeys(k->tmp, tmp_bytes, k->keys[0], k->keys[1], (int64_t)total,
+                                                              (int64_t)j.m, a->long_off, a->long_off + 1));
     radius_long_unpack_kernel<<<blocks, kThreads>>>(j.m, k->keys[1], a->long_off,
                                                     (const unsigned long long *)out->offsets, out->idx, out->sqdist);
-    GRIP_CUDA_CHECK(ctx, cudaGetLastError());
+    GRIP_CUDA_CHECK_LAUNCHED(ctx);
     return GRIP_OK;
 }
 
@@ -456,7 +457,7 @@ grip_status radius_short_run(grip_ctx *ctx, const radius_job &j, uint32_t max_sh
     radius_short_kernel<<<blocks_of(j.m, warps), warps * 32, shared>>>(
         j.grid, j.queries, j.s->xyz, j.m, j.radius, j.r2, out->support, (const unsigned long long *)out->offsets,
         p_max, out->idx, out->sqdist);
-    GRIP_CUDA_CHECK(ctx, cudaGetLastError());
+    GRIP_CUDA_CHECK_LAUNCHED(ctx);
     return GRIP_OK;
 }
 
@@ -469,7 +470,7 @@ grip_status radius_run(grip_ctx *ctx, const radius_job &j, grip_neighborhoods_cu
         radius_count_kernel<<<blocks_of(j.m, kWarps), kThreads>>>(j.grid, j.queries, j.s->xyz, j.m, j.radius, j.r2,
                                                                   j.cap, out->support, a.long_off,
                                                                   (unsigned long long *)out->offsets, a.stats);
-        st = grip_cuda_status(ctx, cudaGetLastError(), "radius_count_kernel", __FILE__, __LINE__);
+        st = grip_cuda_status(ctx, GRIP_CUDA_LAUNCH(cudaGetLastError()), "radius_count_kernel", __FILE__, __LINE__);
     }
     if (st == GRIP_OK)
         st = scan_lengths(ctx, &a, j.m, out, &host);
@@ -499,8 +500,8 @@ grip_status empty_lists(grip_ctx *ctx, const grip_surface_cuda *s, uint32_t m, g
         st = entry_arrays_alloc(ctx, s->has_normals != 0, out);
     if (st != GRIP_OK)
         return st;
-    GRIP_CUDA_CHECK(ctx, cudaMemset(out->offsets, 0, ((size_t)m + 1) * sizeof(uint64_t)));
-    GRIP_CUDA_CHECK(ctx, cudaMemset(out->support, 0, (size_t)m * sizeof(uint32_t)));
+    GRIP_CUDA_CHECK_COPY(ctx, cudaMemset(out->offsets, 0, ((size_t)m + 1) * sizeof(uint64_t)));
+    GRIP_CUDA_CHECK_COPY(ctx, cudaMemset(out->support, 0, (size_t)m * sizeof(uint32_t)));
     return GRIP_OK;
 }
 
@@ -531,10 +532,11 @@ grip_status knn_run(grip_ctx *ctx, const grip_surface_cuda *s, const float *quer
     if (st == GRIP_OK && m > 0) {
         knn_count_kernel<<<blocks_of(m, kThreads), kThreads>>>(queries, s->xyz, m, len, out->support,
                                                                (unsigned long long *)out->offsets);
-        st = grip_cuda_status(ctx, cudaGetLastError(), "knn_count_kernel", __FILE__, __LINE__);
+        st = grip_cuda_status(ctx, GRIP_CUDA_LAUNCH(cudaGetLastError()), "knn_count_kernel", __FILE__, __LINE__);
     }
     if (st == GRIP_OK && m > 0) // no list is long: the long lengths stay 0
-        st = grip_cuda_status(ctx, cudaMemsetAsync(a.long_off, 0, (size_t)m * sizeof(unsigned long long), 0),
+        st = grip_cuda_status(ctx,
+                              GRIP_CUDA_COPY(cudaMemsetAsync(a.long_off, 0, (size_t)m * sizeof(unsigned long long), 0)),
                               "cudaMemsetAsync", __FILE__, __LINE__);
     if (st == GRIP_OK)
         st = scan_lengths(ctx, &a, m, out, &host);
@@ -543,7 +545,7 @@ grip_status knn_run(grip_ctx *ctx, const grip_surface_cuda *s, const float *quer
     if (st == GRIP_OK && out->entries > 0) {
         knn_kernel<<<blocks_of(m, 128), 128>>>(grip_grid3d_get_view(s->grid), queries, s->xyz, m, (int)len,
                                                (const unsigned long long *)out->offsets, out->idx, out->sqdist);
-        st = grip_cuda_status(ctx, cudaGetLastError(), "knn_kernel", __FILE__, __LINE__);
+        st = grip_cuda_status(ctx, GRIP_CUDA_LAUNCH(cudaGetLastError()), "knn_kernel", __FILE__, __LINE__);
         if (st == GRIP_OK)
             st = gather_entries(ctx, s, out);
     }

@@ -46,12 +46,12 @@ grip_status surface_fill(grip_ctx *ctx, grip_surface_cuda *s, const float *xyz)
 grip_status gather_run(grip_ctx *ctx, const grip_surface_cuda *s, const uint32_t *idx, size_t count, float *out,
                        unsigned int *bad)
 {
-    GRIP_CUDA_CHECK(ctx, cudaMemsetAsync(bad, 0, sizeof *bad, 0));
+    GRIP_CUDA_CHECK_COPY(ctx, cudaMemsetAsync(bad, 0, sizeof *bad, 0));
     gather_xyz_kernel<<<(unsigned int)((count + kThreads - 1) / kThreads), kThreads>>>(s->xyz, s->n, idx, count, out,
                                                                                        bad);
-    GRIP_CUDA_CHECK(ctx, cudaGetLastError());
+    GRIP_CUDA_CHECK_LAUNCHED(ctx);
     unsigned int host_bad = 0;
-    GRIP_CUDA_CHECK(ctx, cudaMemcpy(&host_bad, bad, sizeof host_bad, cudaMemcpyDeviceToHost));
+    GRIP_CUDA_CHECK_COPY(ctx, cudaMemcpy(&host_bad, bad, sizeof host_bad, cudaMemcpyDeviceToHost));
     if (host_bad)
         return grip_fail(ctx, GRIP_EINVAL, "surface gather (cuda): %u of %zu indices are >= the surface's %u points",
                          host_bad, count, s->n);
@@ -73,7 +73,7 @@ __global__ void widen_normals_kernel(const float *__restrict__ in3, uint32_t n, 
 grip_status widen_normals_run(grip_ctx *ctx, grip_surface_cuda *s, const float *staged3)
 {
     widen_normals_kernel<<<(s->n + kThreads - 1) / kThreads, kThreads>>>(staged3, s->n, (float4 *)s->normals);
-    GRIP_CUDA_CHECK(ctx, cudaGetLastError());
+    GRIP_CUDA_CHECK_LAUNCHED(ctx);
     GRIP_CUDA_CHECK(ctx, cudaDeviceSynchronize());
     return GRIP_OK;
 }
@@ -84,7 +84,7 @@ grip_status set_normals_run(grip_ctx *ctx, grip_surface_cuda *s, const float *no
     if (n == 0)
         return GRIP_OK;
     if (stride == 4) {
-        GRIP_CUDA_CHECK(ctx, cudaMemcpy(s->normals, normals, n * 4 * sizeof(float), cudaMemcpyHostToDevice));
+        GRIP_CUDA_CHECK_COPY(ctx, cudaMemcpy(s->normals, normals, n * 4 * sizeof(float), cudaMemcpyHostToDevice));
         return GRIP_OK;
     }
     void *staged = NULL; // n x 3 on the device, freed here on every path

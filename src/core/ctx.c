@@ -49,6 +49,18 @@ static void vformat(grip_ctx *ctx, size_t at, const char *fmt, va_list ap)
     vsnprintf(ctx->last_error + at, sizeof ctx->last_error - at, fmt, ap);
 }
 
+/* The text starts with a stage kind's name ("verify.max_rmse: ...", "index: ..."). */
+static int names_a_stage(const char *text)
+{
+    static const char *const kinds[] = {"descriptor", "index", "match", "group", "verify"};
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+        size_t n = strlen(kinds[i]);
+        if (strncmp(text, kinds[i], n) == 0 && (text[n] == '.' || text[n] == ':' || text[n] == ' '))
+            return 1;
+    }
+    return 0;
+}
+
 grip_status grip_fail(grip_ctx *ctx, grip_status status, const char *fmt, ...)
 {
     if (!ctx)
@@ -57,6 +69,16 @@ grip_status grip_fail(grip_ctx *ctx, grip_status status, const char *fmt, ...)
     va_start(ap, fmt);
     vformat(ctx, 0, fmt, ap);
     va_end(ap);
+    if (ctx->stage &&
+        !names_a_stage(ctx->last_error)) { /* "rigid_fit: ..." from a group run: "group: rigid_fit: ..." */
+        size_t prefix = strlen(ctx->stage) + 2, len = strlen(ctx->last_error);
+        if (prefix + len >= sizeof ctx->last_error)
+            len = sizeof ctx->last_error - prefix - 1;
+        memmove(ctx->last_error + prefix, ctx->last_error, len);
+        ctx->last_error[prefix + len] = '\0';
+        memcpy(ctx->last_error, ctx->stage, prefix - 2);
+        memcpy(ctx->last_error + prefix - 2, ": ", 2);
+    }
     return status;
 }
 
@@ -79,6 +101,14 @@ void grip_ctx_clear_error(grip_ctx *ctx)
 {
     if (ctx)
         ctx->last_error[0] = '\0';
+}
+
+void grip_ctx_begin_run(grip_ctx *ctx, const char *stage)
+{
+    if (!ctx)
+        return;
+    ctx->last_error[0] = '\0';
+    ctx->stage = stage;
 }
 
 const char *grip_status_str(grip_status status)

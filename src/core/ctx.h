@@ -12,6 +12,8 @@ struct grip_ctx {
     int device_probed;      /* 0 until the first stage that needs CUDA asks */
     int device_count;       /* usable CUDA devices, valid once probed */
     int device;             /* the CUDA ordinal in use, -1 if none */
+    const char *stage;      /* the kind of the stage whose run started last ("group"), NULL before any: named by
+                               grip_fail in front of a message that names no stage (a CUDA call's, rigid_fit's) */
     char last_error[GRIP_ERROR_TEXT_MAX];
 };
 
@@ -36,6 +38,9 @@ void grip_fail_append(grip_ctx *ctx, const char *fmt, ...)
     ;
 
 void grip_ctx_clear_error(grip_ctx *ctx);
+/* A stage's run starts: clears the last error and records the stage's kind name (static text), so that every
+ * failure of the run names the stage, however deep in the algorithms or kernels it is reported. */
+void grip_ctx_begin_run(grip_ctx *ctx, const char *stage);
 const char *grip_status_str(grip_status status);
 
 /* CPU threads the CPU twins use: the context's `threads` option, else what OpenMP offers (1 without OpenMP). */

@@ -2,6 +2,7 @@
  * its SVD by LAPACKE_dgesvd, and the reflection fix: when det(V U^T) < 0 the last singular vector is flipped,
  * so the result is always a proper rotation (det +1), also for coplanar and collinear points. */
 #include "math/rigid_fit.h"
+#include "core/fault.h"
 
 #include <lapacke.h>
 #include <math.h>
@@ -55,7 +56,7 @@ grip_status grip_rigid_fit(grip_ctx *ctx, const double *src, const double *dst, 
                 h[r * 3 + c] += a[r] * b[c];
     }
     double s[3], u[9], vt[9], superb[2];
-    lapack_int info = LAPACKE_dgesvd(LAPACK_ROW_MAJOR, 'A', 'A', 3, 3, h, 3, s, u, 3, vt, 3, superb);
+    lapack_int info = GRIP_LAPACKE(LAPACKE_dgesvd(LAPACK_ROW_MAJOR, 'A', 'A', 3, 3, h, 3, s, u, 3, vt, 3, superb));
     if (info != 0)
         return grip_fail(ctx, GRIP_ELAPACK, "rigid_fit: LAPACKE_dgesvd failed (info %d)", (int)info);
 

@@ -71,7 +71,7 @@ grip_status grip_stage_check_run(grip_stage *stage, void *out, uint32_t out_memo
     if (!out)
         return grip_fail(stage->ctx, GRIP_EINVAL, "%s: out is NULL", kind);
     *(void **)out = NULL;
-    grip_ctx_clear_error(stage->ctx);
+    grip_ctx_begin_run(stage->ctx, kind);
     if (out_memory != GRIP_MEM_HOST && out_memory != GRIP_MEM_CUDA)
         return grip_fail(stage->ctx, GRIP_EINVAL, "%s: out_memory %u is neither host nor CUDA", kind, out_memory);
     if (out_memory == GRIP_MEM_CUDA && grip_ctx_device_count(stage->ctx) <= 0)

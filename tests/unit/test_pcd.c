@@ -453,10 +453,10 @@ START_TEST(field_count_limit)
     ck_assert_uint_eq(c.n, 1);
     ck_assert_float_eq(c.xyz[2], 2.0f);
     host_cloud_free(&c);
-    expect_pcd_error(grip_test_write_text("scene.pcd", wide_header(129)), "scene.pcd:3: FIELDS: 129 fields, at most 128",
-                     NULL);
-    expect_pcd_error(grip_test_write_text("scene.pcd", wide_header(200)), "scene.pcd:3: FIELDS: 200 fields, at most 128",
-                     NULL);
+    expect_pcd_error(grip_test_write_text("scene.pcd", wide_header(129)),
+                     "scene.pcd:3: FIELDS: 129 fields, at most 128", NULL);
+    expect_pcd_error(grip_test_write_text("scene.pcd", wide_header(200)),
+                     "scene.pcd:3: FIELDS: 200 fields, at most 128", NULL);
     /* a long line under another keyword is refused by that keyword, with the real count */
     char text[1024] = "FIELDS x y z\nSIZE";
     for (int i = 0; i < 200; i++)

@@ -437,8 +437,8 @@ START_TEST(hostile_element_counts)
      * element's row; once to 1 row with 3 vertices, and skipping "2^64 - 2 rows" hung */
     static const char *wrap_head = "ply\nformat ascii 1.0\nelement a 9223372036854775808\nproperty float v\n"
                                    "element b 9223372036854775808\nproperty float v\n";
-    snprintf(text, sizeof text, "%selement c 3\nproperty float v\nelement vertex 1\n" XYZ_PROPS "end_header\n7\n1 2 3\n",
-             wrap_head);
+    snprintf(text, sizeof text,
+             "%selement c 3\nproperty float v\nelement vertex 1\n" XYZ_PROPS "end_header\n7\n1 2 3\n", wrap_head);
     expect_ply_error(grip_test_write_text("wrap.ply", text),
                      "wrap.ply:16: data ends after 2 rows, the elements up to and including vertex need more than "
                      "18446744073709551615 (truncated ascii data)");
