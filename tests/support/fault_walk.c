@@ -1,7 +1,7 @@
 /* fault_walk.c -- see fault_walk.h. */
 #include "fault_walk.h"
 #include "test_support.h"
-#include "synth.h"
+#include "synth/synth.h"
 #include "core/array.h"
 #include "stages/stage.h"
 

@@ -17,7 +17,7 @@
 #include <stdint.h>
 
 #include "plugin.h"
-#include "cloud_io.h"
+#include "io/cloud_io.h"
 #include "core/fault.h"
 
 /* What a probe measures of the device (e.g. bytes in use), compared for equality. */
