@@ -117,8 +117,10 @@ typedef struct grip_ctx grip_ctx; /* opaque */
 
 typedef struct grip_ctx_options {
     uint32_t struct_size;
-    int32_t device_ordinal; /* CUDA device to use when a stage runs on CUDA; -1 = the first usable one */
-    uint32_t threads;       /* CPU threads for the CPU twins; 0 = as many as the OpenMP runtime offers */
+    int32_t device_ordinal; /* CUDA device to use when a stage runs on CUDA; -1 = the first usable one; below -1:
+                               GRIP_EINVAL */
+    uint32_t threads;       /* CPU threads for the CPU twins; 0 = as many as the OpenMP runtime offers; at most
+                               1024 (and at most the OpenMP runtime's thread limit): more fails with GRIP_EINVAL */
 } grip_ctx_options;
 
 /* ---------------------------------------------------------------------------------------------------------
@@ -315,11 +317,14 @@ typedef struct grip_plugin {
 
     const char *(*status_str)(grip_status status); /* static text; never NULL */
 
-    /* Contexts. opts may be NULL (defaults). Creating a context touches no CUDA: a device is probed lazily by
-     * the first stage that needs one. destroy(NULL) is a no-op. */
+    /* Contexts. opts may be NULL (defaults); its struct_size must cover the whole grip_ctx_options. Creating a
+     * context touches no CUDA: a device is probed lazily by the first stage that needs one. destroy(NULL) is a
+     * no-op. */
     grip_status (*ctx_create)(const grip_ctx_options *opts, grip_ctx **out);
     void (*ctx_destroy)(grip_ctx *ctx);
-    /* Last error text of ctx, "" if none. Owned by ctx, valid until its next call. */
+    /* Last error text of ctx, "" if none. Owned by ctx, valid until its next call. With a NULL ctx: the calling
+     * thread's text of its last failed call that had no context to report in (ctx_create, a call given a NULL or
+     * destroyed stage or index), valid until that thread's next such failure or ctx_create. */
     const char *(*ctx_last_error)(const grip_ctx *ctx);
     /* Number of usable CUDA devices (probes the driver; 0 on a CPU-only build or without a driver). */
     int32_t (*device_count)(grip_ctx *ctx);

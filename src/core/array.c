@@ -87,7 +87,7 @@ grip_status grip_array_to_host(grip_ctx *ctx, const grip_array *a, grip_array *h
     if (st) {
         grip_array_free_host(host);
         char cause[GRIP_ERROR_TEXT_MAX];
-        memcpy(cause, ctx->last_error, sizeof cause); /* grip_fail writes into last_error: format from a copy */
+        memcpy(cause, grip_ctx_error_text(ctx), sizeof cause); /* grip_fail writes into that text: format from a copy */
         return grip_fail(ctx, st, "%s: copying from the device failed: %s", what, cause);
     }
     *owned = 1;
