@@ -130,7 +130,7 @@ static grip_status pack_matches(grip_ctx *ctx, const grip_index *index, const gr
     uint32_t *first_row = NULL;
     if (!s)
         s = model_first_rows(ctx, index, &first_row);
-    if (!s) {
+    if (!s && c->count > 0) { /* with no pair, the correspondences' arrays are NULL */
         uint32_t *ref = m->reference.data;
         for (size_t i = 0; i < c->count; i++)
             ref[i] = c->reference[i] - first_row[c->model_id[i]];
