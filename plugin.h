@@ -26,7 +26,8 @@
  *    are correct, but their kernels run one after another, not concurrently.
  *  - Errors. Every fallible call returns a grip_status; on failure the context's last-error text
  *    (ctx_last_error) names the stage and the key or input at fault. Outputs are untouched (left NULL) on
- *    failure and nothing leaks. A plugin never prints to stdout, never exits, aborts or resets a device.
+ *    failure and nothing leaks: every call with an `out` pointer sets *out to NULL first. A plugin never prints to
+ *    stdout, never exits, aborts or resets a device.
  *  - Memory spaces. Every array says where its bytes live (host or a CUDA device). Stages accept either and
  *    write outputs where the caller asks, so that stages of one plugin chain on the GPU without a round trip.
  */

@@ -189,10 +189,11 @@ grip_status grip_group_run(grip_stage *st, const grip_view *models, uint32_t n_m
                            const grip_matches *matches, grip_group_frames_fn scene_frames,
                            grip_group_model_fn per_model, grip_hypotheses **out)
 {
-    grip_ctx *ctx = st->ctx;
     grip_status s = grip_stage_check_run(st, out, GRIP_MEM_HOST);
-    if (!s)
-        s = check_views(ctx, models, n_models, scene, matches);
+    if (s)
+        return s;
+    grip_ctx *ctx = st->ctx;
+    s = check_views(ctx, models, n_models, scene, matches);
     if (s)
         return s;
     grip_group_corrs *corrs = NULL;

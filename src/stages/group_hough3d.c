@@ -3,6 +3,7 @@
 #include "stages/stage.h"
 #include "stages/cloud_input.h"
 #include "stages/group_common.h"
+#include "stages/registry.h"
 #include "group/board_lrf.h"
 #include "group/hough3d.h"
 
@@ -109,7 +110,8 @@ static grip_status group_model(grip_stage *st, const grip_view *model, uint32_t 
 static grip_status hough3d_group(grip_stage *st, const grip_view *models, uint32_t n_models, const grip_view *scene,
                                  const grip_matches *matches, grip_hypotheses **out)
 {
-    return grip_group_run(st, models, n_models, scene, matches, view_frames, group_model, out);
+    grip_status s = grip_stage_check_call(&grip_group_hough3d, st, out, GRIP_MEM_HOST);
+    return s ? s : grip_group_run(st, models, n_models, scene, matches, view_frames, group_model, out);
 }
 
 static grip_status hough3d_create(grip_ctx *ctx, const grip_kv *kv, uint32_t n_kv, grip_stage **out);

@@ -3,6 +3,7 @@
 #include "stages/index_bruteforce.h"
 #include "stages/stage.h"
 #include "stages/index_common.h"
+#include "stages/registry.h"
 #include "index/bruteforce_cuda.h"
 #include "index/bruteforce.h"
 
@@ -115,7 +116,7 @@ static grip_status device_rows_make(bruteforce_index *ix, const grip_array *refe
 static grip_status bruteforce_build(grip_stage *st, const grip_array *reference, const grip_array *model_ids,
                                     grip_index **out)
 {
-    grip_status s = grip_stage_check_run(st, out, GRIP_MEM_HOST);
+    grip_status s = grip_stage_check_call(&grip_index_bruteforce, st, out, GRIP_MEM_HOST);
     if (s)
         return s;
     bruteforce_index *ix = calloc(1, sizeof *ix);

@@ -5,6 +5,7 @@
  * search runs on the GPU. */
 #include "stages/stage.h"
 #include "stages/index_bruteforce.h"
+#include "stages/registry.h"
 #include "match/match_mutual.h"
 #include "match/match_select.h"
 
@@ -153,10 +154,10 @@ static grip_status pack_matches(grip_ctx *ctx, const grip_index *index, const gr
 static grip_status knn_match(grip_stage *st, grip_index *index, const grip_array *queries, uint32_t out_memory,
                              grip_matches **out)
 {
-    grip_ctx *ctx = st->ctx;
-    grip_status s = grip_stage_check_run(st, out, out_memory);
+    grip_status s = grip_stage_check_call(&grip_match_knn, st, out, out_memory);
     if (s)
         return s;
+    grip_ctx *ctx = st->ctx;
     if (!index || !index->search || index->struct_size < offsetof(grip_index, search) + sizeof index->search)
         return grip_fail(ctx, GRIP_EINVAL, "match: index is NULL or has no search function");
     s = grip_array_check(ctx, queries, GRIP_F32, 0, "match: queries");

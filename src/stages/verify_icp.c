@@ -3,6 +3,7 @@
  * accepted hypotheses that put the model where a better one already does are rejected as duplicates. */
 #include "stages/stage.h"
 #include "stages/cloud_input.h"
+#include "stages/registry.h"
 #include "spatial/kdtree3d.h"
 #include "verify/free_space.h"
 #include "verify/icp.h"
@@ -196,7 +197,7 @@ static grip_status suppress_duplicates(grip_stage *st, uint32_t n_models, const 
 static grip_status icp_verify(grip_stage *st, const grip_view *models, uint32_t n_models, const grip_view *scene,
                               const grip_hypotheses *h, grip_verdicts **out)
 {
-    grip_status s = grip_stage_check_run(st, out, GRIP_MEM_HOST);
+    grip_status s = grip_stage_check_call(&grip_verify_icp, st, out, GRIP_MEM_HOST);
     if (!s)
         s = check_inputs(st->ctx, models, n_models, scene, h);
     if (s)
