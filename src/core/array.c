@@ -53,6 +53,17 @@ void grip_array_free_host(grip_array *a)
     a->rows = a->cols = 0;
 }
 
+grip_status grip_struct_check(grip_ctx *ctx, const void *s, size_t min_size, const char *what, const char *type)
+{
+    if (!s)
+        return grip_fail(ctx, GRIP_EINVAL, "%s is NULL", what);
+    uint32_t size = *(const uint32_t *)s;
+    if (size < min_size)
+        return grip_fail(ctx, GRIP_EINVAL, "%s: struct_size %u is below the %zu bytes of a %s", what, size, min_size,
+                         type);
+    return GRIP_OK;
+}
+
 grip_status grip_array_check(grip_ctx *ctx, const grip_array *a, uint32_t dtype, uint64_t want_cols, const char *what)
 {
     if (!a)

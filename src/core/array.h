@@ -14,6 +14,12 @@ void grip_array_free_host(grip_array *a);
 /* An array descriptor over existing host memory (not owned). */
 grip_array grip_array_host_view(uint32_t dtype, uint64_t rows, uint64_t cols, void *data);
 
+/* Checks a struct of the ABI that a host hands in (every one starts with uint32_t struct_size): non-NULL, and a
+ * struct_size of at least min_size, the struct as the ABI first published it (a field appended later takes its
+ * documented default when the host's struct ends before it). `what` names the argument in the error text, e.g.
+ * "verify: scene", and `type` its C type, e.g. "grip_view". GRIP_EINVAL otherwise. */
+grip_status grip_struct_check(grip_ctx *ctx, const void *s, size_t min_size, const char *what, const char *type);
+
 /* Checks an input array: non-NULL data when rows > 0, the expected dtype, and cols == want_cols when
  * want_cols != 0. `what` names it in the error text, e.g. "descriptor: cloud.xyz". */
 grip_status grip_array_check(grip_ctx *ctx, const grip_array *a, uint32_t dtype, uint64_t want_cols, const char *what);
