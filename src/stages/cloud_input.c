@@ -126,34 +126,6 @@ grip_status grip_cloud_input_finite_indices(grip_ctx *ctx, const grip_cloud_inpu
     return GRIP_OK;
 }
 
-static void features_release(grip_features *f)
-{
-    if (!f)
-        return;
-    grip_result_array_free(&f->keypoints);
-    grip_result_array_free(&f->keypoint_xyz);
-    grip_result_array_free(&f->normals);
-    grip_result_array_free(&f->frames);
-    grip_result_array_free(&f->descriptors);
-    free(f);
-}
-
-grip_status grip_features_new(grip_ctx *ctx, uint32_t descriptor_dim, grip_features **out)
-{
-    grip_features *f = calloc(1, sizeof *f);
-    if (!f)
-        return grip_fail(ctx, GRIP_ENOMEM, "descriptor: out of memory");
-    f->struct_size = sizeof *f;
-    f->descriptor_dim = descriptor_dim;
-    grip_array *arrays[] = {&f->keypoints, &f->keypoint_xyz, &f->normals, &f->frames, &f->descriptors};
-    for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
-        *arrays[i] = grip_array_host_view(GRIP_F32, 0, 0, NULL);
-    f->keypoints.dtype = GRIP_U32;
-    f->release = features_release;
-    *out = f;
-    return GRIP_OK;
-}
-
 grip_status grip_features_set_keypoints(grip_ctx *ctx, grip_features *f, const grip_cloud_input *in,
                                         const uint32_t *idx, size_t count)
 {

@@ -1,9 +1,10 @@
-/* cloud_input.h -- a grip_cloud checked and brought to host memory for the CPU twins, and the grip_features
- * result the descriptor stage fills. */
+/* cloud_input.h -- a grip_cloud checked and brought to host memory for the CPU twins, and the keypoints and
+ * placement of the grip_features result (stages/results.h) the descriptor stage fills. */
 #ifndef GRIP_STAGES_CLOUD_INPUT_H
 #define GRIP_STAGES_CLOUD_INPUT_H
 
 #include "core/array.h"
+#include "stages/results.h"
 
 typedef struct grip_cloud_input {
     size_t n;              /* points, NaN rows included */
@@ -30,9 +31,6 @@ grip_status grip_cloud_input_keypoints(grip_ctx *ctx, const grip_cloud_input *in
 /* Indices of every finite point (malloc'd; the caller frees). */
 grip_status grip_cloud_input_finite_indices(grip_ctx *ctx, const grip_cloud_input *in, uint32_t **idx, size_t *count);
 
-/* A new, empty grip_features; its release pointer frees every array it holds, host or device
- * (grip_result_array_free). */
-grip_status grip_features_new(grip_ctx *ctx, uint32_t descriptor_dim, grip_features **out);
 /* Sets keypoints (copied from idx) and keypoint_xyz. */
 grip_status grip_features_set_keypoints(grip_ctx *ctx, grip_features *f, const grip_cloud_input *in,
                                         const uint32_t *idx, size_t count);

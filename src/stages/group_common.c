@@ -1,5 +1,6 @@
 /* group_common.c -- see group_common.h. */
 #include "stages/group_common.h"
+#include "stages/results.h"
 #include "stages/stage.h"
 
 #include <stdlib.h>
@@ -133,28 +134,6 @@ grip_status grip_group_corrs_split(grip_ctx *ctx, const grip_matches *matches, u
         *per_model = NULL;
     }
     return s;
-}
-
-static void hypotheses_release(grip_hypotheses *h)
-{
-    if (!h)
-        return;
-    for (uint32_t i = 0; i < h->count; i++)
-        free((void *)h->items[i].members);
-    free(h->items);
-    free(h);
-}
-
-grip_status grip_hypotheses_new(grip_ctx *ctx, grip_hypotheses **out)
-{
-    grip_hypotheses *h = calloc(1, sizeof *h);
-    if (!h)
-        return grip_fail(ctx, GRIP_ENOMEM, "group: out of memory");
-    h->struct_size = sizeof *h;
-    h->item_size = sizeof(grip_hypothesis);
-    h->release = hypotheses_release;
-    *out = h;
-    return GRIP_OK;
 }
 
 grip_status grip_hypotheses_append(grip_ctx *ctx, grip_hypotheses *h, uint32_t model, const grip_cluster *clusters,

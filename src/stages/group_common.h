@@ -31,8 +31,8 @@ grip_status grip_group_corrs_split(grip_ctx *ctx, const grip_matches *matches, u
                                    grip_group_corrs **per_model);
 void grip_group_corrs_free(grip_group_corrs *per_model, uint32_t n_models);
 
-/* A growing grip_hypotheses; append the clusters of model m (their members index corrs->corr). */
-grip_status grip_hypotheses_new(grip_ctx *ctx, grip_hypotheses **out);
+/* Appends the clusters of model m (their members index corrs->corr) to h (from grip_hypotheses_new,
+ * stages/results.h). */
 grip_status grip_hypotheses_append(grip_ctx *ctx, grip_hypotheses *h, uint32_t model, const grip_cluster *clusters,
                                    size_t n, const grip_group_corrs *corrs);
 

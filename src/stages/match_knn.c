@@ -7,6 +7,7 @@
 #include "stages/index_bruteforce.h"
 #include "stages/index_common.h"
 #include "stages/registry.h"
+#include "stages/results.h"
 #include "match/match_mutual.h"
 #include "match/match_select.h"
 
@@ -93,17 +94,6 @@ static grip_status nearest_queries(grip_stage *st, grip_index *index, const grip
                                              ids->data, (uint32_t)ids->cols, *nearest);
 }
 
-static void matches_release(grip_matches *m)
-{
-    if (!m)
-        return;
-    grip_result_array_free(&m->query);
-    grip_result_array_free(&m->reference);
-    grip_result_array_free(&m->model_id);
-    grip_result_array_free(&m->sqdist);
-    free(m);
-}
-
 /* The index as match() reads it (it may come from another plugin, and be malformed): a usable grip_index whose
  * model_ids cover its rows in host memory, ascending, each below n_models. */
 static grip_status check_index(grip_ctx *ctx, const grip_index *index)
@@ -145,13 +135,12 @@ static uint64_t first_row_of(const grip_index *index, uint32_t m)
 static grip_status pack_matches(grip_ctx *ctx, const grip_index *index, const grip_correspondences *c,
                                 uint32_t out_memory, grip_matches **out)
 {
-    grip_matches *m = calloc(1, sizeof *m);
-    if (!m)
-        return grip_fail(ctx, GRIP_ENOMEM, "match: out of memory");
-    m->struct_size = sizeof *m;
-    m->release = matches_release;
+    grip_matches *m = NULL;
+    grip_status s = grip_matches_new(ctx, &m);
+    if (s)
+        return s;
     m->count = c->count;
-    grip_status s = grip_array_alloc_host(ctx, &m->query, GRIP_U32, c->count, 1);
+    s = grip_array_alloc_host(ctx, &m->query, GRIP_U32, c->count, 1);
     if (!s)
         s = grip_array_alloc_host(ctx, &m->reference, GRIP_U32, c->count, 1);
     if (!s)
@@ -170,7 +159,7 @@ static grip_status pack_matches(grip_ctx *ctx, const grip_index *index, const gr
     for (size_t i = 0; i < 4 && !s; i++)
         s = grip_result_array_place(ctx, arrays[i], out_memory);
     if (s) {
-        matches_release(m);
+        m->release(m);
         return s;
     }
     *out = m;

@@ -56,31 +56,6 @@ static grip_icp_params icp_params_of(const grip_stage *st)
     return p;
 }
 
-static void verdicts_release(grip_verdicts *v)
-{
-    if (!v)
-        return;
-    free(v->items);
-    free(v);
-}
-
-static grip_status verdicts_new(grip_ctx *ctx, uint32_t count, grip_verdicts **out)
-{
-    grip_verdicts *v = calloc(1, sizeof *v);
-    if (v)
-        v->items = calloc((size_t)count + 1, sizeof *v->items);
-    if (!v || !v->items) {
-        free(v);
-        return grip_fail(ctx, GRIP_ENOMEM, "verify: out of memory for %u verdicts", count);
-    }
-    v->struct_size = sizeof *v;
-    v->count = count;
-    v->item_size = sizeof *v->items;
-    v->release = verdicts_release;
-    *out = v;
-    return GRIP_OK;
-}
-
 static const grip_hypothesis *hypothesis_at(const grip_hypotheses *h, uint32_t i)
 {
     return (const grip_hypothesis *)((const char *)h->items + (size_t)i * h->item_size);
@@ -209,7 +184,7 @@ static grip_status icp_verify(grip_stage *st, const grip_view *models, uint32_t 
     if (!s && !spreads)
         s = grip_fail(st->ctx, GRIP_ENOMEM, "verify: out of memory");
     if (!s)
-        s = verdicts_new(st->ctx, h->count, &v);
+        s = grip_verdicts_new(st->ctx, h->count, &v);
     if (!s)
         s = refine_all(st, models, n_models, &sc, h, v, spreads);
     if (!s)
@@ -217,7 +192,8 @@ static grip_status icp_verify(grip_stage *st, const grip_view *models, uint32_t 
     grip_cloud_input_close(&sc);
     free(spreads);
     if (s) {
-        verdicts_release(v);
+        if (v)
+            v->release(v);
         return s;
     }
     *out = v;
