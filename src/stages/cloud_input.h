@@ -18,10 +18,11 @@ typedef struct grip_cloud_input {
     int own_xyz, own_normals;
 } grip_cloud_input;
 
-/* Checks `cloud` (struct sizes, dtypes, shapes, width*height == n, at least one finite point) and gives host
- * views of its arrays. `stage` names the stage in error texts, and the cloud's name is quoted when it has one.
- * Release with grip_cloud_input_close(), also after a failure. */
-grip_status grip_cloud_input_open(grip_ctx *ctx, const grip_cloud *cloud, const char *stage, grip_cloud_input *in);
+/* Checks `cloud` (non-NULL; struct sizes: the grip_cloud at least through `name`, as the ABI first published it;
+ * dtypes, shapes, width*height == n > 0, at least one finite point) and gives host views of its arrays. `what` names
+ * the cloud argument in error texts (e.g. "descriptor: cloud", "verify: models[2].cloud"), and the cloud's own name
+ * is quoted when it has one. Release with grip_cloud_input_close(), also after a failure. */
+grip_status grip_cloud_input_open(grip_ctx *ctx, const grip_cloud *cloud, const char *what, grip_cloud_input *in);
 void grip_cloud_input_close(grip_cloud_input *in);
 
 /* The host's keypoint indices (U32 k x 1, host or device), checked against the cloud: in range and finite.

@@ -69,19 +69,19 @@ grip_status grip_index_check(grip_ctx *ctx, const grip_index *index, const char 
 
 static grip_status copy_model_ids(grip_ctx *ctx, grip_index *pub, const grip_array *model_ids, size_t n)
 {
-    grip_status s = grip_array_alloc_host(ctx, &pub->model_ids, GRIP_U32, n, 1);
+    grip_status s = grip_optional_array_check(ctx, model_ids, GRIP_U32, 1, "index: model_ids");
+    if (!s)
+        s = grip_array_alloc_host(ctx, &pub->model_ids, GRIP_U32, n, 1);
     if (s || !model_ids || model_ids->rows == 0) {
         pub->n_models = n ? 1 : 0;
         return s;
     }
-    s = grip_array_check(ctx, model_ids, GRIP_U32, 1, "index: model_ids");
-    if (!s && model_ids->rows != n)
-        s = grip_fail(ctx, GRIP_EINVAL, "index: model_ids has %llu rows, the reference set %zu",
-                      (unsigned long long)model_ids->rows, n);
+    if (model_ids->rows != n)
+        return grip_fail(ctx, GRIP_EINVAL, "index: model_ids has %llu rows, the reference set %zu",
+                         (unsigned long long)model_ids->rows, n);
     grip_array host;
     int owned = 0;
-    if (!s)
-        s = grip_array_to_host(ctx, model_ids, &host, &owned, "index: model_ids");
+    s = grip_array_to_host(ctx, model_ids, &host, &owned, "index: model_ids");
     if (s)
         return s;
     const uint32_t *id = host.data;
