@@ -26,7 +26,16 @@
  *    are correct, but their kernels run one after another, not concurrently.
  *  - Errors. Every fallible call returns a grip_status; on failure the context's last-error text
  *    (ctx_last_error) names the stage and the key or input at fault. Outputs are untouched (left NULL) on
- *    failure and nothing leaks. A plugin never prints to stdout, never exits, aborts or resets a device.
+ *    failure and nothing leaks: every call with an `out` pointer sets *out to NULL first. A plugin never prints to
+ *    stdout, never exits, aborts or resets a device.
+ *  - Hostile input. An invalid argument fails with GRIP_EINVAL (GRIP_ECONFIG for a bad key or value), and the
+ *    context stays usable: a NULL pointer where one is required, a struct_size below the struct as this ABI
+ *    first published it (the whole struct, except where a field says what it defaults to when the host's struct
+ *    ends before it), an array of the wrong dtype or shape or whose item_size is below one element, indices out of
+ *    range, a cloud with no finite point. A call with no context to report in (ctx_create, or a NULL or destroyed
+ *    stage or index) leaves its text for ctx_last_error(NULL). An object the plugin made (context, stage, index,
+ *    result) that is used or released again after its release is refused as well, but only while its memory has
+ *    not been handed out again: that detection is best effort, and such a call stays undefined behaviour.
  *  - Memory spaces. Every array says where its bytes live (host or a CUDA device). Stages accept either and
  *    write outputs where the caller asks, so that stages of one plugin chain on the GPU without a round trip.
  */
@@ -117,8 +126,10 @@ typedef struct grip_ctx grip_ctx; /* opaque */
 
 typedef struct grip_ctx_options {
     uint32_t struct_size;
-    int32_t device_ordinal; /* CUDA device to use when a stage runs on CUDA; -1 = the first usable one */
-    uint32_t threads;       /* CPU threads for the CPU twins; 0 = as many as the OpenMP runtime offers */
+    int32_t device_ordinal; /* CUDA device to use when a stage runs on CUDA; -1 = the first usable one; below -1:
+                               GRIP_EINVAL */
+    uint32_t threads;       /* CPU threads for the CPU twins; 0 = as many as the OpenMP runtime offers; at most
+                               1024 (and at most the OpenMP runtime's thread limit): more fails with GRIP_EINVAL */
 } grip_ctx_options;
 
 /* ---------------------------------------------------------------------------------------------------------
@@ -315,11 +326,14 @@ typedef struct grip_plugin {
 
     const char *(*status_str)(grip_status status); /* static text; never NULL */
 
-    /* Contexts. opts may be NULL (defaults). Creating a context touches no CUDA: a device is probed lazily by
-     * the first stage that needs one. destroy(NULL) is a no-op. */
+    /* Contexts. opts may be NULL (defaults); its struct_size must cover the whole grip_ctx_options. Creating a
+     * context touches no CUDA: a device is probed lazily by the first stage that needs one. destroy(NULL) is a
+     * no-op. */
     grip_status (*ctx_create)(const grip_ctx_options *opts, grip_ctx **out);
     void (*ctx_destroy)(grip_ctx *ctx);
-    /* Last error text of ctx, "" if none. Owned by ctx, valid until its next call. */
+    /* Last error text of ctx, "" if none. Owned by ctx, valid until its next call. With a NULL ctx: the calling
+     * thread's text of its last failed call that had no context to report in (ctx_create, a call given a NULL or
+     * destroyed stage or index), valid until that thread's next such failure or ctx_create. */
     const char *(*ctx_last_error)(const grip_ctx *ctx);
     /* Number of usable CUDA devices (probes the driver; 0 on a CPU-only build or without a driver). */
     int32_t (*device_count)(grip_ctx *ctx);

@@ -53,24 +53,41 @@ void grip_array_free_host(grip_array *a)
     a->rows = a->cols = 0;
 }
 
+grip_status grip_struct_check(grip_ctx *ctx, const void *s, size_t min_size, const char *what, const char *type)
+{
+    if (!s)
+        return grip_fail(ctx, GRIP_EINVAL, "%s is NULL", what);
+    uint32_t size = *(const uint32_t *)s;
+    if (size < min_size)
+        return grip_fail(ctx, GRIP_EINVAL, "%s: struct_size %u is below the %zu bytes of a %s", what, size, min_size,
+                         type);
+    return GRIP_OK;
+}
+
 grip_status grip_array_check(grip_ctx *ctx, const grip_array *a, uint32_t dtype, uint64_t want_cols, const char *what)
 {
-    if (!a)
-        return grip_fail(ctx, GRIP_EINVAL, "%s: array is NULL", what);
-    if (a->struct_size < offsetof(grip_array, data) + sizeof a->data)
-        return grip_fail(ctx, GRIP_EINVAL, "%s: struct_size %u is too small for a grip_array", what, a->struct_size);
-    if (a->rows == 0)
-        return GRIP_OK;
+    grip_status s = grip_struct_check(ctx, a, sizeof *a, what, "grip_array");
+    if (s || a->rows == 0)
+        return s;
     if (a->dtype != dtype)
         return grip_fail(ctx, GRIP_EINVAL, "%s: dtype %u, expected %u", what, a->dtype, dtype);
     if (want_cols && a->cols != want_cols)
         return grip_fail(ctx, GRIP_EINVAL, "%s: %llu columns, expected %llu", what, (unsigned long long)a->cols,
                          (unsigned long long)want_cols);
+    if (a->cols > SIZE_MAX / grip_dtype_size(dtype) / a->rows)
+        return grip_fail(ctx, GRIP_EINVAL, "%s: %llu x %llu elements exceed the address space", what,
+                         (unsigned long long)a->rows, (unsigned long long)a->cols);
     if (!a->data)
         return grip_fail(ctx, GRIP_EINVAL, "%s: %llu rows but data is NULL", what, (unsigned long long)a->rows);
     if (a->memory != GRIP_MEM_HOST && a->memory != GRIP_MEM_CUDA)
         return grip_fail(ctx, GRIP_EINVAL, "%s: unknown memory space %u", what, a->memory);
     return GRIP_OK;
+}
+
+grip_status grip_optional_array_check(grip_ctx *ctx, const grip_array *a, uint32_t dtype, uint64_t want_cols,
+                                      const char *what)
+{
+    return !a || a->rows == 0 ? GRIP_OK : grip_array_check(ctx, a, dtype, want_cols, what);
 }
 
 grip_status grip_array_to_host(grip_ctx *ctx, const grip_array *a, grip_array *host, int *owned, const char *what)
@@ -87,7 +104,7 @@ grip_status grip_array_to_host(grip_ctx *ctx, const grip_array *a, grip_array *h
     if (st) {
         grip_array_free_host(host);
         char cause[GRIP_ERROR_TEXT_MAX];
-        memcpy(cause, ctx->last_error, sizeof cause); /* grip_fail writes into last_error: format from a copy */
+        memcpy(cause, grip_ctx_error_text(ctx), sizeof cause); /* grip_fail writes into that text: format from a copy */
         return grip_fail(ctx, st, "%s: copying from the device failed: %s", what, cause);
     }
     *owned = 1;

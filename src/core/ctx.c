@@ -10,43 +10,89 @@
 #include <omp.h>
 #endif
 
+/* Set in a live context, cleared when it is freed: a context used after grip_ctx_free is refused while its memory
+ * has not been reused. */
+#define GRIP_CTX_LIVE 0x78744367u
+
+/* The text of a failure that had no context to keep it (ctx_last_error(NULL) reads it): one per thread, since
+ * distinct threads may fail at once. */
+static _Thread_local char orphan_error[GRIP_ERROR_TEXT_MAX];
+
+/* The options in opts, checked: a struct_size below the whole struct is refused, as the ABI first published it with
+ * every field it has. */
+static grip_status read_options(const grip_ctx_options *opts, grip_ctx_options *o)
+{
+    if (opts->struct_size < sizeof *opts)
+        return grip_fail(NULL, GRIP_EINVAL, "ctx_create: options.struct_size %u is below the %zu bytes of grip_ctx_options",
+                         opts->struct_size, sizeof *opts);
+    if (opts->device_ordinal < -1)
+        return grip_fail(NULL, GRIP_EINVAL, "ctx_create: options.device_ordinal %d is neither a CUDA ordinal nor -1",
+                         opts->device_ordinal);
+    unsigned long long limit = GRIP_CTX_MAX_THREADS;
+#ifdef _OPENMP
+    if ((unsigned long long)omp_get_thread_limit() < limit)
+        limit = (unsigned long long)omp_get_thread_limit();
+#endif
+    if (opts->threads > limit)
+        return grip_fail(NULL, GRIP_EINVAL, "ctx_create: options.threads %u exceeds the maximum of %llu", opts->threads,
+                         limit);
+    o->device_ordinal = opts->device_ordinal;
+    o->threads = opts->threads;
+    return GRIP_OK;
+}
+
 grip_status grip_ctx_new(const grip_ctx_options *opts, grip_ctx **out)
 {
+    orphan_error[0] = '\0';
     if (!out)
-        return GRIP_EINVAL;
+        return grip_fail(NULL, GRIP_EINVAL, "ctx_create: out is NULL");
     *out = NULL;
+    grip_ctx_options o = {sizeof o, -1, 0};
+    if (opts) {
+        grip_status s = read_options(opts, &o);
+        if (s)
+            return s;
+    }
     grip_ctx *ctx = calloc(1, sizeof *ctx);
     if (!ctx)
-        return GRIP_ENOMEM;
-    ctx->opts.struct_size = sizeof ctx->opts;
-    ctx->opts.device_ordinal = -1;
-    ctx->opts.threads = 0;
-    if (opts) {
-        /* read only the fields the caller's struct has (ABI growth rule) */
-        size_t n = opts->struct_size < sizeof ctx->opts ? opts->struct_size : sizeof ctx->opts;
-        if (n >= offsetof(grip_ctx_options, device_ordinal) + sizeof opts->device_ordinal)
-            ctx->opts.device_ordinal = opts->device_ordinal;
-        if (n >= offsetof(grip_ctx_options, threads) + sizeof opts->threads)
-            ctx->opts.threads = opts->threads;
-    }
+        return grip_fail(NULL, GRIP_ENOMEM, "ctx_create: out of memory");
+    ctx->opts = o;
     ctx->device = -1;
+    ctx->live = GRIP_CTX_LIVE;
     *out = ctx;
     return GRIP_OK;
 }
 
 void grip_ctx_free(grip_ctx *ctx)
 {
-    if (!ctx)
+    if (!grip_ctx_is_live(ctx))
         return;
+    grip_cookie_clear(&ctx->live);
     grip_cuda_ctx_release(ctx);
     free(ctx);
 }
 
-static void vformat(grip_ctx *ctx, size_t at, const char *fmt, va_list ap)
+int grip_ctx_is_live(const grip_ctx *ctx)
 {
-    if (at >= sizeof ctx->last_error)
+    return ctx && ctx->live == GRIP_CTX_LIVE;
+}
+
+/* Where a failure of ctx is written: its own text, or the thread's context-less one. */
+static char *error_buffer(grip_ctx *ctx)
+{
+    return ctx ? ctx->last_error : orphan_error;
+}
+
+const char *grip_ctx_error_text(const grip_ctx *ctx)
+{
+    return error_buffer((grip_ctx *)ctx);
+}
+
+static void vformat(char *text, size_t at, const char *fmt, va_list ap)
+{
+    if (at >= GRIP_ERROR_TEXT_MAX)
         return;
-    vsnprintf(ctx->last_error + at, sizeof ctx->last_error - at, fmt, ap);
+    vsnprintf(text + at, GRIP_ERROR_TEXT_MAX - at, fmt, ap);
 }
 
 /* The text starts with a stage kind's name ("verify.max_rmse: ...", "index: ..."). */
@@ -63,14 +109,12 @@ static int names_a_stage(const char *text)
 
 grip_status grip_fail(grip_ctx *ctx, grip_status status, const char *fmt, ...)
 {
-    if (!ctx)
-        return status;
     va_list ap;
     va_start(ap, fmt);
-    vformat(ctx, 0, fmt, ap);
+    vformat(error_buffer(ctx), 0, fmt, ap);
     va_end(ap);
-    if (ctx->stage &&
-        !names_a_stage(ctx->last_error)) { /* "rigid_fit: ..." from a group run: "group: rigid_fit: ..." */
+    /* "rigid_fit: ..." from a group run reads "group: rigid_fit: ..."; a context-less text has no stage */
+    if (ctx && ctx->stage && !names_a_stage(ctx->last_error)) {
         size_t prefix = strlen(ctx->stage) + 2, len = strlen(ctx->last_error);
         if (prefix + len >= sizeof ctx->last_error)
             len = sizeof ctx->last_error - prefix - 1;
@@ -84,23 +128,21 @@ grip_status grip_fail(grip_ctx *ctx, grip_status status, const char *fmt, ...)
 
 void grip_fail_append(grip_ctx *ctx, const char *fmt, ...)
 {
-    if (!ctx)
-        return;
-    size_t at = strlen(ctx->last_error);
-    if (at > 0 && at + 2 < sizeof ctx->last_error) {
-        memcpy(ctx->last_error + at, "; ", 3);
+    char *text = error_buffer(ctx);
+    size_t at = strlen(text);
+    if (at > 0 && at + 2 < GRIP_ERROR_TEXT_MAX) {
+        memcpy(text + at, "; ", 3);
         at += 2;
     }
     va_list ap;
     va_start(ap, fmt);
-    vformat(ctx, at, fmt, ap);
+    vformat(text, at, fmt, ap);
     va_end(ap);
 }
 
 void grip_ctx_clear_error(grip_ctx *ctx)
 {
-    if (ctx)
-        ctx->last_error[0] = '\0';
+    error_buffer(ctx)[0] = '\0';
 }
 
 void grip_ctx_begin_run(grip_ctx *ctx, const char *stage)
@@ -130,7 +172,7 @@ const char *grip_status_str(grip_status status)
 
 int grip_ctx_device_count(grip_ctx *ctx)
 {
-    if (!ctx)
+    if (!grip_ctx_is_live(ctx))
         return 0;
     if (!ctx->device_probed) {
         ctx->device_count = grip_cuda_device_count();

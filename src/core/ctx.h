@@ -7,6 +7,10 @@
 
 #define GRIP_ERROR_TEXT_MAX 2048
 
+/* The most CPU threads a context may ask for (grip_ctx_options.threads): an OpenMP runtime asked for more threads
+ * than it can start ends the process, so larger values are refused up front. */
+#define GRIP_CTX_MAX_THREADS 1024
+
 struct grip_ctx {
     grip_ctx_options opts;
     int device_probed;      /* 0 until the first stage that needs CUDA asks */
@@ -15,22 +19,42 @@ struct grip_ctx {
     const char *stage;      /* the kind of the stage whose run started last ("group"), NULL before any: named by
                                grip_fail in front of a message that names no stage (a CUDA call's, rigid_fit's) */
     char last_error[GRIP_ERROR_TEXT_MAX];
+    uint32_t live;          /* GRIP_CTX_LIVE until freed: see grip_ctx_is_live */
 };
 
-/* Creates a context with default options when opts is NULL. The caller frees it with grip_ctx_free(). */
+/* Creates a context with default options when opts is NULL. GRIP_EINVAL when out is NULL, when opts->struct_size is
+ * below the size of grip_ctx_options, when threads exceeds GRIP_CTX_MAX_THREADS (or the OpenMP runtime's thread
+ * limit) or when device_ordinal is below -1; the text is then grip_ctx_error_text(NULL). The caller frees the
+ * context with grip_ctx_free(). */
 grip_status grip_ctx_new(const grip_ctx_options *opts, grip_ctx **out);
+/* Frees ctx; NULL, and (best effort) a context already freed, are left alone. */
 void grip_ctx_free(grip_ctx *ctx);
 
-/* Records `status` and a formatted message (format string and arguments) as the context's last error and returns
- * status, so that callers can write `return grip_fail(ctx, GRIP_EINVAL, "descriptor.radius: must be > 0");`.
- * A NULL ctx is allowed (the message is dropped). */
+/* Clears an object's liveness cookie right before the object is freed: through a volatile store, since a plain
+ * store to memory about to be freed is dead code to the compiler, which drops it. */
+static inline void grip_cookie_clear(uint32_t *cookie)
+{
+    *(volatile uint32_t *)cookie = 0;
+}
+
+/* Whether ctx is a context of this plugin that has not been freed. Best effort: a freed context is told apart only
+ * while its memory has not been handed out again (reading it is undefined behaviour, which a sanitizer reports). */
+int grip_ctx_is_live(const grip_ctx *ctx);
+
+/* The last-error text of ctx; for a NULL ctx, the calling thread's text of the last failure that had no context to
+ * report to (a NULL or destroyed context or stage, ctx_create). Never NULL. */
+const char *grip_ctx_error_text(const grip_ctx *ctx);
+
+/* Records `status` and a formatted message (format string and arguments) as the context's last error and returns status, so that
+ * callers can write `return grip_fail(ctx, GRIP_EINVAL, "descriptor.radius: must be > 0");`.
+ * A NULL ctx is allowed: the message becomes the calling thread's context-less text (grip_ctx_error_text(NULL)). */
 grip_status grip_fail(grip_ctx *ctx, grip_status status, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(__printf__, 3, 4)))
 #endif
     ;
 
-/* Appends "; <message>" to the last error (for reporting several problems at once). */
+/* Appends "; <message>" to the last error (for reporting several problems at once); a NULL ctx as grip_fail. */
 void grip_fail_append(grip_ctx *ctx, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(__printf__, 2, 3)))

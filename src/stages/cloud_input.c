@@ -3,27 +3,31 @@
 #include "stages/stage.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static const char *cloud_name(const grip_cloud *c)
+/* "<what>" or "<what> '<name>'" when the host named the cloud. */
+static void cloud_label(const grip_cloud *c, const char *what, char *label, size_t size)
 {
-    int has_name = c->struct_size >= offsetof(grip_cloud, name) + sizeof c->name; /* ABI growth rule */
-    return has_name && c->name && *c->name ? c->name : "cloud";
+    if (c->name && *c->name)
+        snprintf(label, size, "%s '%s'", what, c->name);
+    else
+        snprintf(label, size, "%s", what);
 }
 
-static grip_status open_normals(grip_ctx *ctx, const grip_cloud *cloud, const char *stage, grip_cloud_input *in)
+static grip_status open_normals(grip_ctx *ctx, const grip_cloud *cloud, const char *label, grip_cloud_input *in)
 {
+    char what[GRIP_ERROR_TEXT_MAX / 2];
+    snprintf(what, sizeof what, "%s: normals", label);
     const grip_array *nrm = &cloud->normals;
-    if (nrm->rows == 0)
-        return GRIP_OK;
-    grip_status s = grip_array_check(ctx, nrm, GRIP_F32, 0, stage);
-    if (s)
+    grip_status s = grip_optional_array_check(ctx, nrm, GRIP_F32, 0, what);
+    if (s || nrm->rows == 0)
         return s;
-    if (nrm->rows != in->n || (nrm->cols != 3 && nrm->cols != 4) || nrm->dtype != GRIP_F32)
-        return grip_fail(ctx, GRIP_EINVAL, "%s: %s: normals must be F32 %zu x 3 or x 4, got %llu x %llu", stage,
-                         cloud_name(cloud), in->n, (unsigned long long)nrm->rows, (unsigned long long)nrm->cols);
-    s = grip_array_to_host(ctx, nrm, &in->normals_host, &in->own_normals, stage);
+    if (nrm->rows != in->n || (nrm->cols != 3 && nrm->cols != 4))
+        return grip_fail(ctx, GRIP_EINVAL, "%s must be F32 %zu x 3 or x 4, got %llu x %llu", what, in->n,
+                         (unsigned long long)nrm->rows, (unsigned long long)nrm->cols);
+    s = grip_array_to_host(ctx, nrm, &in->normals_host, &in->own_normals, what);
     if (s)
         return s;
     in->normals = in->normals_host.data;
@@ -31,25 +35,27 @@ static grip_status open_normals(grip_ctx *ctx, const grip_cloud *cloud, const ch
     return GRIP_OK;
 }
 
-grip_status grip_cloud_input_open(grip_ctx *ctx, const grip_cloud *cloud, const char *stage, grip_cloud_input *in)
+grip_status grip_cloud_input_open(grip_ctx *ctx, const grip_cloud *cloud, const char *what, grip_cloud_input *in)
 {
     memset(in, 0, sizeof *in);
-    if (!cloud)
-        return grip_fail(ctx, GRIP_EINVAL, "%s: cloud is NULL", stage);
-    if (cloud->struct_size < offsetof(grip_cloud, rgb))
-        return grip_fail(ctx, GRIP_EINVAL, "%s: grip_cloud.struct_size %u is too small", stage, cloud->struct_size);
-    grip_status s = grip_array_check(ctx, &cloud->xyz, GRIP_F32, 3, stage);
+    grip_status s = grip_struct_check(ctx, cloud, offsetof(grip_cloud, viewpoint), what, "grip_cloud (through name)");
+    if (s)
+        return s;
+    char label[GRIP_ERROR_TEXT_MAX / 4], xyz[GRIP_ERROR_TEXT_MAX / 2];
+    cloud_label(cloud, what, label, sizeof label);
+    snprintf(xyz, sizeof xyz, "%s: xyz", label);
+    s = grip_array_check(ctx, &cloud->xyz, GRIP_F32, 3, xyz);
     if (s)
         return s;
     in->n = (size_t)cloud->xyz.rows;
     if (in->n == 0)
-        return grip_fail(ctx, GRIP_EINVAL, "%s: %s is empty (0 points)", stage, cloud_name(cloud));
+        return grip_fail(ctx, GRIP_EINVAL, "%s is empty (0 points)", label);
     in->width = cloud->width ? cloud->width : (uint32_t)in->n;
     in->height = cloud->height ? cloud->height : 1;
     if ((size_t)in->width * in->height != in->n)
-        return grip_fail(ctx, GRIP_EINVAL, "%s: %s: width %u x height %u != %zu points", stage, cloud_name(cloud),
-                         in->width, in->height, in->n);
-    s = grip_array_to_host(ctx, &cloud->xyz, &in->xyz_host, &in->own_xyz, stage);
+        return grip_fail(ctx, GRIP_EINVAL, "%s: width %u x height %u != %zu points", label, in->width, in->height,
+                         in->n);
+    s = grip_array_to_host(ctx, &cloud->xyz, &in->xyz_host, &in->own_xyz, xyz);
     if (s)
         return s;
     in->xyz = in->xyz_host.data;
@@ -58,9 +64,8 @@ grip_status grip_cloud_input_open(grip_ctx *ctx, const grip_cloud *cloud, const 
     for (size_t i = 0; i < in->n; i++)
         in->n_finite += isfinite(in->xyz[3 * i]) && isfinite(in->xyz[3 * i + 1]) && isfinite(in->xyz[3 * i + 2]);
     if (in->n_finite == 0)
-        return grip_fail(ctx, GRIP_EINVAL, "%s: %s has no finite point (all %zu are NaN or infinite)", stage,
-                         cloud_name(cloud), in->n);
-    return open_normals(ctx, cloud, stage, in);
+        return grip_fail(ctx, GRIP_EINVAL, "%s has no finite point (all %zu are NaN or infinite)", label, in->n);
+    return open_normals(ctx, cloud, label, in);
 }
 
 void grip_cloud_input_close(grip_cloud_input *in)
@@ -123,34 +128,6 @@ grip_status grip_cloud_input_finite_indices(grip_ctx *ctx, const grip_cloud_inpu
     for (size_t i = 0; i < in->n; i++)
         if (point_finite(in, i))
             (*idx)[(*count)++] = (uint32_t)i;
-    return GRIP_OK;
-}
-
-static void features_release(grip_features *f)
-{
-    if (!f)
-        return;
-    grip_result_array_free(&f->keypoints);
-    grip_result_array_free(&f->keypoint_xyz);
-    grip_result_array_free(&f->normals);
-    grip_result_array_free(&f->frames);
-    grip_result_array_free(&f->descriptors);
-    free(f);
-}
-
-grip_status grip_features_new(grip_ctx *ctx, uint32_t descriptor_dim, grip_features **out)
-{
-    grip_features *f = calloc(1, sizeof *f);
-    if (!f)
-        return grip_fail(ctx, GRIP_ENOMEM, "descriptor: out of memory");
-    f->struct_size = sizeof *f;
-    f->descriptor_dim = descriptor_dim;
-    grip_array *arrays[] = {&f->keypoints, &f->keypoint_xyz, &f->normals, &f->frames, &f->descriptors};
-    for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
-        *arrays[i] = grip_array_host_view(GRIP_F32, 0, 0, NULL);
-    f->keypoints.dtype = GRIP_U32;
-    f->release = features_release;
-    *out = f;
     return GRIP_OK;
 }
 

@@ -1,9 +1,10 @@
-/* cloud_input.h -- a grip_cloud checked and brought to host memory for the CPU twins, and the grip_features
- * result the descriptor stage fills. */
+/* cloud_input.h -- a grip_cloud checked and brought to host memory for the CPU twins, and the keypoints and
+ * placement of the grip_features result (stages/results.h) the descriptor stage fills. */
 #ifndef GRIP_STAGES_CLOUD_INPUT_H
 #define GRIP_STAGES_CLOUD_INPUT_H
 
 #include "core/array.h"
+#include "stages/results.h"
 
 typedef struct grip_cloud_input {
     size_t n;              /* points, NaN rows included */
@@ -17,10 +18,11 @@ typedef struct grip_cloud_input {
     int own_xyz, own_normals;
 } grip_cloud_input;
 
-/* Checks `cloud` (struct sizes, dtypes, shapes, width*height == n, at least one finite point) and gives host
- * views of its arrays. `stage` names the stage in error texts, and the cloud's name is quoted when it has one.
- * Release with grip_cloud_input_close(), also after a failure. */
-grip_status grip_cloud_input_open(grip_ctx *ctx, const grip_cloud *cloud, const char *stage, grip_cloud_input *in);
+/* Checks `cloud` (non-NULL; struct sizes: the grip_cloud at least through `name`, as the ABI first published it;
+ * dtypes, shapes, width*height == n > 0, at least one finite point) and gives host views of its arrays. `what` names
+ * the cloud argument in error texts (e.g. "descriptor: cloud", "verify: models[2].cloud"), and the cloud's own name
+ * is quoted when it has one. Release with grip_cloud_input_close(), also after a failure. */
+grip_status grip_cloud_input_open(grip_ctx *ctx, const grip_cloud *cloud, const char *what, grip_cloud_input *in);
 void grip_cloud_input_close(grip_cloud_input *in);
 
 /* The host's keypoint indices (U32 k x 1, host or device), checked against the cloud: in range and finite.
@@ -30,9 +32,6 @@ grip_status grip_cloud_input_keypoints(grip_ctx *ctx, const grip_cloud_input *in
 /* Indices of every finite point (malloc'd; the caller frees). */
 grip_status grip_cloud_input_finite_indices(grip_ctx *ctx, const grip_cloud_input *in, uint32_t **idx, size_t *count);
 
-/* A new, empty grip_features; its release pointer frees every array it holds, host or device
- * (grip_result_array_free). */
-grip_status grip_features_new(grip_ctx *ctx, uint32_t descriptor_dim, grip_features **out);
 /* Sets keypoints (copied from idx) and keypoint_xyz. */
 grip_status grip_features_set_keypoints(grip_ctx *ctx, grip_features *f, const grip_cloud_input *in,
                                         const uint32_t *idx, size_t count);

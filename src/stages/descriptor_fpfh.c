@@ -2,6 +2,7 @@
  * after the descriptor front's normals and keypoints (stages/descriptor_front.h), on the CPU twin or on the GPU
  * (src/descriptor/fpfh_cuda.h), whose descriptors stay in device memory. FPFH has no local frame. */
 #include "stages/descriptor_front.h"
+#include "stages/registry.h"
 #include "descriptor/fpfh.h"
 #include "descriptor/fpfh_cuda.h"
 
@@ -30,7 +31,9 @@ static grip_status fpfh_body(grip_stage *st, grip_descriptor_front *front)
 static grip_status fpfh_describe(grip_stage *st, const grip_cloud *cloud, uint32_t role, const grip_array *keypoints,
                                  uint32_t out_memory, grip_features **out)
 {
-    return grip_descriptor_front_describe(st, cloud, role, keypoints, out_memory, GRIP_FPFH_DIM, fpfh_body, out);
+    grip_status s = grip_stage_check_call(&grip_descriptor_fpfh, st, out, out_memory);
+    return s ? s
+             : grip_descriptor_front_describe(st, cloud, role, keypoints, out_memory, GRIP_FPFH_DIM, fpfh_body, out);
 }
 
 static grip_status fpfh_create(grip_ctx *ctx, const grip_kv *kv, uint32_t n_kv, grip_stage **out);

@@ -219,7 +219,9 @@ grip_status grip_descriptor_front_open(grip_stage *st, const grip_cloud *cloud, 
     front->on_device = st->use_cuda;
     if (role != GRIP_ROLE_MODEL && role != GRIP_ROLE_SCENE)
         return grip_fail(st->ctx, GRIP_EINVAL, "descriptor: role %u is neither model nor scene", role);
-    grip_status s = grip_cloud_input_open(st->ctx, cloud, "descriptor", &front->in);
+    grip_status s = grip_optional_array_check(st->ctx, keypoints, GRIP_U32, 1, "descriptor: keypoints");
+    if (!s)
+        s = grip_cloud_input_open(st->ctx, cloud, "descriptor: cloud", &front->in);
     if (!s)
         s = grip_features_new(st->ctx, descriptor_dim, &front->features);
     if (!s)

@@ -3,6 +3,7 @@
  * (src/descriptor/pfh_cuda.h), whose descriptors stay in device memory. PFH has no local frame; its cost grows
  * with the square of the neighbourhood. */
 #include "stages/descriptor_front.h"
+#include "stages/registry.h"
 #include "descriptor/pfh.h"
 #include "descriptor/pfh_cuda.h"
 
@@ -32,7 +33,8 @@ static grip_status pfh_body(grip_stage *st, grip_descriptor_front *front)
 static grip_status pfh_describe(grip_stage *st, const grip_cloud *cloud, uint32_t role, const grip_array *keypoints,
                                 uint32_t out_memory, grip_features **out)
 {
-    return grip_descriptor_front_describe(st, cloud, role, keypoints, out_memory, GRIP_PFH_DIM, pfh_body, out);
+    grip_status s = grip_stage_check_call(&grip_descriptor_pfh, st, out, out_memory);
+    return s ? s : grip_descriptor_front_describe(st, cloud, role, keypoints, out_memory, GRIP_PFH_DIM, pfh_body, out);
 }
 
 static grip_status pfh_create(grip_ctx *ctx, const grip_kv *kv, uint32_t n_kv, grip_stage **out);

@@ -2,6 +2,7 @@
  * semantics (CPU twin; see src/descriptor/), after the descriptor front's normals and keypoints
  * (stages/descriptor_front.h). */
 #include "stages/descriptor_front.h"
+#include "stages/registry.h"
 #include "core/cuda_bridge.h"
 #include "descriptor/shot.h"
 #include "descriptor/shot_cuda.h"
@@ -77,7 +78,8 @@ static grip_status shot_body(grip_stage *st, grip_descriptor_front *front)
 static grip_status shot_describe(grip_stage *st, const grip_cloud *cloud, uint32_t role, const grip_array *keypoints,
                                  uint32_t out_memory, grip_features **out)
 {
-    return grip_descriptor_front_describe(st, cloud, role, keypoints, out_memory, SHOT_DIM, shot_body, out);
+    grip_status s = grip_stage_check_call(&grip_descriptor_shot, st, out, out_memory);
+    return s ? s : grip_descriptor_front_describe(st, cloud, role, keypoints, out_memory, SHOT_DIM, shot_body, out);
 }
 
 static grip_status shot_create(grip_ctx *ctx, const grip_kv *kv, uint32_t n_kv, grip_stage **out);

@@ -2,6 +2,7 @@
  * semantics (src/descriptor/spin_image.h), on the CPU twin or on the GPU (spin_image_cuda.h), after the descriptor
  * front's normals and keypoints (stages/descriptor_front.h). The rotation axis of each keypoint is its normal. */
 #include "stages/descriptor_front.h"
+#include "stages/registry.h"
 #include "descriptor/spin_image.h"
 #include "descriptor/spin_image_cuda.h"
 
@@ -92,8 +93,9 @@ static grip_status spin_image_body(grip_stage *st, grip_descriptor_front *front)
 static grip_status spin_image_describe(grip_stage *st, const grip_cloud *cloud, uint32_t role,
                                        const grip_array *keypoints, uint32_t out_memory, grip_features **out)
 {
-    if (!st)
-        return GRIP_EINVAL; /* no stage, no context to say more in */
+    grip_status s = grip_stage_check_call(&grip_descriptor_spin_image, st, out, out_memory);
+    if (s)
+        return s;
     grip_spin_image_params p = stage_params(st);
     return grip_descriptor_front_describe(st, cloud, role, keypoints, out_memory, grip_spin_image_dim(p.width),
                                           spin_image_body, out);

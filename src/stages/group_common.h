@@ -31,8 +31,8 @@ grip_status grip_group_corrs_split(grip_ctx *ctx, const grip_matches *matches, u
                                    grip_group_corrs **per_model);
 void grip_group_corrs_free(grip_group_corrs *per_model, uint32_t n_models);
 
-/* A growing grip_hypotheses; append the clusters of model m (their members index corrs->corr). */
-grip_status grip_hypotheses_new(grip_ctx *ctx, grip_hypotheses **out);
+/* Appends the clusters of model m (their members index corrs->corr) to h (from grip_hypotheses_new,
+ * stages/results.h). */
 grip_status grip_hypotheses_append(grip_ctx *ctx, grip_hypotheses *h, uint32_t model, const grip_cluster *clusters,
                                    size_t n, const grip_group_corrs *corrs);
 
@@ -45,8 +45,10 @@ typedef grip_status (*grip_group_model_fn)(grip_stage *st, const grip_view *mode
 typedef grip_status (*grip_group_frames_fn)(grip_stage *st, const grip_view *view, const grip_group_keypoints *kp,
                                             float **frames);
 
-/* The body every group() shares: checks the arguments, splits the matches by model, opens the scene keypoints
- * (and their frames when scene_frames is not NULL), and calls per_model for each model. */
+/* The body every group() shares, once the stage's own entry point has checked its call (grip_stage_check_call):
+ * checks the arguments (the views, their clouds and features, the matches: their structs, and arrays as read),
+ * splits the matches by model, opens the scene keypoints (and their frames when scene_frames is not NULL), and calls
+ * per_model for each model. */
 grip_status grip_group_run(grip_stage *st, const grip_view *models, uint32_t n_models, const grip_view *scene,
                            const grip_matches *matches, grip_group_frames_fn scene_frames,
                            grip_group_model_fn per_model, grip_hypotheses **out);

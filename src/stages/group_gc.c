@@ -2,8 +2,10 @@
  * GeometricConsistencyGrouping), RANSAC-filtered. */
 #include "stages/stage.h"
 #include "stages/group_common.h"
+#include "stages/registry.h"
 #include "group/gc.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 static const grip_param_info gc_params[] = {
@@ -31,7 +33,9 @@ static grip_status group_model(grip_stage *st, const grip_view *model, uint32_t 
     grip_group_keypoints kp;
     grip_cluster *clusters = NULL;
     size_t n_clusters = 0;
-    grip_status s = grip_group_keypoints_open(ctx, model, "group: model keypoints", &kp);
+    char what[64];
+    snprintf(what, sizeof what, "group: models[%u].features", m);
+    grip_status s = grip_group_keypoints_open(ctx, model, what, &kp);
     if (!s)
         s = grip_gc_cluster(ctx, &p, kp.xyz, kp.n, scene_kp->xyz, scene_kp->n, corrs->corr, corrs->n, &clusters,
                             &n_clusters);
@@ -45,7 +49,8 @@ static grip_status group_model(grip_stage *st, const grip_view *model, uint32_t 
 static grip_status gc_group(grip_stage *st, const grip_view *models, uint32_t n_models, const grip_view *scene,
                             const grip_matches *matches, grip_hypotheses **out)
 {
-    return grip_group_run(st, models, n_models, scene, matches, NULL, group_model, out);
+    grip_status s = grip_stage_check_call(&grip_group_gc, st, out, GRIP_MEM_HOST);
+    return s ? s : grip_group_run(st, models, n_models, scene, matches, NULL, group_model, out);
 }
 
 static grip_status gc_create(grip_ctx *ctx, const grip_kv *kv, uint32_t n_kv, grip_stage **out);

@@ -3,9 +3,11 @@
 #include "stages/stage.h"
 #include "stages/cloud_input.h"
 #include "stages/group_common.h"
+#include "stages/registry.h"
 #include "group/board_lrf.h"
 #include "group/hough3d.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,7 +56,7 @@ static grip_status view_frames(grip_stage *st, const grip_view *view, const grip
     grip_cloud_input cloud;
     grip_array normals;
     int own_normals = 0;
-    grip_status s = grip_cloud_input_open(ctx, view->cloud, "group", &cloud);
+    grip_status s = grip_cloud_input_open(ctx, view->cloud, "group: view.cloud", &cloud);
     if (!s)
         s = grip_array_check(ctx, &f->normals, GRIP_F32, 4, "group: features.normals");
     if (!s && f->normals.rows != cloud.n)
@@ -94,7 +96,9 @@ static grip_status group_model(grip_stage *st, const grip_view *model, uint32_t 
     grip_cluster *clusters = NULL;
     size_t n_clusters = 0;
     grip_hough3d_params p = hough_params_of(st);
-    grip_status s = grip_group_keypoints_open(ctx, model, "group: model keypoints", &kp);
+    char what[64];
+    snprintf(what, sizeof what, "group: models[%u].features", m);
+    grip_status s = grip_group_keypoints_open(ctx, model, what, &kp);
     if (!s)
         s = view_frames(st, model, &kp, &model_rf);
     if (!s)
@@ -111,7 +115,8 @@ static grip_status group_model(grip_stage *st, const grip_view *model, uint32_t 
 static grip_status hough3d_group(grip_stage *st, const grip_view *models, uint32_t n_models, const grip_view *scene,
                                  const grip_matches *matches, grip_hypotheses **out)
 {
-    return grip_group_run(st, models, n_models, scene, matches, view_frames, group_model, out);
+    grip_status s = grip_stage_check_call(&grip_group_hough3d, st, out, GRIP_MEM_HOST);
+    return s ? s : grip_group_run(st, models, n_models, scene, matches, view_frames, group_model, out);
 }
 
 static grip_status hough3d_create(grip_ctx *ctx, const grip_kv *kv, uint32_t n_kv, grip_stage **out);

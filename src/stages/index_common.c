@@ -2,24 +2,86 @@
 #include "stages/index_common.h"
 #include "core/cuda_bridge.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* Set in a live index, cleared when it is released. */
+#define GRIP_INDEX_LIVE 0x78646e49u
+
+static grip_status shared_search(grip_index *self, const grip_array *queries, uint32_t k, float max_sqdist,
+                                 grip_array *ids, grip_array *sqdist)
+{
+    grip_index_head *head = grip_index_own(self);
+    if (!head)
+        return grip_fail(NULL, GRIP_EINVAL, "index.search: self is %s", self ? "not a live index of this plugin (released?)"
+                                                                            : "NULL");
+    if (!grip_ctx_is_live(head->ctx))
+        return grip_fail(NULL, GRIP_EINVAL, "index.search: the context the index was built in was destroyed");
+    grip_ctx_clear_error(head->ctx);
+    if (isnan(max_sqdist))
+        return grip_fail(head->ctx, GRIP_EINVAL, "index.search: max_sqdist is NaN");
+    return head->search(head, queries, k, max_sqdist, ids, sqdist);
+}
+
+static void shared_release(grip_index *self)
+{
+    grip_index_head *head = grip_index_own(self);
+    if (!head)
+        return;
+    grip_cookie_clear(&head->live);
+    head->release(head);
+}
+
+void grip_index_head_init(grip_index_head *head, grip_ctx *ctx, grip_index_search_fn search,
+                          void (*release)(grip_index_head *index))
+{
+    head->pub.struct_size = sizeof head->pub;
+    head->pub.search = shared_search;
+    head->pub.release = shared_release;
+    head->live = GRIP_INDEX_LIVE;
+    head->ctx = ctx;
+    head->search = search;
+    head->release = release;
+}
+
+grip_index_head *grip_index_own(const grip_index *index)
+{
+    /* the search pointer tells this plugin's indexes apart; the cookie after the public struct, the live ones */
+    if (!index || index->search != shared_search)
+        return NULL;
+    grip_index_head *head = (grip_index_head *)index;
+    return head->live == GRIP_INDEX_LIVE ? head : NULL;
+}
+
+grip_status grip_index_check(grip_ctx *ctx, const grip_index *index, const char *what)
+{
+    grip_status s = grip_struct_check(ctx, index, offsetof(grip_index, search) + sizeof index->search, what,
+                                      "grip_index (through search)");
+    if (s)
+        return s;
+    if (!index->search)
+        return grip_fail(ctx, GRIP_EINVAL, "%s has no search function", what);
+    if (index->search == shared_search && !grip_index_own(index))
+        return grip_fail(ctx, GRIP_EINVAL, "%s was released (used after its release function)", what);
+    return GRIP_OK;
+}
+
 static grip_status copy_model_ids(grip_ctx *ctx, grip_index *pub, const grip_array *model_ids, size_t n)
 {
-    grip_status s = grip_array_alloc_host(ctx, &pub->model_ids, GRIP_U32, n, 1);
+    grip_status s = grip_optional_array_check(ctx, model_ids, GRIP_U32, 1, "index: model_ids");
+    if (!s)
+        s = grip_array_alloc_host(ctx, &pub->model_ids, GRIP_U32, n, 1);
     if (s || !model_ids || model_ids->rows == 0) {
         pub->n_models = n ? 1 : 0;
         return s;
     }
-    s = grip_array_check(ctx, model_ids, GRIP_U32, 1, "index: model_ids");
-    if (!s && model_ids->rows != n)
-        s = grip_fail(ctx, GRIP_EINVAL, "index: model_ids has %llu rows, the reference set %zu",
-                      (unsigned long long)model_ids->rows, n);
+    if (model_ids->rows != n)
+        return grip_fail(ctx, GRIP_EINVAL, "index: model_ids has %llu rows, the reference set %zu",
+                         (unsigned long long)model_ids->rows, n);
     grip_array host;
     int owned = 0;
-    if (!s)
-        s = grip_array_to_host(ctx, model_ids, &host, &owned, "index: model_ids");
+    s = grip_array_to_host(ctx, model_ids, &host, &owned, "index: model_ids");
     if (s)
         return s;
     const uint32_t *id = host.data;
@@ -43,7 +105,6 @@ grip_status grip_index_init(grip_ctx *ctx, grip_index *pub, const grip_array *re
 {
     if (rows_copy)
         *rows_copy = NULL;
-    pub->struct_size = sizeof *pub;
     pub->model_ids = grip_array_host_view(GRIP_U32, 0, 0, NULL);
     grip_status s = grip_array_check(ctx, reference, GRIP_F32, 0, "index: reference");
     if (s)
@@ -89,7 +150,6 @@ static grip_status check_output(grip_ctx *ctx, const grip_array *a, uint32_t dty
 grip_status grip_index_search_check(grip_ctx *ctx, const grip_index *ix, const grip_array *queries, uint32_t k,
                                     const grip_array *ids, const grip_array *sqdist)
 {
-    grip_ctx_clear_error(ctx);
     if (k == 0)
         return grip_fail(ctx, GRIP_EINVAL, "index.search: k is 0");
     grip_status s = grip_array_check(ctx, queries, GRIP_F32, 0, "index.search: queries");

@@ -5,6 +5,33 @@
 
 #include "core/array.h"
 
+/* The private object behind every index of this plugin: the public struct first (all that a host or another stage
+ * sees), then what the shared entry points need. The public search and release pointers are the shared entry
+ * points, which refuse a NULL self, an index of another implementation and (best effort: while its memory has not
+ * been reused) one already released, and then call the implementation's own. */
+typedef struct grip_index_head grip_index_head;
+typedef grip_status (*grip_index_search_fn)(grip_index_head *index, const grip_array *queries, uint32_t k,
+                                            float max_sqdist, grip_array *ids, grip_array *sqdist);
+struct grip_index_head {
+    grip_index pub;
+    uint32_t live;                /* set by grip_index_head_init, cleared by the shared release */
+    grip_ctx *ctx;                /* the building stage's context: searches report there */
+    grip_index_search_fn search;  /* the implementation's search */
+    void (*release)(grip_index_head *index); /* frees the whole object; also for a half-built one */
+};
+
+/* Makes head a live index of ctx whose public entry points call search and release. */
+void grip_index_head_init(grip_index_head *head, grip_ctx *ctx, grip_index_search_fn search,
+                          void (*release)(grip_index_head *index));
+
+/* The live index of this plugin behind index, else NULL (a NULL pointer, another plugin's index, or one released). */
+grip_index_head *grip_index_own(const grip_index *index);
+
+/* Checks an index handed to a stage (GRIP_EINVAL, `what` naming it): non-NULL, its struct at least through `search`
+ * (later fields take their documented defaults), a search function, and not an index of this plugin already
+ * released. */
+grip_status grip_index_check(grip_ctx *ctx, const grip_index *index, const char *what);
+
 /* Fills the public part of an index from the reference rows (F32 n x D, host or device) and the model ids
  * (U32 n x 1, or NULL for all 0; contiguous per model, non-decreasing). pub->model_ids gets a host array the index
  * frees with grip_array_free_host. When rows_copy is not NULL, *rows_copy gets a malloc'd host copy of the rows,
@@ -32,7 +59,7 @@ typedef struct grip_index_search_io {
 } grip_index_search_io;
 
 /* Checks a search call's arguments against the index: k > 0, queries F32 m x D, ids (U32) and sqdist (F32) m x k
- * in one memory space. Clears the context's last error first. */
+ * in one memory space. */
 grip_status grip_index_search_check(grip_ctx *ctx, const grip_index *ix, const grip_array *queries, uint32_t k,
                                     const grip_array *ids, const grip_array *sqdist);
 

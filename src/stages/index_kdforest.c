@@ -4,6 +4,7 @@
  * finished by brute force (P-BANNS). CPU twin: src/index/kdtree_hd.c; GPU: cuda/index/kdtree_hd.cu. */
 #include "stages/stage.h"
 #include "stages/index_kdtree_hd.h"
+#include "stages/registry.h"
 
 static const grip_param_info kdforest_params[] = {
     GRIP_PARAM_DEVICE,
@@ -24,6 +25,9 @@ static const grip_param_info kdforest_params[] = {
 static grip_status kdforest_build(grip_stage *st, const grip_array *reference, const grip_array *model_ids,
                                   grip_index **out)
 {
+    grip_status s = grip_stage_check_call(&grip_index_kdforest, st, out, GRIP_MEM_HOST);
+    if (s)
+        return s;
     const grip_kdtree_hd_params tree = {(uint32_t)grip_stage_integer(st, "trees"),
                                         (uint32_t)grip_stage_integer(st, "top_spans"),
                                         (uint32_t)grip_stage_integer(st, "node_size"),

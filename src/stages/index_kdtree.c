@@ -3,6 +3,7 @@
  * CPU twin: src/index/kdtree_hd.c; GPU: cuda/index/kdtree_hd.cu. */
 #include "stages/stage.h"
 #include "stages/index_kdtree_hd.h"
+#include "stages/registry.h"
 
 static const grip_param_info kdtree_params[] = {
     GRIP_PARAM_DEVICE,
@@ -15,6 +16,9 @@ static const grip_param_info kdtree_params[] = {
 static grip_status kdtree_build(grip_stage *st, const grip_array *reference, const grip_array *model_ids,
                                 grip_index **out)
 {
+    grip_status s = grip_stage_check_call(&grip_index_kdtree, st, out, GRIP_MEM_HOST);
+    if (s)
+        return s;
     const grip_kdtree_hd_params tree = {1, 1, (uint32_t)grip_stage_integer(st, "node_size"), 0};
     const grip_kdtree_hd_search_params search = {(uint32_t)grip_stage_integer(st, "checks"), 0};
     return grip_kdtree_hd_index_build(st, reference, model_ids, &tree, &search, out);

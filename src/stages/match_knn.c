@@ -5,10 +5,14 @@
  * search runs on the GPU. */
 #include "stages/stage.h"
 #include "stages/index_bruteforce.h"
+#include "stages/index_common.h"
+#include "stages/registry.h"
+#include "stages/results.h"
 #include "match/match_mutual.h"
 #include "match/match_select.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,6 +39,19 @@ static grip_match_policy policy_of(const grip_stage *st)
     return p;
 }
 
+/* A failed search, told in the match stage's context: the index's own text when it is this plugin's (it reports in
+ * the context it was built in, maybe another one), else the status. */
+static grip_status search_failed(grip_ctx *ctx, const grip_index *index, grip_status s)
+{
+    const grip_index_head *head = grip_index_own(index);
+    if (head && head->ctx == ctx)
+        return s; /* the search said why in this very context */
+    char cause[GRIP_ERROR_TEXT_MAX / 2];
+    snprintf(cause, sizeof cause, "%s",
+             head ? grip_ctx_error_text(grip_ctx_is_live(head->ctx) ? head->ctx : NULL) : grip_status_str(s));
+    return grip_fail(ctx, s, "match: index.search failed: %s", cause);
+}
+
 /* Neighbour lists of every query from the index, in host memory. */
 static grip_status search_lists(grip_ctx *ctx, grip_index *index, const grip_array *queries,
                                 const grip_match_policy *p, grip_array *ids, grip_array *sqdist)
@@ -43,8 +60,11 @@ static grip_status search_lists(grip_ctx *ctx, grip_index *index, const grip_arr
     grip_status s = grip_array_alloc_host(ctx, ids, GRIP_U32, queries->rows, k);
     if (!s)
         s = grip_array_alloc_host(ctx, sqdist, GRIP_F32, queries->rows, k);
-    if (!s && queries->rows > 0)
+    if (!s && queries->rows > 0) {
         s = index->search(index, queries, k, grip_match_search_bound(p), ids, sqdist);
+        if (s)
+            s = search_failed(ctx, index, s);
+    }
     return s;
 }
 
@@ -74,76 +94,72 @@ static grip_status nearest_queries(grip_stage *st, grip_index *index, const grip
                                              ids->data, (uint32_t)ids->cols, *nearest);
 }
 
-static void matches_release(grip_matches *m)
+/* The index as match() reads it (it may come from another plugin, and be malformed): a usable grip_index whose
+ * model_ids cover its rows in host memory, ascending, each below n_models. */
+static grip_status check_index(grip_ctx *ctx, const grip_index *index)
 {
-    if (!m)
-        return;
-    grip_result_array_free(&m->query);
-    grip_result_array_free(&m->reference);
-    grip_result_array_free(&m->model_id);
-    grip_result_array_free(&m->sqdist);
-    free(m);
+    grip_status s = grip_index_check(ctx, index, "match: index");
+    if (!s)
+        s = grip_array_check(ctx, &index->model_ids, GRIP_U32, 1, "match: index.model_ids");
+    if (!s && (index->model_ids.rows != index->rows || (index->rows && index->model_ids.memory != GRIP_MEM_HOST)))
+        s = grip_fail(ctx, GRIP_EINVAL, "match: index.model_ids must cover the index's %llu rows in host memory",
+                      (unsigned long long)index->rows);
+    const uint32_t *ids = s ? NULL : index->model_ids.data;
+    for (uint64_t r = 0; !s && r < index->rows; r++) {
+        if (ids[r] >= index->n_models)
+            s = grip_fail(ctx, GRIP_EINVAL, "match: index row %llu names model %u of %u", (unsigned long long)r, ids[r],
+                          index->n_models);
+        else if (r > 0 && ids[r] < ids[r - 1])
+            s = grip_fail(ctx, GRIP_EINVAL, "match: index.model_ids must ascend (row %llu has model %u after %u)",
+                          (unsigned long long)r, ids[r], ids[r - 1]);
+    }
+    return s;
 }
 
-/* The first index row of each model (rows of one model are contiguous). *first is malloc'd (caller frees). */
-static grip_status model_first_rows(grip_ctx *ctx, const grip_index *index, uint32_t **first)
+/* The first row of model m among the index's ascending model ids. */
+static uint64_t first_row_of(const grip_index *index, uint32_t m)
 {
-    *first = calloc((size_t)index->n_models + 1, sizeof **first);
-    if (!*first)
-        return grip_fail(ctx, GRIP_ENOMEM, "match: out of memory");
     const uint32_t *ids = index->model_ids.data;
-    if (index->model_ids.rows != index->rows || !ids) {
-        free(*first);
-        *first = NULL;
-        return grip_fail(ctx, GRIP_EINVAL, "match: the index's model_ids do not cover its %llu rows",
-                         (unsigned long long)index->rows);
+    uint64_t lo = 0, hi = index->rows;
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (ids[mid] < m)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
-    for (uint64_t r = index->rows; r-- > 0;) {
-        if (ids[r] >= index->n_models) { /* an index of another plugin may be malformed: never write past */
-            free(*first);
-            *first = NULL;
-            return grip_fail(ctx, GRIP_EINVAL, "match: index row %llu names model %u of %u",
-                             (unsigned long long)r, ids[r], index->n_models);
-        }
-        (*first)[ids[r]] = (uint32_t)r;
-    }
-    return GRIP_OK;
+    return lo;
 }
 
 /* Packs correspondences into a grip_matches, with reference rows counted within their model. */
 static grip_status pack_matches(grip_ctx *ctx, const grip_index *index, const grip_correspondences *c,
                                 uint32_t out_memory, grip_matches **out)
 {
-    grip_matches *m = calloc(1, sizeof *m);
-    if (!m)
-        return grip_fail(ctx, GRIP_ENOMEM, "match: out of memory");
-    m->struct_size = sizeof *m;
-    m->release = matches_release;
+    grip_matches *m = NULL;
+    grip_status s = grip_matches_new(ctx, &m);
+    if (s)
+        return s;
     m->count = c->count;
-    grip_status s = grip_array_alloc_host(ctx, &m->query, GRIP_U32, c->count, 1);
+    s = grip_array_alloc_host(ctx, &m->query, GRIP_U32, c->count, 1);
     if (!s)
         s = grip_array_alloc_host(ctx, &m->reference, GRIP_U32, c->count, 1);
     if (!s)
         s = grip_array_alloc_host(ctx, &m->model_id, GRIP_U32, c->count, 1);
     if (!s)
         s = grip_array_alloc_host(ctx, &m->sqdist, GRIP_F32, c->count, 1);
-    uint32_t *first_row = NULL;
-    if (!s)
-        s = model_first_rows(ctx, index, &first_row);
-    if (!s) {
+    if (!s && c->count > 0) { /* with no pair, the correspondences' arrays are NULL */
         uint32_t *ref = m->reference.data;
         for (size_t i = 0; i < c->count; i++)
-            ref[i] = c->reference[i] - first_row[c->model_id[i]];
+            ref[i] = (uint32_t)(c->reference[i] - first_row_of(index, c->model_id[i]));
         memcpy(m->query.data, c->query, c->count * sizeof(uint32_t));
         memcpy(m->model_id.data, c->model_id, c->count * sizeof(uint32_t));
         memcpy(m->sqdist.data, c->sqdist, c->count * sizeof(float));
     }
-    free(first_row);
     grip_array *arrays[] = {&m->query, &m->reference, &m->model_id, &m->sqdist};
     for (size_t i = 0; i < 4 && !s; i++)
         s = grip_result_array_place(ctx, arrays[i], out_memory);
     if (s) {
-        matches_release(m);
+        m->release(m);
         return s;
     }
     *out = m;
@@ -153,12 +169,13 @@ static grip_status pack_matches(grip_ctx *ctx, const grip_index *index, const gr
 static grip_status knn_match(grip_stage *st, grip_index *index, const grip_array *queries, uint32_t out_memory,
                              grip_matches **out)
 {
-    grip_ctx *ctx = st->ctx;
-    grip_status s = grip_stage_check_run(st, out, out_memory);
+    grip_status s = grip_stage_check_call(&grip_match_knn, st, out, out_memory);
     if (s)
         return s;
-    if (!index || !index->search || index->struct_size < offsetof(grip_index, search) + sizeof index->search)
-        return grip_fail(ctx, GRIP_EINVAL, "match: index is NULL or has no search function");
+    grip_ctx *ctx = st->ctx;
+    s = check_index(ctx, index);
+    if (s)
+        return s;
     s = grip_array_check(ctx, queries, GRIP_F32, 0, "match: queries");
     if (s)
         return s;

@@ -14,7 +14,9 @@ static grip_status plugin_ctx_create(const grip_ctx_options *opts, grip_ctx **ou
 
 static const char *plugin_last_error(const grip_ctx *ctx)
 {
-    return ctx ? ctx->last_error : "";
+    if (ctx && !grip_ctx_is_live(ctx))
+        return "ctx_last_error: ctx is not a live grip context (destroyed?)";
+    return grip_ctx_error_text(ctx);
 }
 
 static const grip_plugin plugin = {

@@ -3,6 +3,7 @@
 #include "core/cuda_bridge.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,26 +13,36 @@ const char *grip_stage_kind_name(uint32_t kind)
     return kind < GRIP_STAGE_KIND_COUNT ? names[kind] : "stage";
 }
 
+/* Set in a live stage, cleared when it is destroyed. */
+#define GRIP_STAGE_LIVE 0x67617453u
+
+/* The run function of each kind, for error texts. */
+static const char *run_name(uint32_t kind)
+{
+    static const char *names[GRIP_STAGE_KIND_COUNT] = {"describe", "build", "match", "group", "verify"};
+    return kind < GRIP_STAGE_KIND_COUNT ? names[kind] : "run";
+}
+
 grip_status grip_stage_create(const grip_stage_impl *impl, grip_ctx *ctx, const grip_kv *kv, uint32_t n_kv,
                               grip_stage **out)
 {
+    const char *kind = grip_stage_kind_name(impl->kind);
+    if (out)
+        *out = NULL;
+    if (!grip_ctx_is_live(ctx))
+        return grip_fail(NULL, GRIP_EINVAL, "%s.%s: create: ctx is %s", kind, impl->name,
+                         ctx ? "not a live grip context (destroyed?)" : "NULL");
     if (!out)
-        return grip_fail(ctx, GRIP_EINVAL, "%s.%s: create: out is NULL", grip_stage_kind_name(impl->kind), impl->name);
-    *out = NULL;
-    if (!ctx)
-        return GRIP_EINVAL;
+        return grip_fail(ctx, GRIP_EINVAL, "%s.%s: create: out is NULL", kind, impl->name);
     if (n_kv && !kv)
-        return grip_fail(ctx, GRIP_EINVAL, "%s: create: %u keys but kv is NULL", grip_stage_kind_name(impl->kind),
-                         n_kv);
+        return grip_fail(ctx, GRIP_EINVAL, "%s.%s: create: %u keys but kv is NULL", kind, impl->name, n_kv);
     if (impl->n_params > GRIP_STAGE_MAX_PARAMS)
-        return grip_fail(ctx, GRIP_EINTERNAL, "%s.%s: too many parameters", grip_stage_kind_name(impl->kind),
-                         impl->name);
+        return grip_fail(ctx, GRIP_EINTERNAL, "%s.%s: too many parameters", kind, impl->name);
     grip_stage *st = calloc(1, sizeof *st);
     if (!st)
-        return grip_fail(ctx, GRIP_ENOMEM, "%s: out of memory", grip_stage_kind_name(impl->kind));
+        return grip_fail(ctx, GRIP_ENOMEM, "%s: out of memory", kind);
     st->impl = impl;
     st->ctx = ctx;
-    const char *kind = grip_stage_kind_name(impl->kind);
     grip_status s = grip_params_resolve(ctx, kind, impl->params, impl->n_params, kv, n_kv, st->values);
     if (s == GRIP_OK)
         s = grip_device_resolve(ctx, kind, grip_stage_choice(st, "device"), (impl->backends & GRIP_BACKEND_CUDA) != 0,
@@ -42,12 +53,16 @@ grip_status grip_stage_create(const grip_stage_impl *impl, grip_ctx *ctx, const 
     }
     for (uint32_t i = 0; i < impl->n_params; i++)
         st->values[i].text = NULL; /* it pointed into the caller's kv, which create() only borrows */
+    st->live = GRIP_STAGE_LIVE;
     *out = st;
     return GRIP_OK;
 }
 
 void grip_stage_destroy(grip_stage *stage)
 {
+    if (!stage || stage->live != GRIP_STAGE_LIVE)
+        return;
+    grip_cookie_clear(&stage->live);
     free(stage);
 }
 
@@ -63,14 +78,44 @@ long long grip_stage_integer(const grip_stage *stage, const char *key) { return 
 int grip_stage_bool(const grip_stage *stage, const char *key) { return value_of(stage, key)->boolean; }
 int grip_stage_choice(const grip_stage *stage, const char *key) { return value_of(stage, key)->choice; }
 
-grip_status grip_stage_check_run(grip_stage *stage, void *out, uint32_t out_memory)
+/* A stage that may be used: live, of a live context. `label` names the call in the context-less text. */
+static grip_status check_live(const grip_stage *stage, const char *label)
 {
     if (!stage)
-        return GRIP_EINVAL;
+        return grip_fail(NULL, GRIP_EINVAL, "%s: stage is NULL", label);
+    if (stage->live != GRIP_STAGE_LIVE)
+        return grip_fail(NULL, GRIP_EINVAL, "%s: stage is not a live grip stage (destroyed?)", label);
+    if (!grip_ctx_is_live(stage->ctx))
+        return grip_fail(NULL, GRIP_EINVAL, "%s: the stage's context was destroyed before the stage", label);
+    return GRIP_OK;
+}
+
+grip_status grip_stage_check_call(const grip_stage_impl *impl, grip_stage *stage, void *out, uint32_t out_memory)
+{
+    if (out)
+        *(void **)out = NULL;
+    char label[128];
+    snprintf(label, sizeof label, "%s.%s: %s", grip_stage_kind_name(impl->kind), impl->name, run_name(impl->kind));
+    grip_status s = check_live(stage, label);
+    if (s)
+        return s;
+    if (stage->impl != impl)
+        return grip_fail(stage->ctx, GRIP_EINVAL, "%s: the stage is a %s.%s stage", label,
+                         grip_stage_kind_name(stage->impl->kind), stage->impl->name);
+    return grip_stage_check_run(stage, out, out_memory);
+}
+
+grip_status grip_stage_check_run(grip_stage *stage, void *out, uint32_t out_memory)
+{
+    if (out)
+        *(void **)out = NULL;
+    grip_status s = check_live(stage, "stage");
+    if (s)
+        return s;
     const char *kind = grip_stage_kind_name(stage->impl->kind);
+    grip_ctx_clear_error(stage->ctx);
     if (!out)
         return grip_fail(stage->ctx, GRIP_EINVAL, "%s: out is NULL", kind);
-    *(void **)out = NULL;
     grip_ctx_begin_run(stage->ctx, kind);
     if (out_memory != GRIP_MEM_HOST && out_memory != GRIP_MEM_CUDA)
         return grip_fail(stage->ctx, GRIP_EINVAL, "%s: out_memory %u is neither host nor CUDA", kind, out_memory);

@@ -14,12 +14,15 @@ struct grip_stage {
     grip_ctx *ctx;                                 /* borrowed: outlives the stage */
     int use_cuda;                                  /* decided at create() from the `device` key */
     grip_param_value values[GRIP_STAGE_MAX_PARAMS]; /* resolved parameters, in table order */
+    uint32_t live;                                 /* set by create, cleared by destroy (see grip_stage_check_call) */
 };
 
-/* Shared create(): resolves kv against impl's table (every problem reported at once) and the device key.
- * The stage is freed with grip_stage_destroy(). */
+/* Shared create(): *out is NULL first; a NULL or destroyed ctx, a NULL out and n_kv keys without kv fail with
+ * GRIP_EINVAL; then kv is resolved against impl's table (every problem reported at once, GRIP_ECONFIG) and the
+ * device key. The stage is freed with grip_stage_destroy(). */
 grip_status grip_stage_create(const grip_stage_impl *impl, grip_ctx *ctx, const grip_kv *kv, uint32_t n_kv,
                               grip_stage **out);
+/* Frees the stage; NULL, and (best effort) a stage already destroyed, are left alone. */
 void grip_stage_destroy(grip_stage *stage);
 
 /* Typed access to a resolved parameter by key (the key must be in the stage's table). */
@@ -31,8 +34,17 @@ int grip_stage_choice(const grip_stage *stage, const char *key);
 /* "descriptor", "index", ... */
 const char *grip_stage_kind_name(uint32_t kind);
 
-/* Validates the common arguments of a run call: a non-NULL stage and out pointer, and an out_memory the build
- * can deliver. Sets *out to NULL. */
+/* What every run function (describe, build, match, group, verify) checks first, before it reads anything else:
+ * sets *out to NULL (when out is not NULL), then refuses with GRIP_EINVAL a NULL stage, a stage that is not live (it
+ * was destroyed, or is no stage of this plugin), one whose context was destroyed, and a stage of another
+ * implementation than impl (whose function was called); then grip_stage_check_run. A failure without a usable
+ * stage goes to the calling thread's context-less text (grip_ctx_error_text(NULL)), naming impl.
+ * A stage is told to be destroyed only while its memory has not been reused: best effort. */
+grip_status grip_stage_check_call(const grip_stage_impl *impl, grip_stage *stage, void *out, uint32_t out_memory);
+
+/* The checks of grip_stage_check_call that do not need the implementation: *out set to NULL, a live stage of a live
+ * context, a non-NULL out and an out_memory the build can deliver (GRIP_EINVAL, GRIP_ENODEV). Clears the context's
+ * last error. */
 grip_status grip_stage_check_run(grip_stage *stage, void *out, uint32_t out_memory);
 
 /* A result array of rows x cols elements in `memory`: zeroed host memory (grip_array_alloc_host), or uninitialised
