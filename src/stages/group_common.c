@@ -3,31 +3,56 @@
 #include "stages/results.h"
 #include "stages/stage.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static grip_status check_views(grip_ctx *ctx, const grip_view *models, uint32_t n_models, const grip_view *scene,
-                                   const grip_matches *matches)
+/* A view as group() reads it: the whole grip_view, a cloud (the grip_cloud at least through `name`; BOARD frames
+ * check the rest when they open it) and features. `what` names it, e.g. "group: models[2]". */
+static grip_status check_view(grip_ctx *ctx, const grip_view *view, const char *what)
 {
-    if (!matches)
-        return grip_fail(ctx, GRIP_EINVAL, "group: matches is NULL");
-    if (!scene || !scene->cloud || !scene->features)
-        return grip_fail(ctx, GRIP_EINVAL, "group: the scene view needs its cloud and its features");
+    char part[128];
+    grip_status s = grip_struct_check(ctx, view, sizeof *view, what, "grip_view");
+    if (!s) {
+        snprintf(part, sizeof part, "%s.cloud", what);
+        s = grip_struct_check(ctx, view->cloud, offsetof(grip_cloud, viewpoint), part, "grip_cloud (through name)");
+    }
+    if (!s) {
+        snprintf(part, sizeof part, "%s.features", what);
+        s = grip_struct_check(ctx, view->features, sizeof *view->features, part, "grip_features");
+    }
+    return s;
+}
+
+static grip_status check_views(grip_ctx *ctx, const grip_view *models, uint32_t n_models, const grip_view *scene,
+                               const grip_matches *matches)
+{
+    grip_status s = grip_struct_check(ctx, matches, sizeof *matches, "group: matches", "grip_matches");
+    if (!s)
+        s = check_view(ctx, scene, "group: scene");
+    if (s)
+        return s;
     if (n_models == 0 || !models)
-        return grip_fail(ctx, GRIP_EINVAL, "group: no model views");
-    for (uint32_t m = 0; m < n_models; m++)
-        if (!models[m].cloud || !models[m].features)
-            return grip_fail(ctx, GRIP_EINVAL, "group: model view %u needs its cloud and its features", m);
-    return GRIP_OK;
+        return grip_fail(ctx, GRIP_EINVAL, "group: no model views (models is %s, n_models %u)", models ? "set" : "NULL",
+                         n_models);
+    for (uint32_t m = 0; m < n_models && !s; m++) {
+        char what[64];
+        snprintf(what, sizeof what, "group: models[%u]", m);
+        s = check_view(ctx, &models[m], what);
+    }
+    return s;
 }
 
 grip_status grip_group_keypoints_open(grip_ctx *ctx, const grip_view *view, const char *what, grip_group_keypoints *kp)
 {
     memset(kp, 0, sizeof *kp);
     const grip_features *f = view->features;
-    grip_status s = grip_array_check(ctx, &f->keypoint_xyz, GRIP_F32, 3, what);
+    char xyz[128], index[128];
+    snprintf(xyz, sizeof xyz, "%s.keypoint_xyz", what);
+    snprintf(index, sizeof index, "%s.keypoints", what);
+    grip_status s = grip_array_check(ctx, &f->keypoint_xyz, GRIP_F32, 3, xyz);
     if (!s)
-        s = grip_array_check(ctx, &f->keypoints, GRIP_U32, 1, what);
+        s = grip_array_check(ctx, &f->keypoints, GRIP_U32, 1, index);
     if (!s && f->keypoints.rows != f->keypoint_xyz.rows)
         s = grip_fail(ctx, GRIP_EINVAL, "%s: %llu keypoints but %llu keypoint positions", what,
                       (unsigned long long)f->keypoints.rows, (unsigned long long)f->keypoint_xyz.rows);
@@ -72,13 +97,15 @@ static grip_status open_matches(grip_ctx *ctx, const grip_matches *m, match_arra
     memset(h, 0, sizeof *h);
     const grip_array *src[4] = {&m->query, &m->reference, &m->model_id, &m->sqdist};
     static const uint32_t types[4] = {GRIP_U32, GRIP_U32, GRIP_U32, GRIP_F32};
+    static const char *names[4] = {"group: matches.query", "group: matches.reference", "group: matches.model_id",
+                                   "group: matches.sqdist"};
     for (int i = 0; i < 4; i++) {
-        grip_status s = grip_array_check(ctx, src[i], types[i], 1, "group: matches");
+        grip_status s = grip_array_check(ctx, src[i], types[i], 1, names[i]);
         if (!s && src[i]->rows != m->count)
-            s = grip_fail(ctx, GRIP_EINVAL, "group: matches: an array has %llu rows, count is %llu",
+            s = grip_fail(ctx, GRIP_EINVAL, "%s has %llu rows, matches.count is %llu", names[i],
                           (unsigned long long)src[i]->rows, (unsigned long long)m->count);
         if (!s)
-            s = grip_array_to_host(ctx, src[i], &h->a[i], &h->own[i], "group: matches");
+            s = grip_array_to_host(ctx, src[i], &h->a[i], &h->own[i], names[i]);
         if (s)
             return s;
     }
@@ -179,7 +206,7 @@ grip_status grip_group_run(grip_stage *st, const grip_view *models, uint32_t n_m
     grip_group_keypoints scene_kp;
     float *scene_rf = NULL;
     grip_hypotheses *h = NULL;
-    s = grip_group_keypoints_open(ctx, scene, "group: scene keypoints", &scene_kp);
+    s = grip_group_keypoints_open(ctx, scene, "group: scene.features", &scene_kp);
     if (!s)
         s = grip_group_corrs_split(ctx, matches, n_models, &corrs);
     if (!s && scene_frames && matches->count > 0)

@@ -46,8 +46,9 @@ typedef grip_status (*grip_group_frames_fn)(grip_stage *st, const grip_view *vie
                                             float **frames);
 
 /* The body every group() shares, once the stage's own entry point has checked its call (grip_stage_check_call):
- * checks the arguments, splits the matches by model, opens the scene keypoints (and their frames when scene_frames
- * is not NULL), and calls per_model for each model. */
+ * checks the arguments (the views, their clouds and features, the matches: their structs, and arrays as read),
+ * splits the matches by model, opens the scene keypoints (and their frames when scene_frames is not NULL), and calls
+ * per_model for each model. */
 grip_status grip_group_run(grip_stage *st, const grip_view *models, uint32_t n_models, const grip_view *scene,
                            const grip_matches *matches, grip_group_frames_fn scene_frames,
                            grip_group_model_fn per_model, grip_hypotheses **out);

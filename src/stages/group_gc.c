@@ -5,6 +5,7 @@
 #include "stages/registry.h"
 #include "group/gc.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 static const grip_param_info gc_params[] = {
@@ -32,7 +33,9 @@ static grip_status group_model(grip_stage *st, const grip_view *model, uint32_t 
     grip_group_keypoints kp;
     grip_cluster *clusters = NULL;
     size_t n_clusters = 0;
-    grip_status s = grip_group_keypoints_open(ctx, model, "group: model keypoints", &kp);
+    char what[64];
+    snprintf(what, sizeof what, "group: models[%u].features", m);
+    grip_status s = grip_group_keypoints_open(ctx, model, what, &kp);
     if (!s)
         s = grip_gc_cluster(ctx, &p, kp.xyz, kp.n, scene_kp->xyz, scene_kp->n, corrs->corr, corrs->n, &clusters,
                             &n_clusters);

@@ -7,6 +7,7 @@
 #include "group/board_lrf.h"
 #include "group/hough3d.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,7 +55,7 @@ static grip_status view_frames(grip_stage *st, const grip_view *view, const grip
     grip_cloud_input cloud;
     grip_array normals;
     int own_normals = 0;
-    grip_status s = grip_cloud_input_open(ctx, view->cloud, "group", &cloud);
+    grip_status s = grip_cloud_input_open(ctx, view->cloud, "group: view.cloud", &cloud);
     if (!s)
         s = grip_array_check(ctx, &f->normals, GRIP_F32, 4, "group: features.normals");
     if (!s && f->normals.rows != cloud.n)
@@ -93,7 +94,9 @@ static grip_status group_model(grip_stage *st, const grip_view *model, uint32_t 
     grip_cluster *clusters = NULL;
     size_t n_clusters = 0;
     grip_hough3d_params p = hough_params_of(st);
-    grip_status s = grip_group_keypoints_open(ctx, model, "group: model keypoints", &kp);
+    char what[64];
+    snprintf(what, sizeof what, "group: models[%u].features", m);
+    grip_status s = grip_group_keypoints_open(ctx, model, what, &kp);
     if (!s)
         s = view_frames(st, model, &kp, &model_rf);
     if (!s)

@@ -10,6 +10,7 @@
 #include "verify/pose_nms.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -61,22 +62,58 @@ static const grip_hypothesis *hypothesis_at(const grip_hypotheses *h, uint32_t i
     return (const grip_hypothesis *)((const char *)h->items + (size_t)i * h->item_size);
 }
 
+/* The hypotheses as verify() reads them: the whole struct, and items when count > 0, a grip_hypothesis apart at
+ * least, each a whole grip_hypothesis naming a model view, with a finite pose. */
+static grip_status check_hypotheses(grip_ctx *ctx, const grip_hypotheses *h, uint32_t n_models)
+{
+    grip_status s = grip_struct_check(ctx, h, sizeof *h, "verify: hypotheses", "grip_hypotheses");
+    if (s || h->count == 0)
+        return s;
+    if (!h->items)
+        return grip_fail(ctx, GRIP_EINVAL, "verify: hypotheses: %u hypotheses but items is NULL", h->count);
+    if (h->item_size < sizeof(grip_hypothesis))
+        return grip_fail(ctx, GRIP_EINVAL, "verify: hypotheses: item_size %u is below the %zu bytes of a grip_hypothesis",
+                         h->item_size, sizeof(grip_hypothesis));
+    for (uint32_t i = 0; i < h->count && !s; i++) {
+        const grip_hypothesis *hy = hypothesis_at(h, i);
+        if (hy->struct_size < sizeof *hy)
+            s = grip_fail(ctx, GRIP_EINVAL, "verify: hypotheses.items[%u].struct_size %u is below the %zu bytes of a "
+                          "grip_hypothesis", i, hy->struct_size, sizeof *hy);
+        else if (hy->model_id >= n_models)
+            s = grip_fail(ctx, GRIP_EINVAL, "verify: hypotheses.items[%u] names model %u, but %u model views were given",
+                          i, hy->model_id, n_models);
+        for (int k = 0; k < 16 && !s; k++)
+            if (!isfinite(hy->pose[k]))
+                s = grip_fail(ctx, GRIP_EINVAL, "verify: hypotheses.items[%u].pose is not finite", i);
+    }
+    return s;
+}
+
+/* A view as verify() reads it: the whole grip_view with a cloud (checked in full when it is opened). */
+static grip_status check_view(grip_ctx *ctx, const grip_view *view, const char *what)
+{
+    grip_status s = grip_struct_check(ctx, view, sizeof *view, what, "grip_view");
+    if (!s && !view->cloud)
+        s = grip_fail(ctx, GRIP_EINVAL, "%s.cloud is NULL", what);
+    return s;
+}
+
 static grip_status check_inputs(grip_ctx *ctx, const grip_view *models, uint32_t n_models, const grip_view *scene,
                                 const grip_hypotheses *h)
 {
-    if (!h || (h->count && !h->items) || (h->count && h->item_size < offsetof(grip_hypothesis, votes)))
-        return grip_fail(ctx, GRIP_EINVAL, "verify: hypotheses are NULL or malformed");
-    if (!scene || !scene->cloud)
-        return grip_fail(ctx, GRIP_EINVAL, "verify: the scene view has no cloud");
+    grip_status s = check_hypotheses(ctx, h, n_models);
+    if (!s)
+        s = check_view(ctx, scene, "verify: scene");
+    if (s)
+        return s;
     if (n_models && !models) /* refine_all opens every model view, with or without hypotheses */
         return grip_fail(ctx, GRIP_EINVAL, "verify: %u model views, but models is NULL", n_models);
-    for (uint32_t i = 0; i < h->count; i++) {
-        uint32_t m = hypothesis_at(h, i)->model_id;
-        if (m >= n_models || !models || !models[m].cloud)
-            return grip_fail(ctx, GRIP_EINVAL, "verify: hypothesis %u names model %u, but %u model views were given", i, m,
-                             n_models);
+    for (uint32_t m = 0; m < n_models && !s; m++) {
+        char what[64];
+        snprintf(what, sizeof what, "verify: models[%u]", m);
+        s = check_view(ctx, &models[m], what);
     }
-    return GRIP_OK;
+    return s;
 }
 
 /* The fraction of the model the camera should see in place but sees through; NaN for an unorganized scene. */
@@ -106,7 +143,9 @@ static grip_status refine_all(grip_stage *st, const grip_view *models, uint32_t 
         s = grip_kdtree3d_build(ctx, scene->xyz, scene->n, &tree);
     for (uint32_t m = 0; m < n_models && !s; m++) {
         grip_cloud_input model;
-        s = grip_cloud_input_open(ctx, models[m].cloud, "verify", &model);
+        char what[64];
+        snprintf(what, sizeof what, "verify: models[%u].cloud", m);
+        s = grip_cloud_input_open(ctx, models[m].cloud, what, &model);
         if (!s)
             grip_model_spread_compute(model.xyz, model.n, &spreads[m]);
         for (uint32_t i = 0; i < h->count && !s; i++) {
@@ -178,7 +217,7 @@ static grip_status icp_verify(grip_stage *st, const grip_view *models, uint32_t 
     if (s)
         return s;
     grip_cloud_input sc;
-    s = grip_cloud_input_open(st->ctx, scene->cloud, "verify", &sc);
+    s = grip_cloud_input_open(st->ctx, scene->cloud, "verify: scene.cloud", &sc);
     grip_verdicts *v = NULL;
     grip_model_spread *spreads = calloc((size_t)n_models + 1, sizeof *spreads);
     if (!s && !spreads)
