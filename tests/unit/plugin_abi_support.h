@@ -1,6 +1,8 @@
-/* plugin_abi_support.h -- what the tests that drive libgrip.so through its ABI alone share: loading the plugin
- * ($GRIP_PLUGIN, which ctest sets) with dlopen, its stages by kind, and a small synthetic cloud made here (a floor,
- * a wall and two balls, sampled on lattices). Header-only (static inline). */
+/* plugin_abi_support.h -- what the tests that drive libgrip.so through its ABI alone share (test_hostile_host,
+ * test_threads): loading the plugin ($GRIP_PLUGIN, which ctest sets) with dlopen, its stages by kind, a small
+ * synthetic cloud made here (a floor, a wall and two balls, sampled on lattices), and a whole pipeline
+ * (descriptor -> index -> match -> group -> verify) run through the table with every kind's default stage,
+ * summarised by counts and a digest of every output byte. Header-only (static inline). */
 #ifndef GRIP_TEST_PLUGIN_ABI_SUPPORT_H
 #define GRIP_TEST_PLUGIN_ABI_SUPPORT_H
 
@@ -146,6 +148,123 @@ static inline void abi_cloud_free(abi_cloud *c)
 {
     free(c->xyz);
     memset(c, 0, sizeof *c);
+}
+
+/* ---- a whole pipeline -------------------------------------------------------------------------------------- */
+
+typedef struct abi_run {
+    uint64_t model_keypoints, scene_keypoints, matches;
+    uint32_t hypotheses, accepted;
+    uint64_t digest; /* FNV-1a over every output byte, in pipeline order */
+} abi_run;
+
+static inline void abi_digest(uint64_t *h, const void *data, size_t bytes)
+{
+    const unsigned char *b = data;
+    for (size_t i = 0; i < bytes; i++)
+        *h = (*h ^ b[i]) * 0x100000001b3ull;
+}
+
+static inline void abi_digest_array(uint64_t *h, const grip_array *a)
+{
+    abi_digest(h, &a->rows, sizeof a->rows);
+    abi_digest(h, &a->cols, sizeof a->cols);
+    if (a->rows && a->data)
+        abi_digest(h, a->data, (size_t)(a->rows * a->cols) * (a->dtype == GRIP_U8 ? 1 : 4));
+}
+
+static inline void abi_digest_features(uint64_t *h, const grip_features *f)
+{
+    abi_digest_array(h, &f->keypoints);
+    abi_digest_array(h, &f->keypoint_xyz);
+    abi_digest_array(h, &f->normals);
+    abi_digest_array(h, &f->frames);
+    abi_digest_array(h, &f->descriptors);
+}
+
+static inline void abi_digest_results(uint64_t *h, const grip_matches *m, const grip_hypotheses *hy,
+                                      const grip_verdicts *v)
+{
+    abi_digest_array(h, &m->query);
+    abi_digest_array(h, &m->reference);
+    abi_digest_array(h, &m->model_id);
+    abi_digest_array(h, &m->sqdist);
+    for (uint32_t i = 0; i < hy->count; i++) {
+        const grip_hypothesis *x = (const grip_hypothesis *)((const char *)hy->items + (size_t)i * hy->item_size);
+        abi_digest(h, &x->model_id, sizeof x->model_id);
+        abi_digest(h, x->pose, sizeof x->pose);
+        abi_digest(h, &x->votes, sizeof x->votes);
+        abi_digest(h, x->members, x->n_members * sizeof *x->members);
+    }
+    for (uint32_t i = 0; i < v->count; i++) {
+        const grip_verdict *x = (const grip_verdict *)((const char *)v->items + (size_t)i * v->item_size);
+        abi_digest(h, &x->hypothesis, offsetof(grip_verdict, violation) + sizeof x->violation -
+                                          offsetof(grip_verdict, hypothesis));
+    }
+}
+
+/* Runs the pipeline with the default stage of every kind (default parameters) on one model and one scene in ctx,
+ * all outputs in host memory, and summarises it in *run. Returns the first failure's status (the context's text
+ * says why). Safe from any thread: it fails no Check assertion. */
+static inline grip_status abi_pipeline_run(const grip_plugin *api, grip_ctx *ctx, const grip_cloud *model,
+                                           const grip_cloud *scene, abi_run *run)
+{
+    memset(run, 0, sizeof *run);
+    run->digest = 0xcbf29ce484222325ull;
+    const grip_stage_impl *impl[GRIP_STAGE_KIND_COUNT];
+    grip_stage *st[GRIP_STAGE_KIND_COUNT] = {NULL};
+    grip_status s = GRIP_OK;
+    for (uint32_t k = 0; k < GRIP_STAGE_KIND_COUNT && !s; k++) {
+        impl[k] = abi_default_stage(api, k);
+        s = impl[k] ? impl[k]->create(ctx, NULL, 0, &st[k]) : GRIP_EUNSUPPORTED;
+    }
+    grip_features *mf = NULL, *sf = NULL;
+    grip_index *index = NULL;
+    grip_matches *m = NULL;
+    grip_hypotheses *h = NULL;
+    grip_verdicts *v = NULL;
+    if (!s)
+        s = impl[GRIP_STAGE_DESCRIPTOR]->describe(st[GRIP_STAGE_DESCRIPTOR], model, GRIP_ROLE_MODEL, NULL, GRIP_MEM_HOST,
+                                                  &mf);
+    if (!s)
+        s = impl[GRIP_STAGE_DESCRIPTOR]->describe(st[GRIP_STAGE_DESCRIPTOR], scene, GRIP_ROLE_SCENE, NULL, GRIP_MEM_HOST,
+                                                  &sf);
+    if (!s)
+        s = impl[GRIP_STAGE_INDEX]->build(st[GRIP_STAGE_INDEX], &mf->descriptors, NULL, &index);
+    if (!s)
+        s = impl[GRIP_STAGE_MATCH]->match(st[GRIP_STAGE_MATCH], index, &sf->descriptors, GRIP_MEM_HOST, &m);
+    grip_view mv = {sizeof mv, model, mf}, sv = {sizeof sv, scene, sf};
+    if (!s)
+        s = impl[GRIP_STAGE_GROUP]->group(st[GRIP_STAGE_GROUP], &mv, 1, &sv, m, &h);
+    if (!s)
+        s = impl[GRIP_STAGE_VERIFY]->verify(st[GRIP_STAGE_VERIFY], &mv, 1, &sv, h, &v);
+    if (!s) {
+        run->model_keypoints = mf->keypoints.rows;
+        run->scene_keypoints = sf->keypoints.rows;
+        run->matches = m->count;
+        run->hypotheses = h->count;
+        for (uint32_t i = 0; i < v->count; i++)
+            run->accepted += v->items[i].accepted;
+        abi_digest_features(&run->digest, mf);
+        abi_digest_features(&run->digest, sf);
+        abi_digest_results(&run->digest, m, h, v);
+    }
+    if (v)
+        v->release(v);
+    if (h)
+        h->release(h);
+    if (m)
+        m->release(m);
+    if (index)
+        index->release(index);
+    if (sf)
+        sf->release(sf);
+    if (mf)
+        mf->release(mf);
+    for (uint32_t k = 0; k < GRIP_STAGE_KIND_COUNT; k++)
+        if (st[k])
+            impl[k]->destroy(st[k]);
+    return s;
 }
 
 #endif
