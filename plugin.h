@@ -33,9 +33,9 @@
  *    first published it (the whole struct, except where a field says what it defaults to when the host's struct
  *    ends before it), an array of the wrong dtype or shape or whose item_size is below one element, indices out of
  *    range, a cloud with no finite point. A call with no context to report in (ctx_create, or a NULL or destroyed
- *    stage or index) leaves its text for ctx_last_error(NULL). An object the plugin made (context, stage, index,
- *    result) that is used or released again after its release is refused as well, but only while its memory has
- *    not been handed out again: that detection is best effort, and such a call stays undefined behaviour.
+ *    stage or index) leaves its text for ctx_last_error(NULL). A context, stage or index used after its release,
+ *    and any object of the plugin released twice, are refused as well, but only while the memory has not been
+ *    handed out again: that detection is best effort, and such a call stays undefined behaviour.
  *  - Memory spaces. Every array says where its bytes live (host or a CUDA device). Stages accept either and
  *    write outputs where the caller asks, so that stages of one plugin chain on the GPU without a round trip.
  */
