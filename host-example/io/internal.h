@@ -69,7 +69,7 @@ cloud_io_value cloud_io_scalar_load(const unsigned char *p, cloud_io_scalar t, i
 /* Parses one text token of len bytes as type t (nan/inf accepted for floating types). Returns 0, or -1 when the
  * token is not a number of that type (out of range included). */
 int cloud_io_scalar_parse(const char *tok, size_t len, cloud_io_scalar t, cloud_io_value *v);
-/* Parses a header count: decimal digits only, no larger than max, exactly (no detour through a double, which
+/* Parses a header count: decimal digits only (leading zeros allowed), no larger than max, exactly (no detour through a double, which
  * rounds 2^64 - 1 up to 2^64). Returns 0, or -1 when the token is anything else. */
 int cloud_io_parse_count(const char *tok, size_t len, uint64_t max, uint64_t *out);
 

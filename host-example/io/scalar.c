@@ -97,14 +97,14 @@ static int parse_integer(const char *tok, size_t len, cloud_io_scalar t, cloud_i
 
 int cloud_io_parse_count(const char *tok, size_t len, uint64_t max, uint64_t *out)
 {
-    if (len == 0 || len > 20)
+    if (len == 0)
         return -1;
     uint64_t v = 0;
     for (size_t i = 0; i < len; i++) {
         if (tok[i] < '0' || tok[i] > '9')
             return -1;
         unsigned digit = (unsigned)(tok[i] - '0');
-        if (v > (max - digit) / 10)
+        if (digit > max || v > (max - digit) / 10) /* v * 10 + digit > max, without wrapping */
             return -1;
         v = v * 10 + digit;
     }

@@ -105,8 +105,8 @@ static void write_mixed_pcd(void)
     static const char *head = "VERSION .7\nFIELDS x y z _ label rgba normal_x normal_y normal_z curv\n"
                               "SIZE 8 4 2 1 1 4 4 4 4 4\nTYPE F F I U U U F F F I\nCOUNT 1 1 1 3 2 1 1 1 1 1\n"
                               "WIDTH 3\nHEIGHT 1\nVIEWPOINT 0.5 0 -1 1 0 0 0\nPOINTS 3\nDATA %s\n";
-    /* x F8, y F4, z I2, _ 3 x U1, label 2 x U1, rgba U4, normals F4 x 3, curv I4: 45 bytes a point */
-    unsigned char rec[3][45], soa[3 * 42], file[1024], packed[512];
+    /* x F8, y F4, z I2, _ 3 x U1, label 2 x U1, rgba U4, normals F4 x 3, curv I4: 39 bytes a point */
+    unsigned char rec[3][39], soa[3 * 36], file[1024], packed[512];
     size_t soa_at = 0;
     for (int i = 0; i < 3; i++) {
         unsigned char *p = rec[i];
@@ -119,7 +119,6 @@ static void write_mixed_pcd(void)
         p[14] = p[15] = p[16] = 0xAA, p[17] = (unsigned char)i, p[18] = 200;
         memcpy(p + 19, &rgba, 4), memcpy(p + 23, &nx, 4), memcpy(p + 27, &ny, 4), memcpy(p + 31, &nz, 4);
         memcpy(p + 35, &curv, 4);
-        memset(p + 39, 0, 6); /* keeps rec 45 bytes wide only for the arithmetic below */
     }
     /* binary: point-major records of 39 bytes */
     int h = snprintf((char *)file, sizeof file, head, "binary");
@@ -132,11 +131,8 @@ static void write_mixed_pcd(void)
         for (int i = 0; i < 3; i++, soa_at += lens[f])
             memcpy(soa + soa_at, rec[i] + offs[f], lens[f]);
     unsigned got = lzf_compress(soa, (unsigned)soa_at, packed, sizeof packed);
-    if (got == 0) { /* too small to compress: LZF stores it as literals */
-        got = lzf_compress(soa, (unsigned)soa_at, packed, (unsigned)soa_at * 2);
-        if (got == 0)
-            die("lzf_compress failed");
-    }
+    if (got == 0)
+        die("lzf_compress failed");
     h = snprintf((char *)file, sizeof file, head, "binary_compressed");
     uint32_t sizes[2] = {got, (uint32_t)soa_at};
     memcpy(file + h, sizes, 8);

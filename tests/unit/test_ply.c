@@ -420,7 +420,14 @@ START_TEST(hostile_element_counts)
         ck_assert_float_eq(c.xyz[2], 3.0f);
         host_cloud_free(&c);
     }
-    /* 2^64 - 1 is a count; 2^64 is not */
+    /* leading zeros are only zeros; 2^64 - 1 is a count, 2^64 is not */
+    ck_assert_msg(ply_read(grip_test_write_text("zeros.ply", "ply\nformat ascii 1.0\nelement vertex "
+                                                              "0000000000000000000000001\n" XYZ_PROPS "end_header\n"
+                                                              "1 2 3\n"),
+                           &c, err, sizeof err) == 0,
+                  "%s", err);
+    ck_assert_uint_eq(c.n, 1);
+    host_cloud_free(&c);
     expect_ply_error(grip_test_write_text("max.ply", "ply\nformat ascii 1.0\nelement face 18446744073709551615\n"
                                                      "property uchar n\nelement vertex 1\n" XYZ_PROPS "end_header\n"
                                                      "1 2 3\n"),
