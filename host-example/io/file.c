@@ -144,3 +144,28 @@ void cloud_io_put_f32(FILE *fp, float v)
     memcpy(&bits, &v, 4);
     cloud_io_put_u32(fp, bits);
 }
+
+static int parse_loaded(int loaded, cloud_io_file *f, cloud_io_parse_fn parse, host_cloud *out, char *err,
+                        size_t errlen)
+{
+    if (loaded != 0)
+        return -1;
+    int rc = parse(f, out, err, errlen);
+    cloud_io_file_free(f);
+    return rc;
+}
+
+int cloud_io_parse_path(const char *path, cloud_io_parse_fn parse, host_cloud *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    cloud_io_file f;
+    return parse_loaded(cloud_io_file_load(path, &f, err, errlen), &f, parse, out, err, errlen);
+}
+
+int cloud_io_parse_mem(const void *data, size_t size, const char *name, cloud_io_parse_fn parse, host_cloud *out,
+                       char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    cloud_io_file f;
+    return parse_loaded(cloud_io_file_from_mem(name, data, size, &f, err, errlen), &f, parse, out, err, errlen);
+}

@@ -24,6 +24,15 @@ int cloud_io_file_from_mem(const char *path, const void *data, size_t size, clou
                            size_t errlen);
 void cloud_io_file_free(cloud_io_file *f);
 
+/* A format's parser of a loaded file; 0 on success, else -1 with err set. */
+typedef int (*cloud_io_parse_fn)(const cloud_io_file *f, host_cloud *out, char *err, size_t errlen);
+/* Loads path (cloud_io_parse_path) or copies data[0..size) under name (cloud_io_parse_mem), then parses it: a
+ * format's whole read, written once for both readers. *out is zeroed first; the loaded bytes are freed before
+ * the call returns. */
+int cloud_io_parse_path(const char *path, cloud_io_parse_fn parse, host_cloud *out, char *err, size_t errlen);
+int cloud_io_parse_mem(const void *data, size_t size, const char *name, cloud_io_parse_fn parse, host_cloud *out,
+                       char *err, size_t errlen);
+
 /* ---- writing ------------------------------------------------------------------------------------------------ */
 
 /* Checks that c can be written: xyz present when n > 0, and width x height = n (width = height = 0 is taken as

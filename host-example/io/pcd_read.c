@@ -259,22 +259,10 @@ static int read_loaded(const cloud_io_file *f, host_cloud *out, char *err, size_
 
 int pcd_read(const char *path, host_cloud *out, char *err, size_t errlen)
 {
-    memset(out, 0, sizeof *out);
-    cloud_io_file f;
-    if (cloud_io_file_load(path, &f, err, errlen) != 0)
-        return -1;
-    int rc = read_loaded(&f, out, err, errlen);
-    cloud_io_file_free(&f);
-    return rc;
+    return cloud_io_parse_path(path, read_loaded, out, err, errlen);
 }
 
 int pcd_read_mem(const void *data, size_t size, const char *name, host_cloud *out, char *err, size_t errlen)
 {
-    memset(out, 0, sizeof *out);
-    cloud_io_file f;
-    if (cloud_io_file_from_mem(name, data, size, &f, err, errlen) != 0)
-        return -1;
-    int rc = read_loaded(&f, out, err, errlen);
-    cloud_io_file_free(&f);
-    return rc;
+    return cloud_io_parse_mem(data, size, name, read_loaded, out, err, errlen);
 }
