@@ -17,6 +17,7 @@
 #include "descriptor/spin_image_cuda.h"
 #include "index/bruteforce_cuda.h"
 #include "index/kdtree_hd_cuda.h"
+#include "verify/ghv_cuda.h"
 
 static grip_status no_cuda(grip_ctx *ctx, const char *what)
 {
@@ -355,4 +356,33 @@ grip_status grip_kdtree_hd_cuda_search(grip_ctx *ctx, const grip_kdtree_hd_cuda 
     (void)tree; (void)queries; (void)m; (void)k; (void)checks; (void)finish_below; (void)max_sqdist; (void)ids;
     (void)sqdist;
     return no_cuda(ctx, "kdtree_hd");
+}
+
+/* ---- verify/ghv_cuda.h ---- */
+
+grip_status grip_ghv_scene_cuda_create(grip_ctx *ctx, const float *xyz, size_t n, uint32_t width, uint32_t height,
+                                       const grip_ghv_params *p, grip_ghv_scene_cuda **out)
+{
+    (void)xyz; (void)n; (void)width; (void)height; (void)p;
+    *out = NULL;
+    return no_cuda(ctx, "GHV scene");
+}
+
+grip_ghv_scene *grip_ghv_scene_cuda_host(grip_ghv_scene_cuda *s)
+{
+    (void)s; /* no GPU scene can exist in this build */
+    return NULL;
+}
+
+void grip_ghv_scene_cuda_free(grip_ghv_scene_cuda *s)
+{
+    (void)s;
+}
+
+grip_status grip_ghv_terms_cuda(grip_ctx *ctx, grip_ghv_scene_cuda *s, const grip_ghv_model *models, uint32_t n_models,
+                                const grip_ghv_hypothesis *hyps, size_t h, grip_ghv_terms *out)
+{
+    (void)s; (void)models; (void)n_models; (void)hyps; (void)h;
+    memset(out, 0, sizeof *out);
+    return no_cuda(ctx, "GHV terms");
 }
