@@ -61,8 +61,8 @@ static float rng_uniform(uint64_t *x, float lo, float hi)
 static const float gc_poses[2][12] = {
     {0.965666711f, -0.114299081f, 0.233288601f, -0.145519063f, -0.11097829f, -0.993446231f, -0.0273564756f,
      -0.21436362f, 0.234886512f, 0.000527267111f, -0.972022653f, 0.0418824442f},
-    {0.133581191f, -0.829175949f, -0.542792141f, -0.306372166f, 0.698853195f, -0.309526205f, 0.644823849f,
-     0.411577016f, -0.702680826f, -0.465468347f, 0.538125396f, 1.0687151f}};
+    {0.133581191f, -0.829175949f, -0.542792141f, -0.306372166f, 0.698853195f, -0.309526205f, 0.644823849f, 0.411577016f,
+     -0.702680826f, -0.465468347f, 0.538125396f, 1.0687151f}};
 
 /* pose = perturbation o base: R = Rp Rb, t = Rp tb + tp (Rodrigues rotation of angle a about unit axis k). */
 static void perturbed(const float *base, uint64_t *rng, float *pose)
@@ -182,9 +182,8 @@ int main(int argc, char **argv)
     if (!bad) {
         printf("ghv scene_points=%zu sampled=%zu resolution_mm=%.3f model_points=%zu hypotheses=%zu "
                "explained_entries=%llu clutter_entries=%llu accepted=%zu cpu_threads=%d\n",
-               scene.n, host->n, host->resolution * 1e3, n_sampled, h,
-               (unsigned long long)tg.explained_offsets[h], (unsigned long long)tg.clutter_offsets[h], k,
-               grip_ctx_threads(ctx));
+               scene.n, host->n, host->resolution * 1e3, n_sampled, h, (unsigned long long)tg.explained_offsets[h],
+               (unsigned long long)tg.clutter_offsets[h], k, grip_ctx_threads(ctx));
         printf("ghv median_ms scene_gpu=%.3f terms_gpu=%.3f search=%.3f ghv_gpu=%.3f scene_cpu=%.1f terms_cpu=%.1f "
                "terms_equal=%d\n",
                median(t_scene, REPS), median(t_terms, REPS), median(t_search, REPS), median(t_ghv, REPS),

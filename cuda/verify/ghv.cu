@@ -179,9 +179,9 @@ struct terms_buffers {
 
 void terms_buffers_free(terms_buffers *b)
 {
-    void *all[] = {b->models, b->queries, b->sqdist, b->visible, b->ids, b->offsets, b->visible_count, b->outliers,
-                   b->explained, b->clutter, b->row_counts, b->list_ids, b->row_starts, b->inlier_sq, b->hyps,
-                   b->list_sqdist};
+    void *all[] = {b->models,        b->queries,   b->sqdist,    b->visible,    b->ids,        b->offsets,
+                   b->visible_count, b->outliers,  b->explained, b->clutter,    b->row_counts, b->list_ids,
+                   b->row_starts,    b->inlier_sq, b->hyps,      b->list_sqdist};
     for (void *p : all)
         grip_cuda_free(p);
     memset(b, 0, sizeof *b);
@@ -322,21 +322,21 @@ grip_status terms_batch(grip_ctx *ctx, const grip_ghv_scene_cuda *s, terms_buffe
         st = reset_batch(ctx, b, count, entries);
     if (!st && points) {
         transform_kernel<<<blocks_for(points), kThreads>>>(b->models, b->hyps, b->offsets, count, points, sc,
-                                                          b->queries, b->visible);
+                                                           b->queries, b->visible);
         st = grip_cuda_status(ctx, GRIP_CUDA_LAUNCH(cudaGetLastError()), "transform_kernel", __FILE__, __LINE__);
         if (!st)
             st = grip_kdtree3d_cuda_knn(ctx, s->tree, b->queries, points, GRIP_MEM_CUDA, GRIP_GHV_EXPLAIN_K, b->ids,
                                         b->sqdist, GRIP_MEM_CUDA);
         if (!st) {
             explain_kernel<<<blocks_for(points), kThreads>>>(b->offsets, count, points, b->visible, b->ids, b->sqdist,
-                                                            sc, b->visible_count, b->outliers, b->inlier_sq,
-                                                            b->explained);
+                                                             sc, b->visible_count, b->outliers, b->inlier_sq,
+                                                             b->explained);
             st = grip_cuda_status(ctx, GRIP_CUDA_LAUNCH(cudaGetLastError()), "explain_kernel", __FILE__, __LINE__);
         }
     }
     if (!st && entries) {
         clutter_kernel<<<blocks_for(entries), kThreads>>>(b->explained, entries, sc, s->neighbors, s->neighbor_sqdist,
-                                                           b->clutter);
+                                                          b->clutter);
         st = grip_cuda_status(ctx, GRIP_CUDA_LAUNCH(cudaGetLastError()), "clutter_kernel", __FILE__, __LINE__);
     }
     if (!st)

@@ -18,16 +18,20 @@ static grip_status check_hypotheses(grip_ctx *ctx, const grip_hypotheses *h, uin
     if (!h->items)
         return grip_fail(ctx, GRIP_EINVAL, "verify: hypotheses: %u hypotheses but items is NULL", h->count);
     if (h->item_size < sizeof(grip_hypothesis))
-        return grip_fail(ctx, GRIP_EINVAL, "verify: hypotheses: item_size %u is below the %zu bytes of a grip_hypothesis",
-                         h->item_size, sizeof(grip_hypothesis));
+        return grip_fail(ctx, GRIP_EINVAL,
+                         "verify: hypotheses: item_size %u is below the %zu bytes of a grip_hypothesis", h->item_size,
+                         sizeof(grip_hypothesis));
     for (uint32_t i = 0; i < h->count && !s; i++) {
         const grip_hypothesis *hy = grip_verify_hypothesis_at(h, i);
         if (hy->struct_size < sizeof *hy)
-            s = grip_fail(ctx, GRIP_EINVAL, "verify: hypotheses.items[%u].struct_size %u is below the %zu bytes of a "
-                          "grip_hypothesis", i, hy->struct_size, sizeof *hy);
+            s = grip_fail(ctx, GRIP_EINVAL,
+                          "verify: hypotheses.items[%u].struct_size %u is below the %zu bytes of a "
+                          "grip_hypothesis",
+                          i, hy->struct_size, sizeof *hy);
         else if (hy->model_id >= n_models)
-            s = grip_fail(ctx, GRIP_EINVAL, "verify: hypotheses.items[%u] names model %u, but %u model views were given",
-                          i, hy->model_id, n_models);
+            s = grip_fail(ctx, GRIP_EINVAL,
+                          "verify: hypotheses.items[%u] names model %u, but %u model views were given", i, hy->model_id,
+                          n_models);
         for (int k = 0; k < 16 && !s; k++)
             if (!isfinite(hy->pose[k]))
                 s = grip_fail(ctx, GRIP_EINVAL, "verify: hypotheses.items[%u].pose is not finite", i);

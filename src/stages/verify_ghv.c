@@ -69,11 +69,11 @@ typedef struct ghv_run {
     const grip_hypotheses *h;
     grip_ghv_scene_cuda *gpu_scene;
     grip_ghv_scene cpu_scene;
-    grip_ghv_scene *scene;     /* cpu_scene, or the GPU scene's host part */
+    grip_ghv_scene *scene; /* cpu_scene, or the GPU scene's host part */
     uint32_t n_models;
-    float **model_xyz;         /* n_models sampled models */
+    float **model_xyz; /* n_models sampled models */
     grip_ghv_model *models;
-    uint32_t *order;           /* the verified hypotheses (indices into h), most votes first */
+    uint32_t *order; /* the verified hypotheses (indices into h), most votes first */
     size_t n_verified;
     double *poses;             /* n_verified x 16: refined poses */
     uint32_t *iterations;      /* n_verified */
@@ -213,10 +213,9 @@ static grip_status verify_subset(ghv_run *r, grip_verdicts *v)
 {
     grip_ctx *ctx = r->st->ctx;
     grip_ghv_terms t;
-    grip_status s = r->gpu_scene ? grip_ghv_terms_cuda(ctx, r->gpu_scene, r->models, r->n_models, r->hyps,
-                                                       r->n_verified, &t)
-                                 : grip_ghv_terms_compute(ctx, r->scene, r->models, r->n_models, r->hyps,
-                                                          r->n_verified, &t);
+    grip_status s = r->gpu_scene
+                        ? grip_ghv_terms_cuda(ctx, r->gpu_scene, r->models, r->n_models, r->hyps, r->n_verified, &t)
+                        : grip_ghv_terms_compute(ctx, r->scene, r->models, r->n_models, r->hyps, r->n_verified, &t);
     if (s)
         return s;
     uint32_t *accepted = calloc(r->n_verified + 1, sizeof *accepted);

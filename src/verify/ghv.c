@@ -390,7 +390,8 @@ int grip_ghv_terms_equal(const grip_ghv_terms *a, const grip_ghv_terms *b)
     size_t h = a->count;
     if (b->count != h)
         return 0;
-    if (memcmp(a->visible, b->visible, h * sizeof(uint32_t)) || memcmp(a->outliers, b->outliers, h * sizeof(uint32_t)) ||
+    if (memcmp(a->visible, b->visible, h * sizeof(uint32_t)) ||
+        memcmp(a->outliers, b->outliers, h * sizeof(uint32_t)) ||
         memcmp(a->inlier_sq_fixed, b->inlier_sq_fixed, h * sizeof(uint64_t)) ||
         memcmp(a->explained_offsets, b->explained_offsets, (h + 1) * sizeof(uint64_t)) ||
         memcmp(a->clutter_offsets, b->clutter_offsets, (h + 1) * sizeof(uint64_t)))

@@ -7,9 +7,8 @@
  *   - its resolution r is the mean distance of each finite point to its nearest other point;
  *   - unset lengths (0) are derived from r: leaf = GRIP_GHV_LEAF_PER_RES r, inlier threshold t =
  *     GRIP_GHV_INLIER_PER_RES r, clutter radius = GRIP_GHV_CLUTTER_PER_RES r, occlusion threshold =
- *     GRIP_GHV_OCCLUSION_PER_RES r. For a range scan of 1.7 mm resolution (PCL's tutorial scene) these are PCL's
- *     tutorial settings (5 mm, 5 mm, 15 mm against PCL's 30 mm, 10 mm), and data in millimetres gets the same
- *     geometry in its own unit;
+ *     GRIP_GHV_OCCLUSION_PER_RES r. On PCL's tutorial scene (r = 1.79 mm) that is 5.4, 5.4, 16 and 10.7 mm, near
+ *     the 5, 5, 30 and 10 mm of PCL's GHV tutorial; data in millimetres gets the same geometry in its own unit;
  *   - the scene is sampled to one point per voxel of the leaf (uniform sampling: the point nearest the voxel
  *     centre), so that a count of scene points measures area as a count of model points does (PCL's VoxelGrid);
  *   - each sampled point's GRIP_GHV_NEIGHBORS nearest sampled points (itself first) are its neighbourhood.
@@ -98,7 +97,7 @@ typedef struct grip_ghv_scene {
     /* visibility: the full cloud, borrowed (it must outlive the scene), and its camera */
     const float *full_xyz;
     uint32_t width, height;
-    grip_pinhole camera;     /* camera.valid == 0: every model point counts as visible */
+    grip_pinhole camera; /* camera.valid == 0: every model point counts as visible */
 } grip_ghv_scene;
 
 /* A model sampled at the scene's leaf: finite points only, n x 3. */
@@ -158,8 +157,9 @@ void grip_ghv_terms_free(grip_ghv_terms *t);
 /* 1 when a and b hold the same terms, bit for bit. */
 int grip_ghv_terms_equal(const grip_ghv_terms *a, const grip_ghv_terms *b);
 
-/* The search over subsets: accepted (t->count, caller's) gets 1 for the hypotheses of the best subset found, and
- * *cost (optional) its cost in GRIP_GHV_UNIT units. n_points is the scene's sampled points (s->n). GRIP_ENOMEM. */
+/* The search over subsets of the hypotheses of t, whose lists index s's sampled points: accepted (t->count entries,
+ * the caller's) gets 1 for the hypotheses of the best subset found, 0 for the others, and *cost (optional) its
+ * cost in GRIP_GHV_UNIT units (0 for the empty set). GRIP_ENOMEM. */
 grip_status grip_ghv_search(grip_ctx *ctx, const grip_ghv_params *p, const grip_ghv_scene *s, const grip_ghv_terms *t,
                             uint32_t *accepted, int64_t *cost);
 

@@ -51,8 +51,9 @@ static size_t check_twins(const float *scene, size_t n, uint32_t width, uint32_t
     size_t k = 0;
     for (size_t i = 0; i < h; i++)
         k += ac[i];
-    fprintf(stderr, "ghv twins: %zu scene points, %zu sampled, %zu model points, %zu hypotheses, %zu explained and "
-                    "%zu clutter entries, %zu accepted\n",
+    fprintf(stderr,
+            "ghv twins: %zu scene points, %zu sampled, %zu model points, %zu hypotheses, %zu explained and "
+            "%zu clutter entries, %zu accepted\n",
             n, cpu.n, n_sampled, h, (size_t)tc.explained_offsets[h], (size_t)tc.clutter_offsets[h], k);
     free(ac);
     free(ag);
@@ -128,8 +129,8 @@ END_TEST
 static const float tutorial_gc_poses[2][12] = {
     {0.965666711f, -0.114299081f, 0.233288601f, -0.145519063f, -0.11097829f, -0.993446231f, -0.0273564756f,
      -0.21436362f, 0.234886512f, 0.000527267111f, -0.972022653f, 0.0418824442f},
-    {0.133581191f, -0.829175949f, -0.542792141f, -0.306372166f, 0.698853195f, -0.309526205f, 0.644823849f,
-     0.411577016f, -0.702680826f, -0.465468347f, 0.538125396f, 1.0687151f}};
+    {0.133581191f, -0.829175949f, -0.542792141f, -0.306372166f, 0.698853195f, -0.309526205f, 0.644823849f, 0.411577016f,
+     -0.702680826f, -0.465468347f, 0.538125396f, 1.0687151f}};
 
 START_TEST(tutorial_pair)
 {
@@ -220,7 +221,8 @@ int main(void)
     tcase_add_test(large, random_cloud_ten_thousand_hypotheses);
     suite_add_tcase(s, large);
     char path[4096];
-    if (grip_test_data_path(path, sizeof path, TUTORIAL_SCENE) && grip_test_data_path(path, sizeof path, TUTORIAL_MODEL)) {
+    if (grip_test_data_path(path, sizeof path, TUTORIAL_SCENE) &&
+        grip_test_data_path(path, sizeof path, TUTORIAL_MODEL)) {
         tcase_add_test(tc, tutorial_pair);
         tcase_add_test(tc, stage_cuda_equals_cpu_on_the_tutorial);
     } else {

@@ -11,10 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define GHV_SPACING 0.004f /* grid step of every part of the scene */
-#define GHV_HALF 0.1f      /* the background plane spans [-GHV_HALF, GHV_HALF]^2 in x and y ... */
-#define GHV_BACK 0.8f      /* ... at z = GHV_BACK */
-#define GHV_DEPTH 0.6f     /* the object: a wavy patch around z = GHV_DEPTH ... */
+#define GHV_SPACING 0.004f   /* grid step of every part of the scene */
+#define GHV_HALF 0.1f        /* the background plane spans [-GHV_HALF, GHV_HALF]^2 in x and y ... */
+#define GHV_BACK 0.8f        /* ... at z = GHV_BACK */
+#define GHV_DEPTH 0.6f       /* the object: a wavy patch around z = GHV_DEPTH ... */
 #define GHV_MODEL_HALF 0.06f /* ... over |x|, |y| < GHV_MODEL_HALF */
 
 static inline float ghv_surface_z(float x, float y)
