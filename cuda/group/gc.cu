@@ -102,6 +102,7 @@ __global__ void grow_sets_kernel(const uint32_t *__restrict__ rows, const uint32
             const uint32_t j = next_candidate(cand, words, pos, lane);
             if (j == UINT32_MAX)
                 break;
+            __syncwarp(); // every lane's reads of cand (next_candidate) come before the ANDs below
             if (lane == 0)
                 set_pos[n_set] = j;
             ++n_set;
