@@ -208,8 +208,8 @@ static grip_status run_hough(bench *b, hough_fn f)
     grip_hough3d_params p = hough_params();
     grip_cluster *c = NULL;
     size_t n = 0;
-    grip_status st = f(b->ctx, &p, b->model.kp, b->model.rf, b->model.k, b->scene.kp, b->scene.rf, b->scene.k,
-                       b->corr, b->n_corr, &c, &n);
+    grip_status st = f(b->ctx, &p, b->model.kp, b->model.rf, b->model.k, b->scene.kp, b->scene.rf, b->scene.k, b->corr,
+                       b->n_corr, &c, &n);
     grip_clusters_free(c, n);
     return st;
 }
@@ -222,14 +222,46 @@ static grip_status run_gc(bench *b, gc_fn f)
     grip_clusters_free(c, n);
     return st;
 }
-static grip_status hough_vote_gpu(bench *b, const view *v) { (void)v; return run_hough(b, grip_hough3d_vote_cuda); }
-static grip_status hough_vote_cpu(bench *b, const view *v) { (void)v; return run_hough(b, grip_hough3d_vote); }
-static grip_status hough_all_gpu(bench *b, const view *v) { (void)v; return run_hough(b, grip_hough3d_cluster_cuda); }
-static grip_status hough_all_cpu(bench *b, const view *v) { (void)v; return run_hough(b, grip_hough3d_cluster); }
-static grip_status gc_sets_gpu(bench *b, const view *v) { (void)v; return run_gc(b, grip_gc_consensus_cuda); }
-static grip_status gc_sets_cpu(bench *b, const view *v) { (void)v; return run_gc(b, grip_gc_consensus); }
-static grip_status gc_all_gpu(bench *b, const view *v) { (void)v; return run_gc(b, grip_gc_cluster_cuda); }
-static grip_status gc_all_cpu(bench *b, const view *v) { (void)v; return run_gc(b, grip_gc_cluster); }
+static grip_status hough_vote_gpu(bench *b, const view *v)
+{
+    (void)v;
+    return run_hough(b, grip_hough3d_vote_cuda);
+}
+static grip_status hough_vote_cpu(bench *b, const view *v)
+{
+    (void)v;
+    return run_hough(b, grip_hough3d_vote);
+}
+static grip_status hough_all_gpu(bench *b, const view *v)
+{
+    (void)v;
+    return run_hough(b, grip_hough3d_cluster_cuda);
+}
+static grip_status hough_all_cpu(bench *b, const view *v)
+{
+    (void)v;
+    return run_hough(b, grip_hough3d_cluster);
+}
+static grip_status gc_sets_gpu(bench *b, const view *v)
+{
+    (void)v;
+    return run_gc(b, grip_gc_consensus_cuda);
+}
+static grip_status gc_sets_cpu(bench *b, const view *v)
+{
+    (void)v;
+    return run_gc(b, grip_gc_consensus);
+}
+static grip_status gc_all_gpu(bench *b, const view *v)
+{
+    (void)v;
+    return run_gc(b, grip_gc_cluster_cuda);
+}
+static grip_status gc_all_cpu(bench *b, const view *v)
+{
+    (void)v;
+    return run_gc(b, grip_gc_cluster);
+}
 
 /* ---- timing ---- */
 

@@ -44,9 +44,8 @@ __global__ void board_frames_kernel(const float *__restrict__ xyz, const float *
 grip_status frames_run(grip_ctx *ctx, const grip_surface_cuda_view &v, const float *keypoint_xyz, uint32_t k,
                        const grip_neighborhoods_cuda &support, int find_holes, float *frames_out)
 {
-    board_frames_kernel<<<(k + kThreads - 1) / kThreads, kThreads>>>(v.xyz, v.normals, keypoint_xyz, k,
-                                                                     support.offsets, support.idx, support.sqdist,
-                                                                     find_holes, frames_out);
+    board_frames_kernel<<<(k + kThreads - 1) / kThreads, kThreads>>>(
+        v.xyz, v.normals, keypoint_xyz, k, support.offsets, support.idx, support.sqdist, find_holes, frames_out);
     GRIP_CUDA_CHECK_LAUNCHED(ctx);
     return grip_cuda_sync(ctx);
 }

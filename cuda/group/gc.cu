@@ -131,7 +131,10 @@ __global__ void grow_sets_kernel(const uint32_t *__restrict__ rows, const uint32
         *n_sets_out = n_sets;
 }
 
-unsigned int blocks(size_t n) { return (unsigned int)((n + kThreads - 1) / kThreads); }
+unsigned int blocks(size_t n)
+{
+    return (unsigned int)((n + kThreads - 1) / kThreads);
+}
 
 // The device arrays of one call; all freed by gc_free.
 struct gc_dev {
@@ -143,9 +146,8 @@ struct gc_dev {
 
 void gc_free(gc_dev *d)
 {
-    void *all[] = {d->corr,  d->model_kp, d->scene_kp, d->keys[0], d->keys[1], d->index[0], d->index[1],
-                   d->rows,  d->taken,    d->cand,     d->set_pos, d->members, d->first,    d->size,
-                   d->n_sets, d->temp};
+    void *all[] = {d->corr,  d->model_kp, d->scene_kp, d->keys[0], d->keys[1], d->index[0], d->index[1], d->rows,
+                   d->taken, d->cand,     d->set_pos,  d->members, d->first,   d->size,     d->n_sets,   d->temp};
     for (void *p : all)
         grip_cuda_free(p);
     memset(d, 0, sizeof *d);
@@ -186,22 +188,21 @@ grip_status gc_alloc(grip_ctx *ctx, gc_dev *d, const float *model_kp, size_t n_m
 grip_status consensus_on_device(grip_ctx *ctx, gc_dev *d, const grip_gc_params *p, uint32_t n, uint32_t words)
 {
     size_t bytes = 0;
-    GRIP_CUDA_CHECK(ctx, cub::DeviceRadixSort::SortPairs(NULL, bytes, d->keys[0], d->keys[1], d->index[0],
-                                                         d->index[1], (int)n));
+    GRIP_CUDA_CHECK(
+        ctx, cub::DeviceRadixSort::SortPairs(NULL, bytes, d->keys[0], d->keys[1], d->index[0], d->index[1], (int)n));
     grip_status st = grip_cuda_alloc(ctx, bytes, &d->temp);
     if (st)
         return st;
     order_keys_kernel<<<blocks(n), kThreads>>>(d->corr, n, d->keys[0], d->index[0]);
     GRIP_CUDA_CHECK_LAUNCHED(ctx);
-    GRIP_CUDA_CHECK_LAUNCH(ctx, cub::DeviceRadixSort::SortPairs(d->temp, bytes, d->keys[0], d->keys[1], d->index[0],
-                                                                d->index[1], (int)n));
+    GRIP_CUDA_CHECK_LAUNCH(
+        ctx, cub::DeviceRadixSort::SortPairs(d->temp, bytes, d->keys[0], d->keys[1], d->index[0], d->index[1], (int)n));
     const dim3 grid(blocks(words), n < 65535u ? n : 65535u);
-    pair_matrix_kernel<<<grid, kThreads>>>(d->corr, d->index[1], n, words, d->model_kp, d->scene_kp, p->size,
-                                           d->rows);
+    pair_matrix_kernel<<<grid, kThreads>>>(d->corr, d->index[1], n, words, d->model_kp, d->scene_kp, p->size, d->rows);
     GRIP_CUDA_CHECK_LAUNCHED(ctx);
     GRIP_CUDA_CHECK_COPY(ctx, cudaMemsetAsync(d->taken, 0, words * sizeof *d->taken, 0));
-    grow_sets_kernel<<<1, 32>>>(d->rows, d->index[1], n, words, (long long)p->threshold, d->taken, d->cand,
-                                d->set_pos, d->members, d->first, d->size, d->n_sets);
+    grow_sets_kernel<<<1, 32>>>(d->rows, d->index[1], n, words, (long long)p->threshold, d->taken, d->cand, d->set_pos,
+                                d->members, d->first, d->size, d->n_sets);
     GRIP_CUDA_CHECK_LAUNCHED(ctx);
     return GRIP_OK;
 }

@@ -10,8 +10,7 @@ extern "C" {
 }
 
 // count elements of T on the context's device, uninitialised; *p is NULL after a failure.
-template <class T>
-grip_status grip_group_dev_alloc(grip_ctx *ctx, T **p, size_t count)
+template <class T> grip_status grip_group_dev_alloc(grip_ctx *ctx, T **p, size_t count)
 {
     void *v = NULL;
     grip_status st = grip_cuda_alloc(ctx, count * sizeof(T), &v);
@@ -20,8 +19,7 @@ grip_status grip_group_dev_alloc(grip_ctx *ctx, T **p, size_t count)
 }
 
 // A device copy of count elements of host memory.
-template <class T>
-grip_status grip_group_dev_upload(grip_ctx *ctx, T **p, const T *host, size_t count)
+template <class T> grip_status grip_group_dev_upload(grip_ctx *ctx, T **p, const T *host, size_t count)
 {
     grip_status st = grip_group_dev_alloc(ctx, p, count);
     return st ? st : grip_cuda_copy_to_device(ctx, *p, host, count * sizeof(T));

@@ -102,10 +102,11 @@ __global__ void model_votes_kernel(const float *__restrict__ xyz, const float *_
         grip_hough3d_model_vote(xyz + 3 * (size_t)i, rf + 9 * (size_t)i, centroid, votes + 3 * (size_t)i);
 }
 
-__global__ void scene_votes_kernel(const grip_corr *__restrict__ corr, uint32_t n_corr, const float *__restrict__ mvotes,
-                                   const float *__restrict__ model_rf, const float *__restrict__ scene_kp,
-                                   const float *__restrict__ scene_rf, int measure_sqdist, double *__restrict__ votes,
-                                   unsigned char *__restrict__ valid, hough_stats *stats)
+__global__ void scene_votes_kernel(const grip_corr *__restrict__ corr, uint32_t n_corr,
+                                   const float *__restrict__ mvotes, const float *__restrict__ model_rf,
+                                   const float *__restrict__ scene_kp, const float *__restrict__ scene_rf,
+                                   int measure_sqdist, double *__restrict__ votes, unsigned char *__restrict__ valid,
+                                   hough_stats *stats)
 {
     const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n_corr)
@@ -223,7 +224,10 @@ __global__ void peaks_kernel(const uint32_t *__restrict__ selected, const uint32
     peaks[s].value = values[r];
 }
 
-unsigned int blocks(size_t n) { return (unsigned int)((n + kThreads - 1) / kThreads); }
+unsigned int blocks(size_t n)
+{
+    return (unsigned int)((n + kThreads - 1) / kThreads);
+}
 
 // The device arrays of one call; all freed by hough_free.
 struct hough_dev {
@@ -240,10 +244,9 @@ struct hough_dev {
 
 void hough_free(hough_dev *d)
 {
-    void *all[] = {d->model_kp, d->model_rf, d->scene_kp, d->scene_rf, d->mvotes, d->corr,      d->votes,
-                   d->weights,  d->values,   d->valid,    d->is_peak,  d->keys[0], d->keys[1], d->bins,
-                   d->slots[0], d->slots[1], d->counts,   d->offsets,  d->selected, d->stats,  d->peaks,
-                   d->temp};
+    void *all[] = {d->model_kp, d->model_rf, d->scene_kp, d->scene_rf, d->mvotes,  d->corr, d->votes,    d->weights,
+                   d->values,   d->valid,    d->is_peak,  d->keys[0],  d->keys[1], d->bins, d->slots[0], d->slots[1],
+                   d->counts,   d->offsets,  d->selected, d->stats,    d->peaks,   d->temp};
     for (void *p : all)
         grip_cuda_free(p);
     memset(d, 0, sizeof *d);
@@ -321,11 +324,11 @@ grip_status alloc_temp(grip_ctx *ctx, hough_dev *d, int n, int end_bit)
     thrust::counting_iterator<uint32_t> rows(0);
     GRIP_CUDA_CHECK(ctx, cub::DeviceRadixSort::SortPairs(NULL, sort, d->keys[0], d->keys[1], d->slots[0], d->slots[1],
                                                          n, 0, end_bit));
-    GRIP_CUDA_CHECK(ctx, cub::DeviceRunLengthEncode::Encode(NULL, encode, d->keys[1], d->bins, d->counts,
-                                                            &d->stats->n_runs, n));
+    GRIP_CUDA_CHECK(
+        ctx, cub::DeviceRunLengthEncode::Encode(NULL, encode, d->keys[1], d->bins, d->counts, &d->stats->n_runs, n));
     GRIP_CUDA_CHECK(ctx, cub::DeviceScan::ExclusiveSum(NULL, scan, d->counts, d->offsets, n));
-    GRIP_CUDA_CHECK(ctx, cub::DeviceSelect::Flagged(NULL, select, rows, d->is_peak, d->selected,
-                                                    &d->stats->n_selected, n));
+    GRIP_CUDA_CHECK(ctx,
+                    cub::DeviceSelect::Flagged(NULL, select, rows, d->is_peak, d->selected, &d->stats->n_selected, n));
     size_t bytes = sort;
     bytes = encode > bytes ? encode : bytes;
     bytes = scan > bytes ? scan : bytes;
@@ -344,17 +347,17 @@ grip_status find_peaks(grip_ctx *ctx, hough_dev *d, const hough_sizes &z, const 
                                                   p->use_interpolation, p->use_distance_weight, max_sqdist, unused_key,
                                                   d->keys[0], d->slots[0], d->weights);
     GRIP_CUDA_CHECK_LAUNCHED(ctx);
-    GRIP_CUDA_CHECK(ctx, cub::DeviceRadixSort::SortPairs(NULL, bytes, d->keys[0], d->keys[1], d->slots[0],
-                                                         d->slots[1], n, 0, end_bit));
+    GRIP_CUDA_CHECK(ctx, cub::DeviceRadixSort::SortPairs(NULL, bytes, d->keys[0], d->keys[1], d->slots[0], d->slots[1],
+                                                         n, 0, end_bit));
     GRIP_CUDA_CHECK_LAUNCH(ctx, cub::DeviceRadixSort::SortPairs(d->temp, bytes, d->keys[0], d->keys[1], d->slots[0],
                                                                 d->slots[1], n, 0, end_bit));
     // runs past n_runs stay zero, so that the scan and the selection read only written values
     GRIP_CUDA_CHECK_COPY(ctx, cudaMemsetAsync(d->counts, 0, z.n_slots * sizeof *d->counts, 0));
     GRIP_CUDA_CHECK_COPY(ctx, cudaMemsetAsync(d->is_peak, 0, z.n_slots, 0));
-    GRIP_CUDA_CHECK(ctx, cub::DeviceRunLengthEncode::Encode(NULL, bytes, d->keys[1], d->bins, d->counts,
-                                                            &d->stats->n_runs, n));
-    GRIP_CUDA_CHECK_LAUNCH(ctx, cub::DeviceRunLengthEncode::Encode(d->temp, bytes, d->keys[1], d->bins, d->counts,
-                                                                   &d->stats->n_runs, n));
+    GRIP_CUDA_CHECK(
+        ctx, cub::DeviceRunLengthEncode::Encode(NULL, bytes, d->keys[1], d->bins, d->counts, &d->stats->n_runs, n));
+    GRIP_CUDA_CHECK_LAUNCH(
+        ctx, cub::DeviceRunLengthEncode::Encode(d->temp, bytes, d->keys[1], d->bins, d->counts, &d->stats->n_runs, n));
     GRIP_CUDA_CHECK(ctx, cub::DeviceScan::ExclusiveSum(NULL, bytes, d->counts, d->offsets, n));
     GRIP_CUDA_CHECK_LAUNCH(ctx, cub::DeviceScan::ExclusiveSum(d->temp, bytes, d->counts, d->offsets, n));
     bin_values_kernel<<<blocks(z.n_slots), kThreads>>>(d->bins, d->offsets, d->counts, d->slots[1], d->weights,
@@ -362,10 +365,10 @@ grip_status find_peaks(grip_ctx *ctx, hough_dev *d, const hough_sizes &z, const 
     maxima_kernel<<<blocks(z.n_slots), kThreads>>>(d->bins, d->values, g, p->threshold, unused_key, d->stats,
                                                    d->is_peak);
     GRIP_CUDA_CHECK_LAUNCHED(ctx);
-    GRIP_CUDA_CHECK(ctx, cub::DeviceSelect::Flagged(NULL, bytes, rows, d->is_peak, d->selected, &d->stats->n_selected,
-                                                    n));
-    GRIP_CUDA_CHECK_LAUNCH(ctx, cub::DeviceSelect::Flagged(d->temp, bytes, rows, d->is_peak, d->selected,
-                                                           &d->stats->n_selected, n));
+    GRIP_CUDA_CHECK(ctx,
+                    cub::DeviceSelect::Flagged(NULL, bytes, rows, d->is_peak, d->selected, &d->stats->n_selected, n));
+    GRIP_CUDA_CHECK_LAUNCH(
+        ctx, cub::DeviceSelect::Flagged(d->temp, bytes, rows, d->is_peak, d->selected, &d->stats->n_selected, n));
     peaks_kernel<<<blocks(z.n_slots), kThreads>>>(d->selected, d->offsets, d->counts, d->values, d->stats, d->peaks);
     GRIP_CUDA_CHECK_LAUNCHED(ctx);
     return GRIP_OK;
@@ -464,8 +467,8 @@ extern "C" grip_status grip_hough3d_vote_cuda(grip_ctx *ctx, const grip_hough3d_
         *out = NULL;
     if (n_out)
         *n_out = 0;
-    grip_status st = grip_hough3d_check_inputs(ctx, params, model_kp_xyz, model_rf, n_model_kp, scene_kp_xyz,
-                                               scene_rf, n_scene_kp, corr, n_corr, out, n_out);
+    grip_status st = grip_hough3d_check_inputs(ctx, params, model_kp_xyz, model_rf, n_model_kp, scene_kp_xyz, scene_rf,
+                                               n_scene_kp, corr, n_corr, out, n_out);
     if (st != GRIP_OK || n_corr == 0)
         return st;
     if (n_corr > (size_t)INT32_MAX / GRIP_HOUGH3D_MAX_SHARES)

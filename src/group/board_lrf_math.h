@@ -88,8 +88,8 @@ GRIP_HD static inline void grip_board_plane_normal(const grip_board_support *s, 
         const float *p = s->xyz + (size_t)s->idx[i] * 3;
         for (int r = 0; r < 3; ++r)
             for (int c = r; c < 3; ++c)
-                cov[r * 3 + c] = GRIP_DADD(cov[r * 3 + c], GRIP_DMUL(GRIP_DSUB((double)p[r], mean[r]),
-                                                                     GRIP_DSUB((double)p[c], mean[c])));
+                cov[r * 3 + c] = GRIP_DADD(
+                    cov[r * 3 + c], GRIP_DMUL(GRIP_DSUB((double)p[r], mean[r]), GRIP_DSUB((double)p[c], mean[c])));
     }
     cov[3] = cov[1];
     cov[6] = cov[2];

@@ -27,8 +27,8 @@ grip_status grip_gc_consensus_cuda(grip_ctx *ctx, const grip_gc_params *params, 
 
 /* grip_gc_cluster with the consensus on the GPU and RANSAC on the host (the CPU twin's). */
 grip_status grip_gc_cluster_cuda(grip_ctx *ctx, const grip_gc_params *params, const float *model_kp_xyz,
-                                 size_t n_model_kp, const float *scene_kp_xyz, size_t n_scene_kp,
-                                 const grip_corr *corr, size_t n_corr, grip_cluster **out, size_t *n_out);
+                                 size_t n_model_kp, const float *scene_kp_xyz, size_t n_scene_kp, const grip_corr *corr,
+                                 size_t n_corr, grip_cluster **out, size_t *n_out);
 
 #ifdef __cplusplus
 }

@@ -57,9 +57,8 @@ static void check_gpu_against_cpu(const char *name, const float *xyz, const floa
     float *cpu = malloc(k * 9 * sizeof *cpu + 1), *gpu = malloc(k * 9 * sizeof *gpu + 1);
     ck_assert(cpu && gpu);
     double t0 = host_now_ms();
-    ck_assert_int_eq(grip_board_lrf_ties(ctx, xyz, normals, n, NULL, kp, k, radius, holes, GRIP_BOARD_TIES_NEAREST,
-                                         cpu),
-                     GRIP_OK);
+    ck_assert_int_eq(
+        grip_board_lrf_ties(ctx, xyz, normals, n, NULL, kp, k, radius, holes, GRIP_BOARD_TIES_NEAREST, cpu), GRIP_OK);
     double t1 = host_now_ms();
     grip_status st = grip_board_lrf_cuda_host(ctx, xyz, normals, n, kp, k, radius, holes, gpu);
     double t2 = host_now_ms();
@@ -114,8 +113,8 @@ static random_surface random_surface_make(size_t n, uint64_t seed)
     s.normals = malloc(n * 4 * sizeof *s.normals);
     s.kp = malloc((n / 7 + 1) * 3 * sizeof *s.kp);
     ck_assert(s.xyz && s.normals && s.kp);
-    static const float choices[6][3] = {{0, 0, 1}, {0.6f, 0, 0.8f}, {0, 0.6f, 0.8f}, {-0.6f, 0, 0.8f},
-                                        {0, -0.8f, 0.6f}, {0.48f, 0.6f, 0.64f}};
+    static const float choices[6][3] = {{0, 0, 1},        {0.6f, 0, 0.8f},  {0, 0.6f, 0.8f},
+                                        {-0.6f, 0, 0.8f}, {0, -0.8f, 0.6f}, {0.48f, 0.6f, 0.64f}};
     s.k = 0;
     for (size_t i = 0; i < n; ++i) {
         float x = grip_test_uniform(&rng, -0.1f, 0.1f), y = grip_test_uniform(&rng, -0.1f, 0.1f);
@@ -194,4 +193,7 @@ static Suite *suite(void)
     return s;
 }
 
-int main(void) { return grip_test_run_gpu(suite()); }
+int main(void)
+{
+    return grip_test_run_gpu(suite());
+}

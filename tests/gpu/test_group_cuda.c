@@ -133,8 +133,8 @@ START_TEST(tutorial_gc_equals_cpu_twin)
     p.threshold = 5;
     compare_gc("tutorial gc sets", grip_gc_consensus, grip_gc_consensus_cuda, &p, t.model_kp, t.n_model_kp, t.scene_kp,
                t.n_scene_kp, t.corr, t.n_corr);
-    compare_gc("tutorial gc instances", grip_gc_cluster, grip_gc_cluster_cuda, &p, t.model_kp, t.n_model_kp,
-               t.scene_kp, t.n_scene_kp, t.corr, t.n_corr);
+    compare_gc("tutorial gc instances", grip_gc_cluster, grip_gc_cluster_cuda, &p, t.model_kp, t.n_model_kp, t.scene_kp,
+               t.n_scene_kp, t.corr, t.n_corr);
     tutorial_free(&t);
 }
 END_TEST
@@ -231,12 +231,9 @@ START_TEST(random_hough_equals_cpu_twin)
         const char *name;
         int interpolation, distance_weight;
         double threshold;
-    } variants[] = {{"random hough interpolated", 1, 0, 5.0},
-                    {"random hough plain", 0, 0, 5.0},
-                    {"random hough distance-weighted", 1, 1, 3.0},
-                    {"random hough half of the largest", 1, 0, -0.5},
-                    {"random hough the largest", 0, 0, -2.0},
-                    {"random hough every bin", 1, 0, 0.0}};
+    } variants[] = {{"random hough interpolated", 1, 0, 5.0},      {"random hough plain", 0, 0, 5.0},
+                    {"random hough distance-weighted", 1, 1, 3.0}, {"random hough half of the largest", 1, 0, -0.5},
+                    {"random hough the largest", 0, 0, -2.0},      {"random hough every bin", 1, 0, 0.0}};
     for (size_t v = 0; v < sizeof variants / sizeof variants[0]; ++v) {
         p.use_interpolation = variants[v].interpolation;
         p.use_distance_weight = variants[v].distance_weight;
@@ -316,8 +313,8 @@ START_TEST(degenerate_input_gives_clear_results)
     ck_assert_int_eq(grip_gc_cluster_cuda(ctx, &gp, r.model, r.n_model, r.scene, r.n_scene, r.corr, 8, &c, &n),
                      GRIP_EINVAL);
     ck_assert_ptr_nonnull(strstr(grip_ctx_error_text(ctx), "group.gc: correspondence 3: model keypoint 40"));
-    ck_assert_int_eq(grip_hough3d_cluster_cuda(ctx, &hp, r.model, r.model_rf, r.n_model, r.scene, r.scene_rf,
-                                               r.n_scene, r.corr, 8, &c, &n),
+    ck_assert_int_eq(grip_hough3d_cluster_cuda(ctx, &hp, r.model, r.model_rf, r.n_model, r.scene, r.scene_rf, r.n_scene,
+                                               r.corr, 8, &c, &n),
                      GRIP_EINVAL);
     ck_assert_ptr_null(c);
     ck_assert_uint_eq(n, 0);
@@ -344,4 +341,7 @@ static Suite *suite(void)
     return s;
 }
 
-int main(void) { return grip_test_run_gpu(suite()); }
+int main(void)
+{
+    return grip_test_run_gpu(suite());
+}

@@ -45,14 +45,25 @@ static void compare_backends(const char *config_name, const char *frame_ties)
         return;
     }
     host_cloud model = grip_test_read_cloud(MODEL_REL), scene = grip_test_read_cloud(SCENE_REL);
-    const char *cpu[] = {"descriptor.device=cpu", "index.device=cpu", "match.device=cpu", "verify.device=cpu",
-                         "group.device=cpu", frame_ties, NULL};
-    const char *gpu[] = {"descriptor.device=cpu", "index.device=cpu", "match.device=cpu", "verify.device=cpu",
-                         "group.device=cuda", frame_ties, NULL};
+    const char *cpu[] = {"descriptor.device=cpu",
+                         "index.device=cpu",
+                         "match.device=cpu",
+                         "verify.device=cpu",
+                         "group.device=cpu",
+                         frame_ties,
+                         NULL};
+    const char *gpu[] = {"descriptor.device=cpu",
+                         "index.device=cpu",
+                         "match.device=cpu",
+                         "verify.device=cpu",
+                         "group.device=cuda",
+                         frame_ties,
+                         NULL};
     pipeline_result a, b;
     run(config_name, cpu, &model, &scene, &a);
     run(config_name, gpu, &model, &scene, &b);
-    fprintf(stderr, "%s %s: %zu hypotheses (cpu) / %zu (cuda), %zu accepted; group stage %.2f ms (cpu), %.2f ms (cuda)\n",
+    fprintf(stderr,
+            "%s %s: %zu hypotheses (cpu) / %zu (cuda), %zu accepted; group stage %.2f ms (cpu), %.2f ms (cuda)\n",
             config_name, frame_ties ? frame_ties : "", a.n_hypotheses, b.n_hypotheses, pipeline_result_accepted(&a),
             a.timings_ms[3], b.timings_ms[3]);
     ck_assert_uint_eq(a.n_hypotheses, b.n_hypotheses);
@@ -102,4 +113,7 @@ static Suite *suite(void)
     return s;
 }
 
-int main(void) { return grip_test_run_gpu(suite()); }
+int main(void)
+{
+    return grip_test_run_gpu(suite());
+}
