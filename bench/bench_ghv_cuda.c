@@ -9,7 +9,8 @@
  *   scene_cpu, terms_cpu  the CPU twin (CPU_REPS runs)
  * ICP refinement, which the stage runs before GHV (icp_iterations), is not part of these numbers. The GPU terms
  * are checked against the CPU twin's, bit for bit. Prints key=value lines; exits 1 on a mismatch.
- * Usage: bench_ghv_cuda MODEL.pcd SCENE.pcd [H]. Not a test. */
+ * Usage: bench_ghv_cuda MODEL.pcd SCENE.pcd [H [POSES_OUT]]. POSES_OUT, when given, receives the H poses (one
+ * row-major 4x4 a line) so that another implementation (PCL's GHV) can be timed on the same input. Not a test. */
 #define _POSIX_C_SOURCE 200809L
 #include "core/ctx.h"
 #include "io/cloud_io.h"
@@ -97,7 +98,7 @@ static int check(grip_ctx *ctx, grip_status s, const char *what)
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: %s MODEL.pcd SCENE.pcd [H]\n", argv[0]);
+        fprintf(stderr, "usage: %s MODEL.pcd SCENE.pcd [H [POSES_OUT]]\n", argv[0]);
         return 2;
     }
     size_t h = argc > 3 ? (size_t)strtoul(argv[3], NULL, 10) : 100;
@@ -124,6 +125,17 @@ int main(int argc, char **argv)
             memcpy(hyps[i].pose, gc_poses[i], sizeof hyps[i].pose);
         else
             perturbed(gc_poses[i % 2], &rng, hyps[i].pose);
+    }
+    if (argc > 4) {
+        FILE *f = fopen(argv[4], "w");
+        if (!f) {
+            perror(argv[4]);
+            return 2;
+        }
+        for (size_t i = 0; i < h; i++)
+            for (int j = 0; j < 12; j++)
+                fprintf(f, "%.9g%s", hyps[i].pose[j], j == 11 ? " 0 0 0 1\n" : " ");
+        fclose(f);
     }
 
     double t_scene[REPS], t_terms[REPS], t_search[REPS], t_ghv[REPS], t_scene_cpu[CPU_REPS], t_terms_cpu[CPU_REPS];
