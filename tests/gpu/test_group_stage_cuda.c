@@ -71,7 +71,11 @@ static void compare_backends(const char *config_name, const char *frame_ties)
         const pipeline_instance *x = &a.hypotheses[i], *y = &b.hypotheses[i];
         ck_assert_uint_eq(x->model, y->model);
         ck_assert_uint_eq(x->correspondences, y->correspondences);
-        ck_assert_msg(x->votes == y->votes, "hypothesis %zu: votes %.9g vs %.9g", i, x->votes, y->votes);
+        /* Votes are interpolation weights of vectors rotated into the frames; with nearest ties the frames come
+         * from the GPU, where cosf/sinf may differ from glibc's by 2 ulp (test_board_cuda allows 2e-6), so a bin's
+         * sum may differ in its last bits. The members, and so the bins that passed, must be the same. */
+        ck_assert_msg(fabs(x->votes - y->votes) <= 1e-5 * fabs(x->votes), "hypothesis %zu: votes %.9g vs %.9g", i,
+                      x->votes, y->votes);
         ck_assert_int_eq(x->accepted, y->accepted);
         for (int k = 0; k < 16; ++k)
             ck_assert_double_le(fabs(x->pose[k] - y->pose[k]), 1e-4);
