@@ -17,6 +17,7 @@
 #include "descriptor/spin_image_cuda.h"
 #include "index/bruteforce_cuda.h"
 #include "index/kdtree_hd_cuda.h"
+#include "verify/icp_cuda.h"
 
 static grip_status no_cuda(grip_ctx *ctx, const char *what)
 {
@@ -355,4 +356,24 @@ grip_status grip_kdtree_hd_cuda_search(grip_ctx *ctx, const grip_kdtree_hd_cuda 
     (void)tree; (void)queries; (void)m; (void)k; (void)checks; (void)finish_below; (void)max_sqdist; (void)ids;
     (void)sqdist;
     return no_cuda(ctx, "kdtree_hd");
+}
+
+/* ---- verify/icp_cuda.h ---- */
+
+grip_status grip_icp_cuda_scene_build(grip_ctx *ctx, const float *xyz, size_t n, const float *normals,
+                                      size_t normal_stride, const double viewpoint[3], grip_icp_cuda_scene **out)
+{
+    (void)xyz; (void)n; (void)normals; (void)normal_stride; (void)viewpoint;
+    if (out)
+        *out = NULL;
+    return no_cuda(ctx, "verify icp");
+}
+
+void grip_icp_cuda_scene_free(grip_icp_cuda_scene *scene) { (void)scene; }
+
+grip_status grip_icp_cuda_refine(grip_ctx *ctx, const grip_icp_params *params, const grip_icp_cuda_scene *scene,
+                                 const grip_icp_batch *batch, grip_icp_result *out)
+{
+    (void)params; (void)scene; (void)batch; (void)out;
+    return no_cuda(ctx, "verify icp");
 }
