@@ -174,11 +174,12 @@ static void hypotheses(uint64_t seed, const terrain_data *t, uint32_t n, uint32_
     }
 }
 
-static void run_terrain(uint32_t metric, double final_distance, int visible, double leaf)
+static void run_terrain(uint32_t metric, double final_distance, int visible, double leaf, size_t n_scene,
+                        size_t n_model)
 {
     grip_ctx *ctx = grip_test_ctx();
     terrain_data t;
-    terrain_make(7 + metric, 40000, 8000, &t);
+    terrain_make(7 + metric, n_scene, n_model, &t);
     enum { N = 40 };
     uint32_t model[N];
     double poses[N * 16];
@@ -215,20 +216,28 @@ static void run_terrain(uint32_t metric, double final_distance, int visible, dou
 
 START_TEST(terrain_point_to_point)
 {
-    run_terrain(GRIP_ICP_POINT_TO_POINT, 0.0, 0, 0.0);
+    run_terrain(GRIP_ICP_POINT_TO_POINT, 0.0, 0, 0.0, 40000, 8000);
 }
 END_TEST
 
 START_TEST(terrain_point_to_plane)
 {
-    run_terrain(GRIP_ICP_POINT_TO_PLANE, 0.0, 0, 0.0);
+    run_terrain(GRIP_ICP_POINT_TO_PLANE, 0.0, 0, 0.0, 40000, 8000);
 }
 END_TEST
 
 START_TEST(terrain_schedule_visible_thinned)
 {
-    run_terrain(GRIP_ICP_POINT_TO_POINT, 0.004, 1, 0.003);
-    run_terrain(GRIP_ICP_POINT_TO_PLANE, 0.004, 1, 0.003);
+    run_terrain(GRIP_ICP_POINT_TO_POINT, 0.004, 1, 0.003, 40000, 8000);
+    run_terrain(GRIP_ICP_POINT_TO_PLANE, 0.004, 1, 0.003, 40000, 8000);
+}
+END_TEST
+
+/* Every kernel path on a small terrain (for the sanitizers): both metrics, schedule, visible fitness, thinning. */
+START_TEST(small_terrain)
+{
+    run_terrain(GRIP_ICP_POINT_TO_POINT, 0.004, 1, 0.004, 4000, 1000);
+    run_terrain(GRIP_ICP_POINT_TO_PLANE, 0.0, 0, 0.0, 4000, 1000);
 }
 END_TEST
 
@@ -403,21 +412,26 @@ END_TEST
 static Suite *icp_cuda_suite(void)
 {
     Suite *s = suite_create("icp_cuda");
-    TCase *tc = tcase_create("batched");
-    tcase_set_timeout(tc, 600);
-    tcase_add_test(tc, terrain_point_to_point);
-    tcase_add_test(tc, terrain_point_to_plane);
-    tcase_add_test(tc, terrain_schedule_visible_thinned);
-    tcase_add_test(tc, bad_scenes);
-    tcase_add_test(tc, ten_thousand_hypotheses);
-    tcase_add_test(tc, bad_arguments);
+    /* the small cases apart, so that a sanitizer pass can run them alone (CK_RUN_CASE=small) */
+    TCase *small = tcase_create("small");
+    tcase_set_timeout(small, 600);
+    tcase_add_test(small, small_terrain);
+    tcase_add_test(small, bad_scenes);
+    tcase_add_test(small, bad_arguments);
+    suite_add_tcase(s, small);
+    TCase *large = tcase_create("large");
+    tcase_set_timeout(large, 600);
+    tcase_add_test(large, terrain_point_to_point);
+    tcase_add_test(large, terrain_point_to_plane);
+    tcase_add_test(large, terrain_schedule_visible_thinned);
+    tcase_add_test(large, ten_thousand_hypotheses);
     char path[4096];
     if (grip_test_data_path(path, sizeof path, "pcl_reference/tutorial/instances.txt") &&
         grip_test_data_path(path, sizeof path, "pcl/milk_cartoon_all_small_clorox.pcd"))
-        tcase_add_test(tc, tutorial_pair);
+        tcase_add_test(large, tutorial_pair);
     else
         fprintf(stderr, "tutorial_pair skipped: shared data absent\n");
-    suite_add_tcase(s, tc);
+    suite_add_tcase(s, large);
     return s;
 }
 
