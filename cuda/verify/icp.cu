@@ -18,7 +18,8 @@
 //
 // Determinism. Every sum is ordered: within a block a fixed shuffle tree per warp, then the warps' sums added in
 // warp order by one thread; across chunks in chunk order. No float atomics: the result does not depend on
-// scheduling, and a run repeats bit for bit. It differs from the CPU twin's sequential sums by rounding only.
+// scheduling, and a run repeats bit for bit. The CPU twin replays the same order (icp_math.h), so the sums are the
+// same bits on both sides.
 #include "cuda/core/check.cuh"
 #include "cuda/spatial/kdtree3d.cuh"
 
@@ -36,8 +37,9 @@ using namespace grip_kd;
 
 namespace {
 
-constexpr int kChunk = 256;            // model points per block
-constexpr int kWarps = kChunk / 32;
+constexpr int kChunk = GRIP_ICP_CHUNK; // model points per block (icp_math.h's summation order)
+constexpr int kWarps = kChunk / GRIP_ICP_WARP;
+static_assert(GRIP_ICP_WARP == 32, "the block sums reduce whole warps");
 constexpr int kUpdateThreads = 128;
 constexpr int kActiveCheckEvery = 4;   // iterations between looks at the number of active hypotheses
 constexpr int kScoreTerms = 3;         // points facing the viewpoint, inliers among them, their squared distances

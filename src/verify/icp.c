@@ -167,24 +167,64 @@ static const float *scene_normal(const grip_icp_scene *sc, uint32_t metric, uint
     return point_is_finite(n) ? n : NULL;
 }
 
-/* Sums the terms of the pairs within max_sqdist, in point order, into sum[0 .. grip_icp_terms(metric)). */
-static void sum_pairs(const icp_work *w, uint32_t metric, double max_sqdist, double *sum)
+/* The terms of point i (zeros when it has no pair), for ordered_sum. */
+typedef void (*point_terms_fn)(const void *arg, size_t i, double *t);
+
+/* sum[0 .. nt) of the n points' terms in icp_math.h's order (the GPU's block sums, replayed). */
+static void ordered_sum(size_t n, uint32_t nt, point_terms_fn terms, const void *arg, double *sum)
 {
-    const uint32_t nt = grip_icp_terms(metric);
     for (uint32_t k = 0; k < nt; ++k)
         sum[k] = 0.0;
-    for (size_t i = 0; i < w->n; ++i) {
-        if (w->nearest[i] == UINT32_MAX || (double)w->sqdist[i] > max_sqdist)
-            continue;
-        const float *nrm = scene_normal(w->scene, metric, w->nearest[i]);
-        if (!nrm)
-            continue;
-        double t[GRIP_ICP_TERMS_MAX];
-        grip_icp_pair_terms(metric, w->moved + 3 * i, w->scene->xyz + 3 * (size_t)w->nearest[i], nrm, w->sqdist[i],
-                            t);
+    for (size_t start = 0; start < n; start += GRIP_ICP_CHUNK) {
+        double chunk[GRIP_ICP_TERMS_MAX];
+        for (size_t w = 0; w < GRIP_ICP_CHUNK / GRIP_ICP_WARP; ++w) {
+            double v[GRIP_ICP_WARP][GRIP_ICP_TERMS_MAX];
+            for (size_t l = 0; l < GRIP_ICP_WARP; ++l) {
+                const size_t i = start + w * GRIP_ICP_WARP + l;
+                if (i < n)
+                    terms(arg, i, v[l]);
+                else
+                    for (uint32_t k = 0; k < nt; ++k)
+                        v[l][k] = 0.0;
+            }
+            for (size_t off = GRIP_ICP_WARP / 2; off > 0; off >>= 1)
+                for (size_t l = 0; l < off; ++l)
+                    for (uint32_t k = 0; k < nt; ++k)
+                        v[l][k] += v[l + off][k];
+            for (uint32_t k = 0; k < nt; ++k)
+                chunk[k] = w == 0 ? v[0][k] : chunk[k] + v[0][k];
+        }
         for (uint32_t k = 0; k < nt; ++k)
-            sum[k] += t[k];
+            sum[k] += chunk[k];
     }
+}
+
+typedef struct pair_args {
+    const icp_work *w;
+    uint32_t metric;
+    double max_sqdist;
+} pair_args;
+
+static void pair_terms_of(const void *arg, size_t i, double *t)
+{
+    const pair_args *a = arg;
+    const icp_work *w = a->w;
+    const float *nrm = NULL;
+    if (w->nearest[i] != UINT32_MAX && (double)w->sqdist[i] <= a->max_sqdist)
+        nrm = scene_normal(w->scene, a->metric, w->nearest[i]);
+    if (!nrm) {
+        for (uint32_t k = 0; k < grip_icp_terms(a->metric); ++k)
+            t[k] = 0.0;
+        return;
+    }
+    grip_icp_pair_terms(a->metric, w->moved + 3 * i, w->scene->xyz + 3 * (size_t)w->nearest[i], nrm, w->sqdist[i], t);
+}
+
+/* Sums the terms of the pairs within max_sqdist into sum[0 .. grip_icp_terms(metric)). */
+static void sum_pairs(const icp_work *w, uint32_t metric, double max_sqdist, double *sum)
+{
+    const pair_args a = {w, metric, max_sqdist};
+    ordered_sum(w->n, grip_icp_terms(metric), pair_terms_of, &a, sum);
 }
 
 static void refine(grip_ctx *ctx, const grip_icp_params *p, icp_work *w, grip_icp_result *r)
@@ -224,25 +264,39 @@ static void refine(grip_ctx *ctx, const grip_icp_params *p, icp_work *w, grip_ic
     }
 }
 
-static void score(grip_ctx *ctx, const grip_icp_params *p, icp_work *w, grip_icp_result *r)
+typedef struct score_args {
+    const icp_work *w;
+    const double *pose;
+    double inlier_sqdist;
+} score_args;
+
+/* Point i's score terms: facing the viewpoint, an inlier among those, its squared distance then. */
+static void score_terms_of(const void *arg, size_t i, double *t)
 {
     static const float no_normal[3] = {NAN, NAN, NAN};
-    find_nearest(ctx, w, r->pose);
-    const double inlier_sqdist = p->inlier_distance * p->inlier_distance;
-    double sum = 0.0;
-    r->n_points = r->n_inliers = 0;
-    for (size_t i = 0; i < w->n; ++i) {
-        if (!grip_icp_faces_viewpoint(r->pose, w->moved + 3 * i, w->normals ? w->normals + 3 * i : no_normal,
-                                      w->scene->viewpoint))
-            continue;
-        ++r->n_points;
-        if ((double)w->sqdist[i] <= inlier_sqdist) {
-            sum += w->sqdist[i];
-            ++r->n_inliers;
-        }
+    const score_args *a = arg;
+    const icp_work *w = a->w;
+    t[0] = t[1] = t[2] = 0.0;
+    if (!grip_icp_faces_viewpoint(a->pose, w->moved + 3 * i, w->normals ? w->normals + 3 * i : no_normal,
+                                  w->scene->viewpoint))
+        return;
+    t[0] = 1.0;
+    if ((double)w->sqdist[i] <= a->inlier_sqdist) {
+        t[1] = 1.0;
+        t[2] = (double)w->sqdist[i];
     }
+}
+
+static void score(grip_ctx *ctx, const grip_icp_params *p, icp_work *w, grip_icp_result *r)
+{
+    find_nearest(ctx, w, r->pose);
+    const score_args a = {w, r->pose, p->inlier_distance * p->inlier_distance};
+    double sum[3];
+    ordered_sum(w->n, 3, score_terms_of, &a, sum);
+    r->n_points = (size_t)sum[0];
+    r->n_inliers = (size_t)sum[1];
     r->fitness = r->n_points ? (double)r->n_inliers / (double)r->n_points : 0.0;
-    r->rmse = r->n_inliers ? sqrt(sum / (double)r->n_inliers) : INFINITY;
+    r->rmse = r->n_inliers ? sqrt(sum[2] / (double)r->n_inliers) : INFINITY;
     r->accepted = r->fitness >= p->min_fitness && r->rmse <= p->max_rmse;
 }
 

@@ -1,8 +1,14 @@
 /* icp_math.h -- the arithmetic of one ICP iteration that the CPU twin (icp.c) and the batched kernels
  * (cuda/verify/icp.cu) share, as static inline functions compiled by both sides, so that each pair, each update
  * and each stop decision rounds alike (math/rounded.h: every double operation rounded on its own, in the order
- * written here). The two sides differ only in the order in which the per-pair terms are summed (sequential on the
- * CPU, ordered block sums on the GPU), which moves a pose by a few units in the last place per iteration.
+ * written here). Both sides also sum the per-pair terms in one order (GRIP_ICP_CHUNK below), so that the sums, and
+ * with them every point-to-point update, are the same bits on both; point-to-plane differs only where CUDA's
+ * cos/sin round otherwise than the C library's (an ulp or so).
+ *
+ * The summation order: the points of a model (ICP's points, in their order) in chunks of GRIP_ICP_CHUNK; within a
+ * chunk, warps of GRIP_ICP_WARP consecutive points, each reduced by a halving tree (lane l takes lane l + off, off
+ * = 16, 8, 4, 2, 1: the GPU's __shfl_down_sync ladder), the chunk's warps added in warp order, the chunks' sums
+ * added in chunk order from 0. A point without a pair adds zeros.
  *
  * An iteration, for each pair (s = the model point under the current pose, d = its nearest scene point, n = d's
  * normal):
@@ -30,6 +36,9 @@
 #define GRIP_ICP_TERMS_P2P 17
 #define GRIP_ICP_TERMS_P2L 29
 #define GRIP_ICP_TERMS_MAX 29
+/* the fit's sums are over chunks of this many model points (one GPU block), warps of GRIP_ICP_WARP */
+#define GRIP_ICP_CHUNK 256
+#define GRIP_ICP_WARP 32
 
 /* Eigenvalues of A^T A below this fraction of the largest are treated as 0 (unconstrained motions stay 0). */
 #define GRIP_ICP_P2L_RCOND 1e-12
