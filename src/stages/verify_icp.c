@@ -44,7 +44,8 @@ static const grip_param_info icp_params[] = {
     {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "inlier_distance", "0.005", 1e-9, 1e9, NULL,
      "a model point is explained when a scene point lies within this distance (cloud units)"},
     {sizeof(grip_param_info), GRIP_PARAM_BOOL, "visible_fitness", "true", 0, 0, NULL,
-     "fitness counts only the model points whose normal faces the scene's viewpoint under the pose"},
+     "fitness counts only the model points whose normal faces the scene's viewpoint under the pose (normals "
+     "pointing out of the object, as a scan's oriented to its sensor do)"},
     {sizeof(grip_param_info), GRIP_PARAM_INT, "normals_k", "10", 3, 32, NULL,
      "neighbours for the normals computed when a cloud and its features carry none"},
     {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "min_fitness", "0.3", 0, 1, NULL,
