@@ -36,8 +36,8 @@ typedef struct scan {
     char name[64];
     double pose[16]; /* scan -> world */
     host_cloud cloud;
-    float *normals;  /* n x 3 */
-    float *icp_xyz;  /* the thinned points ICP uses (grip_icp_model_points) */
+    float *normals; /* n x 3 */
+    float *icp_xyz; /* the thinned points ICP uses (grip_icp_model_points) */
     size_t icp_n;
     double centroid[3];
 } scan;
@@ -222,8 +222,8 @@ int main(int argc, char **argv)
             for (uint32_t k = 0; k < n; ++k)
                 grip_icp_perturb(&seed, truth, center, 10.0, 0.02, poses + 16 * (size_t)k);
             grip_icp_cuda_scene *dev = NULL;
-            if (use_gpu && grip_icp_cuda_scene_build(ctx, a->cloud.xyz, a->cloud.n, a->normals, 3, NULL, &dev) !=
-                               GRIP_OK) {
+            if (use_gpu &&
+                grip_icp_cuda_scene_build(ctx, a->cloud.xyz, a->cloud.n, a->normals, 3, NULL, &dev) != GRIP_OK) {
                 fprintf(stderr, "gpu scene: %s\n", ctx->last_error);
                 return 1;
             }
@@ -292,8 +292,8 @@ int main(int argc, char **argv)
         for (int metric = 0; metric < 2; ++metric)
             if (tot.runs[backend][metric])
                 printf("total backend=%s metric=%s success=%u/%u rate=%.3f\n", backend ? "cuda" : "cpu",
-                       metric ? "point_to_plane" : "point_to_point", tot.ok[backend][metric],
-                       tot.runs[backend][metric], (double)tot.ok[backend][metric] / tot.runs[backend][metric]);
+                       metric ? "point_to_plane" : "point_to_point", tot.ok[backend][metric], tot.runs[backend][metric],
+                       (double)tot.ok[backend][metric] / tot.runs[backend][metric]);
     free(poses);
     free(ids);
     free(res);

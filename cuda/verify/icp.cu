@@ -41,9 +41,9 @@ constexpr int kChunk = GRIP_ICP_CHUNK; // model points per block (icp_math.h's s
 constexpr int kWarps = kChunk / GRIP_ICP_WARP;
 static_assert(GRIP_ICP_WARP == 32, "the block sums reduce whole warps");
 constexpr int kUpdateThreads = 128;
-constexpr int kActiveCheckEvery = 4;   // iterations between looks at the number of active hypotheses
-constexpr int kScoreTerms = 3;         // points facing the viewpoint, inliers among them, their squared distances
-constexpr uint32_t kMinPairs = 3;      // PCL's min_number_correspondences_
+constexpr int kActiveCheckEvery = 4; // iterations between looks at the number of active hypotheses
+constexpr int kScoreTerms = 3;       // points facing the viewpoint, inliers among them, their squared distances
+constexpr uint32_t kMinPairs = 3;    // PCL's min_number_correspondences_
 
 // One chunk: kChunk (or fewer) model points of one hypothesis.
 struct chunk {
@@ -69,8 +69,7 @@ __device__ __forceinline__ bool finite3(float4 p)
 }
 
 // Sums v[0 .. NT) over the block (kChunk threads) in a fixed order; thread t < NT writes term t to out[t].
-template <int NT>
-__device__ __forceinline__ void block_sum(double (&v)[NT], double (*warp_sums)[NT], double *out)
+template <int NT> __device__ __forceinline__ void block_sum(double (&v)[NT], double (*warp_sums)[NT], double *out)
 {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
 #pragma unroll
@@ -401,7 +400,8 @@ grip_status check_batch(grip_ctx *ctx, const grip_icp_params *p, const grip_icp_
     if (b->model_first[b->n_models] > 0 && !b->model_xyz)
         return grip_fail(ctx, GRIP_EINVAL, "verify (cuda): ICP batch has model points but model_xyz is NULL");
     if (p->metric == GRIP_ICP_POINT_TO_PLANE && !scene->normals)
-        return grip_fail(ctx, GRIP_ECONFIG, "verify.metric: point_to_plane needs scene normals, and the scene has none");
+        return grip_fail(ctx, GRIP_ECONFIG,
+                         "verify.metric: point_to_plane needs scene normals, and the scene has none");
     for (uint32_t m = 0; m < b->n_models; ++m)
         if (b->model_first[m + 1] < b->model_first[m])
             return grip_fail(ctx, GRIP_EINVAL, "verify (cuda): ICP batch model offsets descend at model %u", m);
@@ -424,8 +424,8 @@ grip_status make_chunks(grip_ctx *ctx, const grip_icp_batch *b, chunk **chunks, 
         total += (b->model_first[m + 1] - b->model_first[m] + kChunk - 1) / kChunk;
     }
     if (total > INT32_MAX)
-        return grip_fail(ctx, GRIP_EINVAL, "verify (cuda): %zu chunks of %d points, more than one launch holds",
-                         total, kChunk);
+        return grip_fail(ctx, GRIP_EINVAL, "verify (cuda): %zu chunks of %d points, more than one launch holds", total,
+                         kChunk);
     *chunks = (chunk *)malloc((total ? total : 1) * sizeof **chunks);
     *first = (uint32_t *)malloc(((size_t)b->n_hypotheses + 1) * sizeof **first);
     if (!*chunks || !*first)

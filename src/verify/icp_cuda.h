@@ -35,9 +35,9 @@ void grip_icp_cuda_scene_free(grip_icp_cuda_scene *scene);
 
 /* The hypotheses of one batch, over the ICP points of every model (grip_icp_model_points, concatenated). */
 typedef struct grip_icp_batch {
-    const float *model_xyz;           /* host, model_first[n_models] rows x 3 */
-    const float *model_normals;       /* host, the same rows x 3, or NULL: every point is scored */
-    const size_t *model_first;        /* n_models + 1 ascending row offsets: model m is rows [first[m], first[m+1]) */
+    const float *model_xyz;     /* host, model_first[n_models] rows x 3 */
+    const float *model_normals; /* host, the same rows x 3, or NULL: every point is scored */
+    const size_t *model_first;  /* n_models + 1 ascending row offsets: model m is rows [first[m], first[m+1]) */
     uint32_t n_models;
     uint32_t n_hypotheses;
     const uint32_t *hypothesis_model; /* n_hypotheses model numbers, each < n_models */

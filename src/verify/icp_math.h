@@ -116,9 +116,12 @@ GRIP_HD static inline void grip_icp_pair_terms(uint32_t metric, const double s[3
     const double row[6] = {GRIP_DSUB(GRIP_DMUL(n[2], s[1]), GRIP_DMUL(n[1], s[2])),
                            GRIP_DSUB(GRIP_DMUL(n[0], s[2]), GRIP_DMUL(n[2], s[0])),
                            GRIP_DSUB(GRIP_DMUL(n[1], s[0]), GRIP_DMUL(n[0], s[1])),
-                           n[0], n[1], n[2]};
-    const double b = GRIP_DADD(GRIP_DADD(GRIP_DMUL(n[0], GRIP_DSUB(d[0], s[0])), GRIP_DMUL(n[1], GRIP_DSUB(d[1], s[1]))),
-                               GRIP_DMUL(n[2], GRIP_DSUB(d[2], s[2])));
+                           n[0],
+                           n[1],
+                           n[2]};
+    const double b = GRIP_DADD(
+        GRIP_DADD(GRIP_DMUL(n[0], GRIP_DSUB(d[0], s[0])), GRIP_DMUL(n[1], GRIP_DSUB(d[1], s[1]))),
+        GRIP_DMUL(n[2], GRIP_DSUB(d[2], s[2])));
     int k = 2;
     for (int r = 0; r < 6; ++r)
         for (int c = r; c < 6; ++c)
@@ -218,8 +221,8 @@ GRIP_HD static inline void grip_icp_solve_p2p(const double *sum, double delta[16
         if (N[7 * k] > N[7 * best])
             best = k;
     double q0 = V[best], qx = V[6 + best], qy = V[12 + best], qz = V[18 + best];
-    const double norm = sqrt(GRIP_DADD(GRIP_DADD(GRIP_DADD(GRIP_DMUL(q0, q0), GRIP_DMUL(qx, qx)), GRIP_DMUL(qy, qy)),
-                                       GRIP_DMUL(qz, qz)));
+    const double norm = sqrt(
+        GRIP_DADD(GRIP_DADD(GRIP_DADD(GRIP_DMUL(q0, q0), GRIP_DMUL(qx, qx)), GRIP_DMUL(qy, qy)), GRIP_DMUL(qz, qz)));
     q0 = GRIP_DDIV(q0, norm);
     qx = GRIP_DDIV(qx, norm);
     qy = GRIP_DDIV(qy, norm);

@@ -60,8 +60,8 @@ static void cpu_all(grip_ctx *ctx, const grip_icp_params *p, const icp_case *c, 
                     const double *poses, uint32_t n, uint32_t every, grip_icp_result *out, uint8_t *stable)
 {
     grip_kdtree3d *tree = grip_test_kdtree(ctx, c->scene_xyz, c->n_scene);
-    const grip_icp_scene sc = {tree, c->scene_xyz, c->scene_normals, 3, {c->viewpoint[0], c->viewpoint[1],
-                                                                          c->viewpoint[2]}};
+    const grip_icp_scene sc = {
+        tree, c->scene_xyz, c->scene_normals, 3, {c->viewpoint[0], c->viewpoint[1], c->viewpoint[2]}};
     for (uint32_t h = 0; h < n; h += every) {
         const uint32_t m = model[h];
         const grip_icp_model md = {c->model_xyz[m], c->n_model[m], c->model_normals[m], 3};
@@ -205,8 +205,14 @@ static void run_terrain(uint32_t metric, double final_distance, int visible, dou
     double poses[N * 16];
     hypotheses(11, &t, N, model, poses);
     const float empty_model[3] = {NAN, NAN, NAN};
-    icp_case c = {t.scene.xyz, t.scene.normals, t.scene.n, {0, 0, 0},
-                  {t.model.xyz, empty_model}, {visible ? t.model.normals : NULL, NULL}, {t.model.n, 1}, 2};
+    icp_case c = {t.scene.xyz,
+                  t.scene.normals,
+                  t.scene.n,
+                  {0, 0, 0},
+                  {t.model.xyz, empty_model},
+                  {visible ? t.model.normals : NULL, NULL},
+                  {t.model.n, 1},
+                  2};
     const double up[3] = {0.0, 0.0, 1.0}; /* the viewpoint, above the model's patch, in scene coordinates */
     for (int r = 0; r < 3; ++r)
         c.viewpoint[r] = t.truth[4 * r] * up[0] + t.truth[4 * r + 1] * up[1] + t.truth[4 * r + 2] * up[2] +
@@ -313,8 +319,8 @@ START_TEST(tutorial_pair)
         uint8_t stable[N];
         cpu_all(ctx, &p, &c, ids, poses, N, 1, cpu, stable);
         ck_assert_msg(gpu_all(ctx, &p, &c, ids, poses, N, gpu) == GRIP_OK, "gpu: %s", ctx->last_error);
-        const uint32_t accepted =
-            compare(cpu, gpu, stable, N, 1, metric ? "tutorial point-to-plane" : "tutorial point-to-point");
+        const uint32_t accepted = compare(cpu, gpu, stable, N, 1,
+                                          metric ? "tutorial point-to-plane" : "tutorial point-to-point");
         ck_assert_uint_eq(gpu[0].accepted, 1); /* PCL's Hough pose is the true milk instance */
         ck_assert_uint_ge(accepted, 1);
     }
@@ -342,8 +348,8 @@ START_TEST(bad_scenes)
     hypotheses(3, &t, N, model, poses);
     for (uint32_t h = 0; h < N; ++h)
         model[h] = 0;
-    icp_case c = {t.scene.xyz, t.scene.normals, t.scene.n, {0, 0, 0}, {t.model.xyz, NULL}, {NULL, NULL},
-                  {t.model.n, 0}, 1};
+    icp_case c = {t.scene.xyz,         t.scene.normals, t.scene.n,      {0, 0, 0},
+                  {t.model.xyz, NULL}, {NULL, NULL},    {t.model.n, 0}, 1};
     grip_icp_params p = base_params(GRIP_ICP_POINT_TO_PLANE);
     p.max_correspondence_distance = 5.0; /* every point pairs with anything: poses wander */
     grip_icp_result cpu[N], gpu[N];

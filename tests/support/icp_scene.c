@@ -91,9 +91,8 @@ void grip_icp_perturb(uint64_t *seed, const double pose[16], const double center
     random_unit(seed, dir);
     const double ang = degrees * PI / 180.0, c = cos(ang), s = sin(ang), C = 1.0 - c;
     const double x = axis[0], y = axis[1], z = axis[2];
-    const double R[9] = {c + x * x * C,     x * y * C - z * s, x * z * C + y * s,
-                         y * x * C + z * s, c + y * y * C,     y * z * C - x * s,
-                         z * x * C - y * s, z * y * C + x * s, c + z * z * C};
+    const double R[9] = {c + x * x * C,     x * y * C - z * s, x * z * C + y * s, y * x * C + z * s, c + y * y * C,
+                         y * z * C - x * s, z * x * C - y * s, z * y * C + x * s, c + z * z * C};
     double D[16] = {0};
     for (int r = 0; r < 3; ++r) {
         for (int k = 0; k < 3; ++k)
