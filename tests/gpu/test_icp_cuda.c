@@ -6,7 +6,7 @@
  * point-to-plane, with and without the distance schedule and visible fitness, two models of which one is empty;
  * on PCL's tutorial pair from PCL's Hough pose, perturbed, when the shared data is there. Bad input: a scene with no
  * point near the model, hypotheses that diverge, NaN rows, 10,000 hypotheses, bad arguments, and the context still
- * usable after each failure. A run repeats bit for bit. Skips (77) without a usable device. */
+ * usable after each failure. The verify stage itself with device = cuda against device = cpu: the same verdicts. A run repeats bit for bit. Skips (77) without a usable device. */
 #include "test_support.h"
 #include "icp_scene.h"
 #include "descriptor/normals.h"
@@ -14,6 +14,8 @@
 #include "verify/icp.h"
 #include "verify/icp_cuda.h"
 #include "verify/icp_math.h"
+#include "stages/registry.h"
+#include "stages/stage.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -442,6 +444,93 @@ START_TEST(bad_arguments)
 }
 END_TEST
 
+static grip_cloud cloud_of(const grip_icp_cloud *c)
+{
+    grip_cloud g;
+    memset(&g, 0, sizeof g);
+    g.struct_size = sizeof g;
+    g.width = (uint32_t)c->n;
+    g.height = 1;
+    const grip_array xyz = {sizeof(grip_array), GRIP_F32, GRIP_MEM_HOST, -1, c->n, 3, c->xyz};
+    const grip_array normals = {sizeof(grip_array), GRIP_F32, GRIP_MEM_HOST, -1, c->n, 3, c->normals};
+    g.xyz = xyz;
+    g.normals = normals;
+    return g;
+}
+
+static grip_verdicts *stage_verify(grip_ctx *ctx, const char *device, const grip_cloud *model, const grip_cloud *scene,
+                                   const grip_hypotheses *h)
+{
+    const grip_kv kv[] = {{"device", device},
+                          {"metric", "point_to_plane"},
+                          {"max_hypotheses", "24"},
+                          {"max_iterations", "30"},
+                          {"max_correspondence_distance", "0.02"},
+                          {"final_correspondence_distance", "0.004"},
+                          {"model_leaf", "0.003"},
+                          {"inlier_distance", "0.002"},
+                          {"min_fitness", "0.5"},
+                          {"max_rmse", "0.0015"},
+                          {"max_drift", "0.05"},
+                          {"duplicate_distance", "0.001"}};
+    grip_stage *st = NULL;
+    ck_assert_msg(grip_stage_create(&grip_verify_icp, ctx, kv, sizeof kv / sizeof kv[0], &st) == GRIP_OK, "%s",
+                  ctx->last_error);
+    const grip_view mv = {sizeof(grip_view), model, NULL}, sv = {sizeof(grip_view), scene, NULL};
+    grip_verdicts *v = NULL;
+    ck_assert_msg(grip_verify_icp.verify(st, &mv, 1, &sv, h, &v) == GRIP_OK, "%s: %s", device, ctx->last_error);
+    grip_stage_destroy(st);
+    return v;
+}
+
+/* The verify stage with device = cuda and with device = cpu: the same verdicts (cap, metric, schedule, visible
+ * fitness from the clouds' normals, drift and duplicates on the host). */
+START_TEST(stage_cuda_matches_cpu)
+{
+    grip_ctx *ctx = grip_test_ctx();
+    terrain_data t;
+    terrain_make(21, 20000, 4000, &t);
+    enum { N = 30 };
+    uint32_t model[N];
+    double poses[N * 16];
+    hypotheses(23, &t, N, model, poses);
+    grip_hypothesis items[N];
+    uint64_t s = 5;
+    for (uint32_t h = 0; h < N; ++h) {
+        memset(&items[h], 0, sizeof items[h]);
+        items[h].struct_size = sizeof items[h];
+        items[h].votes = (float)(grip_icp_uniform(&s) * 100.0);
+        for (int k = 0; k < 16; ++k)
+            items[h].pose[k] = (float)poses[16 * h + k];
+    }
+    grip_hypotheses hy = {sizeof hy, N, sizeof(grip_hypothesis), items, NULL};
+    grip_cloud mc = cloud_of(&t.model), sc = cloud_of(&t.scene);
+    for (int r = 0; r < 3; ++r) /* the sensor above the patch */
+        sc.viewpoint[r] = (float)(t.truth[4 * r + 2] + t.truth[4 * r + 3]);
+    grip_verdicts *gpu = stage_verify(ctx, "cuda", &mc, &sc, &hy), *cpu = stage_verify(ctx, "cpu", &mc, &sc, &hy);
+    uint32_t accepted = 0;
+    for (uint32_t h = 0; h < N; ++h) {
+        const grip_verdict *a = &cpu->items[h], *b = &gpu->items[h];
+        ck_assert_msg(a->accepted == b->accepted, "hypothesis %u: accepted cpu %u gpu %u", h, a->accepted, b->accepted);
+        for (int k = 0; k < 16; ++k)
+            ck_assert(isfinite(b->pose[k]));
+        if (!a->accepted)
+            continue;
+        ++accepted;
+        ck_assert_uint_eq(a->iterations, b->iterations);
+        for (int k = 0; k < 16; ++k)
+            ck_assert_msg(fabsf(a->pose[k] - b->pose[k]) <= POSE_TOLERANCE, "hypothesis %u: pose[%d] %g vs %g", h, k,
+                          a->pose[k], b->pose[k]);
+        ck_assert_float_eq_tol(a->fitness, b->fitness, 1e-3);
+    }
+    ck_assert_uint_ge(accepted, 1);
+    cpu->release(cpu);
+    gpu->release(gpu);
+    terrain_free(&t);
+    grip_ctx_free(ctx);
+}
+END_TEST
+
 static Suite *icp_cuda_suite(void)
 {
     Suite *s = suite_create("icp_cuda");
@@ -458,6 +547,7 @@ static Suite *icp_cuda_suite(void)
     tcase_add_test(large, terrain_point_to_plane);
     tcase_add_test(large, terrain_schedule_visible_thinned);
     tcase_add_test(large, ten_thousand_hypotheses);
+    tcase_add_test(large, stage_cuda_matches_cpu);
     char path[4096];
     if (grip_test_data_path(path, sizeof path, "pcl_reference/tutorial/instances.txt") &&
         grip_test_data_path(path, sizeof path, "pcl/milk_cartoon_all_small_clorox.pcd") &&
