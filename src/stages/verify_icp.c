@@ -448,7 +448,7 @@ static grip_status refine_all(grip_stage *st, const grip_view *models, uint32_t 
         s = rank_and_cap(st, h, &kept, &n_kept);
     if (!s && !(res = calloc((size_t)n_kept + 1, sizeof *res)))
         s = grip_fail(ctx, GRIP_ENOMEM, "verify: out of memory for %u results", n_kept);
-    if (!s)
+    if (!s && n_kept > 0) /* no hypothesis: no scene tree to build */
         s = st->use_cuda ? refine_cuda(st, &p, &om, scene, &sn, h, kept, n_kept, res)
                          : refine_cpu(st, &p, &om, scene, &sn, h, kept, n_kept, res);
     for (uint32_t i = 0; i < h->count && !s; i++) { /* left out by the cap */
