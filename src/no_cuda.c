@@ -21,6 +21,7 @@
 #include "group/board_lrf_cuda.h"
 #include "group/hough3d_cuda.h"
 #include "group/gc_cuda.h"
+#include "verify/icp_cuda.h"
 
 static grip_status no_cuda(grip_ctx *ctx, const char *what)
 {
@@ -447,4 +448,24 @@ grip_status grip_gc_cluster_cuda(grip_ctx *ctx, const grip_gc_params *params, co
     (void)params; (void)model_kp_xyz; (void)n_model_kp; (void)scene_kp_xyz; (void)n_scene_kp; (void)corr;
     (void)n_corr;
     return no_cuda_group(ctx, "group.gc", out, n_out);
+}
+
+/* ---- verify/icp_cuda.h ---- */
+
+grip_status grip_icp_cuda_scene_build(grip_ctx *ctx, const float *xyz, size_t n, const float *normals,
+                                      size_t normal_stride, const double viewpoint[3], grip_icp_cuda_scene **out)
+{
+    (void)xyz; (void)n; (void)normals; (void)normal_stride; (void)viewpoint;
+    if (out)
+        *out = NULL;
+    return no_cuda(ctx, "verify icp");
+}
+
+void grip_icp_cuda_scene_free(grip_icp_cuda_scene *scene) { (void)scene; }
+
+grip_status grip_icp_cuda_refine(grip_ctx *ctx, const grip_icp_params *params, const grip_icp_cuda_scene *scene,
+                                 const grip_icp_batch *batch, grip_icp_result *out)
+{
+    (void)params; (void)scene; (void)batch; (void)out;
+    return no_cuda(ctx, "verify icp");
 }
