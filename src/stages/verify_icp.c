@@ -9,6 +9,7 @@
 #include "stages/stage.h"
 #include "stages/cloud_input.h"
 #include "stages/registry.h"
+#include "stages/verify_common.h"
 #include "descriptor/normals.h"
 #include "descriptor/normals_cuda.h"
 #include "spatial/kdtree3d.h"
@@ -78,65 +79,6 @@ static grip_icp_params icp_params_of(const grip_stage *st)
     p.metric = grip_stage_choice(st, "metric") == 1 ? GRIP_ICP_POINT_TO_PLANE : GRIP_ICP_POINT_TO_POINT;
     p.final_correspondence_distance = grip_stage_number(st, "final_correspondence_distance");
     return p;
-}
-
-static const grip_hypothesis *hypothesis_at(const grip_hypotheses *h, uint32_t i)
-{
-    return (const grip_hypothesis *)((const char *)h->items + (size_t)i * h->item_size);
-}
-
-/* The hypotheses as verify() reads them: the whole struct, and items when count > 0, a grip_hypothesis apart at
- * least, each a whole grip_hypothesis naming a model view, with a finite pose. */
-static grip_status check_hypotheses(grip_ctx *ctx, const grip_hypotheses *h, uint32_t n_models)
-{
-    grip_status s = grip_struct_check(ctx, h, sizeof *h, "verify: hypotheses", "grip_hypotheses");
-    if (s || h->count == 0)
-        return s;
-    if (!h->items)
-        return grip_fail(ctx, GRIP_EINVAL, "verify: hypotheses: %u hypotheses but items is NULL", h->count);
-    if (h->item_size < sizeof(grip_hypothesis))
-        return grip_fail(ctx, GRIP_EINVAL, "verify: hypotheses: item_size %u is below the %zu bytes of a grip_hypothesis",
-                         h->item_size, sizeof(grip_hypothesis));
-    for (uint32_t i = 0; i < h->count && !s; i++) {
-        const grip_hypothesis *hy = hypothesis_at(h, i);
-        if (hy->struct_size < sizeof *hy)
-            s = grip_fail(ctx, GRIP_EINVAL, "verify: hypotheses.items[%u].struct_size %u is below the %zu bytes of a "
-                          "grip_hypothesis", i, hy->struct_size, sizeof *hy);
-        else if (hy->model_id >= n_models)
-            s = grip_fail(ctx, GRIP_EINVAL, "verify: hypotheses.items[%u] names model %u, but %u model views were given",
-                          i, hy->model_id, n_models);
-        for (int k = 0; k < 16 && !s; k++)
-            if (!isfinite(hy->pose[k]))
-                s = grip_fail(ctx, GRIP_EINVAL, "verify: hypotheses.items[%u].pose is not finite", i);
-    }
-    return s;
-}
-
-/* A view as verify() reads it: the whole grip_view with a cloud (checked in full when it is opened). */
-static grip_status check_view(grip_ctx *ctx, const grip_view *view, const char *what)
-{
-    grip_status s = grip_struct_check(ctx, view, sizeof *view, what, "grip_view");
-    if (!s && !view->cloud)
-        s = grip_fail(ctx, GRIP_EINVAL, "%s.cloud is NULL", what);
-    return s;
-}
-
-static grip_status check_inputs(grip_ctx *ctx, const grip_view *models, uint32_t n_models, const grip_view *scene,
-                                const grip_hypotheses *h)
-{
-    grip_status s = check_hypotheses(ctx, h, n_models);
-    if (!s)
-        s = check_view(ctx, scene, "verify: scene");
-    if (s)
-        return s;
-    if (n_models && !models) /* refine_all opens every model view, with or without hypotheses */
-        return grip_fail(ctx, GRIP_EINVAL, "verify: %u model views, but models is NULL", n_models);
-    for (uint32_t m = 0; m < n_models && !s; m++) {
-        char what[64];
-        snprintf(what, sizeof what, "verify: models[%u]", m);
-        s = check_view(ctx, &models[m], what);
-    }
-    return s;
 }
 
 /* The fraction of the model the camera should see in place but sees through; NaN for an unorganized scene. */
@@ -247,8 +189,6 @@ static grip_icp_model icp_model_of(const open_models *om, uint32_t m)
     return model;
 }
 
-static const grip_hypothesis *hypothesis_at(const grip_hypotheses *h, uint32_t i);
-
 /* A hypothesis' rank key: its votes and index. */
 typedef struct ranked {
     float votes;
@@ -287,7 +227,7 @@ static grip_status rank_and_cap(grip_stage *st, const grip_hypotheses *h, uint32
         return grip_fail(st->ctx, GRIP_ENOMEM, "verify: out of memory for %u hypotheses", h->count);
     }
     for (uint32_t i = 0; i < h->count; i++)
-        order[i] = (ranked){hypothesis_at(h, i)->votes, i};
+        order[i] = (ranked){grip_verify_hypothesis_at(h, i)->votes, i};
     if (n < h->count)
         qsort(order, h->count, sizeof *order, by_votes);
     for (uint32_t i = 0; i < n; i++)
@@ -309,7 +249,7 @@ static grip_status refine_cpu(grip_stage *st, const grip_icp_params *p, const op
     grip_icp_scene sc = {tree, scene->xyz, sn->rows, sn->stride,
                          {scene->viewpoint[0], scene->viewpoint[1], scene->viewpoint[2]}};
     for (uint32_t k = 0; k < n_kept && !s; k++) {
-        const grip_hypothesis *hy = hypothesis_at(h, kept[k]);
+        const grip_hypothesis *hy = grip_verify_hypothesis_at(h, kept[k]);
         double init[16];
         for (int e = 0; e < 16; e++)
             init[e] = hy->pose[e];
@@ -384,7 +324,7 @@ static grip_status refine_cuda(grip_stage *st, const grip_icp_params *p, const o
     if (!s && (!model || !poses))
         s = grip_fail(st->ctx, GRIP_ENOMEM, "verify: out of memory for %u hypotheses", n_kept);
     for (uint32_t k = 0; k < n_kept && !s; k++) {
-        const grip_hypothesis *hy = hypothesis_at(h, kept[k]);
+        const grip_hypothesis *hy = grip_verify_hypothesis_at(h, kept[k]);
         model[k] = hy->model_id;
         for (int e = 0; e < 16; e++)
             poses[16 * (size_t)k + e] = hy->pose[e];
@@ -453,7 +393,7 @@ static grip_status refine_all(grip_stage *st, const grip_view *models, uint32_t 
                          : refine_cpu(st, &p, &om, scene, &sn, h, kept, n_kept, res);
     for (uint32_t i = 0; i < h->count && !s; i++) { /* left out by the cap */
         grip_verdict *vd = &v->items[i];
-        const grip_hypothesis *hy = hypothesis_at(h, i);
+        const grip_hypothesis *hy = grip_verify_hypothesis_at(h, i);
         vd->struct_size = sizeof *vd;
         vd->hypothesis = i;
         for (int k = 0; k < 16; k++)
@@ -462,7 +402,7 @@ static grip_status refine_all(grip_stage *st, const grip_view *models, uint32_t 
         vd->violation = NAN;
     }
     for (uint32_t k = 0; k < n_kept && !s; k++) {
-        const grip_hypothesis *hy = hypothesis_at(h, kept[k]);
+        const grip_hypothesis *hy = grip_verify_hypothesis_at(h, kept[k]);
         verdict_of(st, &cam, scene, &om.cloud[hy->model_id], &spreads[hy->model_id], hy, kept[k], res[k],
                    &v->items[kept[k]]);
     }
@@ -483,7 +423,7 @@ static grip_status suppress_duplicates(grip_stage *st, uint32_t n_models, const 
     grip_status s = model && accepted && poses && scores ? GRIP_OK
                                                          : grip_fail(st->ctx, GRIP_ENOMEM, "verify: out of memory");
     for (size_t i = 0; i < n && !s; i++) {
-        model[i] = hypothesis_at(h, (uint32_t)i)->model_id;
+        model[i] = grip_verify_hypothesis_at(h, (uint32_t)i)->model_id;
         accepted[i] = v->items[i].accepted;
         scores[i] = v->items[i].fitness;
         for (int k = 0; k < 16; k++)
@@ -506,7 +446,7 @@ static grip_status icp_verify(grip_stage *st, const grip_view *models, uint32_t 
 {
     grip_status s = grip_stage_check_call(&grip_verify_icp, st, out, GRIP_MEM_HOST);
     if (!s)
-        s = check_inputs(st->ctx, models, n_models, scene, h);
+        s = grip_verify_check_inputs(st->ctx, models, n_models, scene, h);
     if (s)
         return s;
     grip_cloud_input sc;
