@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 int host_plugin_path(const host_options *o, char *buf, size_t n)
 {
@@ -89,6 +90,13 @@ int host_run_pipeline(const host_options *o, const char *const *default_sets, co
     return rc;
 }
 
+int host_run_task(const host_options *o, const char *const *default_sets, const recognition_task *t,
+                  pipeline_result *result)
+{
+    return host_run_pipeline(o, default_sets, t->clouds, (int)t->n_clouds, t->model_of_cloud, t->n_models, t->scene,
+                             result);
+}
+
 static int read_clouds(const host_options *o, host_cloud *models, host_cloud *scene)
 {
     char err[1024];
@@ -105,6 +113,7 @@ static int read_clouds(const host_options *o, host_cloud *models, host_cloud *sc
     return bad ? -1 : 0;
 }
 
+
 int cmd_run(const host_options *o)
 {
     if (!o->config || !o->scene || o->n_models == 0) {
@@ -114,11 +123,13 @@ int cmd_run(const host_options *o)
     host_cloud *models = calloc((size_t)o->n_models, sizeof *models);
     host_cloud scene = {0};
     pipeline_result r = {0};
+    recognition_task t;
+    memset(&t, 0, sizeof t);
     int rc = 1;
-    if (!models)
+    if (!models || task_from_clouds(models, o->models, (uint32_t)o->n_models, &scene, &t) != 0)
         fprintf(stderr, "grip-host: out of memory\n");
     else if (read_clouds(o, models, &scene) == 0)
-        rc = host_run_pipeline(o, NULL, models, o->n_models, NULL, 0, &scene, &r);
+        rc = host_run_task(o, NULL, &t, &r);
     if (rc == 0) {
         if (o->json)
             pipeline_result_print_json(stdout, &r, o->models);
@@ -126,6 +137,7 @@ int cmd_run(const host_options *o)
             pipeline_result_print_text(stdout, &r, o->models);
     }
     pipeline_result_free(&r);
+    task_free(&t);
     for (int i = 0; models && i < o->n_models; i++)
         host_cloud_free(&models[i]);
     free(models);

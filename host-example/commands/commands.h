@@ -39,4 +39,9 @@ int host_run_pipeline(const host_options *o, const char *const *default_sets, co
                       int n_models, const uint32_t *model_of_cloud, uint32_t n_model_ids, const host_cloud *scene,
                       pipeline_result *result);
 
+/* host_run_pipeline on a recognition task (judge/task.h). */
+#include "judge/task.h"
+int host_run_task(const host_options *o, const char *const *default_sets, const recognition_task *t,
+                  pipeline_result *result);
+
 #endif
