@@ -20,9 +20,10 @@ static void usage(FILE *f)
             "commands:\n"
             "  list                          the plugin's stages and their parameter tables\n"
             "  run --config FILE --model FILE [--model FILE]... --scene FILE [--set section.key=value]... [--json]\n"
-            "      [--repeat N]              recognise the models in the scene (PCD or PLY files); with --repeat,\n"
+            "      [--repeat N] [--overlay OUT.ply]\n"
+            "                                recognise the models in the scene (PCD or PLY files); with --repeat,\n"
             "                                run N times and report each stage's median time\n"
-            "  demo [--config FILE] [--seed N] [--objects N] [--set ...] [--json]\n"
+            "  demo [--config FILE] [--seed N] [--objects N] [--set ...] [--json] [--overlay OUT.ply]\n"
             "                                generate a scene with known poses, recognise it, compare with the truth\n"
             "  synth --out DIR [--seed N] [--objects N]\n"
             "                                write a generated scene, its models and their true poses\n"
@@ -64,7 +65,7 @@ static int parse_option(int argc, char **argv, int *i, host_options *o)
         return 0;
     }
     static const char *with_value[] = {"--plugin", "--config", "--set", "--model", "--scene", "--out", "--seed",
-                                       "--objects", "--repeat"};
+                                       "--objects", "--repeat", "--overlay"};
     int known = 0;
     for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++)
         known |= strcmp(a, with_value[k]) == 0;
@@ -81,6 +82,7 @@ static int parse_option(int argc, char **argv, int *i, host_options *o)
     else if (strcmp(a, "--model") == 0) o->models[o->n_models++] = v;
     else if (strcmp(a, "--scene") == 0) o->scene = v;
     else if (strcmp(a, "--out") == 0) o->out_dir = v;
+    else if (strcmp(a, "--overlay") == 0) o->overlay = v;
     else if (strcmp(a, "--seed") == 0) {
         if (parse_number(a, v, &o->seed)) return -1;
     } else if (strcmp(a, "--repeat") == 0) {

@@ -72,6 +72,7 @@ int cmd_demo(const host_options *o)
             report(&t, &r, &j);
             printf("\nfound %u of %u objects within 1 cm of their true pose\n", j.found, sc->n_objects);
         }
+        rc = host_write_overlay(o, &t, &r);
     }
     judge_result_free(&j);
     pipeline_result_free(&r);

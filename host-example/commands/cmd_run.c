@@ -2,6 +2,7 @@
  * that `demo` shares. */
 #include "commands/commands.h"
 #include "host_util.h"
+#include "overlay.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -114,6 +115,16 @@ static int read_clouds(const host_options *o, host_cloud *models, host_cloud *sc
 }
 
 
+int host_write_overlay(const host_options *o, const recognition_task *t, const pipeline_result *r)
+{
+    char err[1024];
+    if (o->overlay && overlay_write(o->overlay, t, r, err, sizeof err) != 0) {
+        fprintf(stderr, "grip-host: --overlay: %s\n", err);
+        return 1;
+    }
+    return 0;
+}
+
 int cmd_run(const host_options *o)
 {
     if (!o->config || !o->scene || o->n_models == 0) {
@@ -135,6 +146,7 @@ int cmd_run(const host_options *o)
             pipeline_result_print_json(stdout, &r, o->models);
         else
             pipeline_result_print_text(stdout, &r, o->models);
+        rc = host_write_overlay(o, &t, &r);
     }
     pipeline_result_free(&r);
     task_free(&t);

@@ -18,6 +18,7 @@ typedef struct host_options {
     int objects;               /* --objects N (demo, synth); 0 = default */
     int json;                  /* --json */
     int repeat;                /* --repeat N: run the pipeline N times, report median stage times (default 1) */
+    const char *overlay;       /* --overlay FILE.ply (run, demo): the picture of the run (overlay.h) */
 } host_options;
 
 int cmd_list(const host_options *o);
@@ -43,5 +44,7 @@ int host_run_pipeline(const host_options *o, const char *const *default_sets, co
 #include "judge/task.h"
 int host_run_task(const host_options *o, const char *const *default_sets, const recognition_task *t,
                   pipeline_result *result);
+/* Writes --overlay's picture of r on t when o asks for one; 0, or 1 after saying why on stderr. */
+int host_write_overlay(const host_options *o, const recognition_task *t, const pipeline_result *r);
 
 #endif
