@@ -5,6 +5,7 @@
  *             --scene FILE [--json]
  *   grip-host [--plugin PATH] demo [--config FILE] [--set ...] [--seed N] [--objects N] [--json]
  *   grip-host synth --out DIR [--seed N] [--objects N]
+ *   grip-host [--plugin PATH] regress [--data DIR] [--set ...] [--json] CASE...
  *   grip-host [--plugin PATH] bench descriptors|recall [options] (its own options: grip-host bench --help)
  */
 #include "commands/commands.h"
@@ -27,6 +28,9 @@ static void usage(FILE *f)
             "                                generate a scene with known poses, recognise it, compare with the truth\n"
             "  synth --out DIR [--seed N] [--objects N]\n"
             "                                write a generated scene, its models and their true poses\n"
+            "  regress [--data DIR] [--set ...] [--json] CASE...\n"
+            "                                run regression cases (tests/regress/*.case: models, scene, config,\n"
+            "                                expected instances); a pass/fail table; exit 1 when one fails\n"
             "  bench descriptors [--points N] [--keypoints K] [--radius R] [--repeat N] [--set ...] [--json]\n"
             "                                time every descriptor stage on a generated surface\n"
             "  bench recall [--model M --scene S --gt T.xf] [--leaf L] [--radius R] [--sweep] [--set ...] [--json]\n"
@@ -65,7 +69,7 @@ static int parse_option(int argc, char **argv, int *i, host_options *o)
         return 0;
     }
     static const char *with_value[] = {"--plugin", "--config", "--set", "--model", "--scene", "--out", "--seed",
-                                       "--objects", "--repeat", "--overlay"};
+                                       "--objects", "--repeat", "--overlay", "--data"};
     int known = 0;
     for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++)
         known |= strcmp(a, with_value[k]) == 0;
@@ -83,6 +87,7 @@ static int parse_option(int argc, char **argv, int *i, host_options *o)
     else if (strcmp(a, "--scene") == 0) o->scene = v;
     else if (strcmp(a, "--out") == 0) o->out_dir = v;
     else if (strcmp(a, "--overlay") == 0) o->overlay = v;
+    else if (strcmp(a, "--data") == 0) o->data_dir = v;
     else if (strcmp(a, "--seed") == 0) {
         if (parse_number(a, v, &o->seed)) return -1;
     } else if (strcmp(a, "--repeat") == 0) {
@@ -109,9 +114,10 @@ int main(int argc, char **argv)
     o.argv0 = argv[0];
     o.sets = calloc((size_t)argc + 1, sizeof *o.sets);
     o.models = calloc((size_t)argc + 1, sizeof *o.models);
+    o.args = calloc((size_t)argc + 1, sizeof *o.args);
     const char *command = NULL;
     int rc = 2, bench_at = 0;
-    if (!o.sets || !o.models) {
+    if (!o.sets || !o.models || !o.args) {
         fprintf(stderr, "grip-host: out of memory\n");
         goto done;
     }
@@ -130,6 +136,8 @@ int main(int argc, char **argv)
                 bench_at = i + 1;
                 break;
             }
+        } else if (strcmp(command, "regress") == 0) {
+            o.args[o.n_args++] = argv[i];
         } else {
             fprintf(stderr, "grip-host: unexpected argument '%s'\n", argv[i]);
             goto done;
@@ -140,6 +148,7 @@ int main(int argc, char **argv)
     else if (strcmp(command, "run") == 0) rc = cmd_run(&o);
     else if (strcmp(command, "demo") == 0) rc = cmd_demo(&o);
     else if (strcmp(command, "synth") == 0) rc = cmd_synth(&o);
+    else if (strcmp(command, "regress") == 0) rc = cmd_regress(&o);
     else if (strcmp(command, "bench") == 0) rc = cmd_bench(&o, argc - bench_at, argv + bench_at);
     else {
         fprintf(stderr, "grip-host: unknown command '%s'\n", command);
@@ -148,5 +157,6 @@ int main(int argc, char **argv)
 done:
     free(o.sets);
     free(o.models);
+    free(o.args);
     return rc;
 }
