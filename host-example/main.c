@@ -6,6 +6,7 @@
  *   grip-host [--plugin PATH] demo [--config FILE] [--set ...] [--seed N] [--objects N] [--json]
  *   grip-host synth --out DIR [--seed N] [--objects N]
  *   grip-host [--plugin PATH] regress [--data DIR] [--set ...] [--json] CASE...
+ *   grip-host [--plugin PATH] eval recognition [--scenes N] [--seed N] [--out DIR] [--config FILE] [--set ...]
  *   grip-host [--plugin PATH] bench descriptors|recall [options] (its own options: grip-host bench --help)
  */
 #include "commands/commands.h"
@@ -31,6 +32,9 @@ static void usage(FILE *f)
             "  regress [--data DIR] [--set ...] [--json] CASE...\n"
             "                                run regression cases (tests/regress/*.case: models, scene, config,\n"
             "                                expected instances); a pass/fail table; exit 1 when one fails\n"
+            "  eval recognition [--scenes N] [--seed N] [--out DIR] [--config FILE] [--set ...]\n"
+            "                                recognition rate, false positives and pose error on N generated\n"
+            "                                scenes, binned by occlusion (JSON, Markdown, SVG in DIR)\n"
             "  bench descriptors [--points N] [--keypoints K] [--radius R] [--repeat N] [--set ...] [--json]\n"
             "                                time every descriptor stage on a generated surface\n"
             "  bench recall [--model M --scene S --gt T.xf] [--leaf L] [--radius R] [--sweep] [--set ...] [--json]\n"
@@ -69,7 +73,7 @@ static int parse_option(int argc, char **argv, int *i, host_options *o)
         return 0;
     }
     static const char *with_value[] = {"--plugin", "--config", "--set", "--model", "--scene", "--out", "--seed",
-                                       "--objects", "--repeat", "--overlay", "--data"};
+                                       "--objects", "--repeat", "--overlay", "--data", "--scenes"};
     int known = 0;
     for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++)
         known |= strcmp(a, with_value[k]) == 0;
@@ -88,6 +92,13 @@ static int parse_option(int argc, char **argv, int *i, host_options *o)
     else if (strcmp(a, "--out") == 0) o->out_dir = v;
     else if (strcmp(a, "--overlay") == 0) o->overlay = v;
     else if (strcmp(a, "--data") == 0) o->data_dir = v;
+    else if (strcmp(a, "--scenes") == 0) {
+        if (parse_number(a, v, &n) || n < 1 || n > 100000) {
+            fprintf(stderr, "grip-host: --scenes must be 1..100000\n");
+            return -1;
+        }
+        o->scenes = (int)n;
+    }
     else if (strcmp(a, "--seed") == 0) {
         if (parse_number(a, v, &o->seed)) return -1;
     } else if (strcmp(a, "--repeat") == 0) {
@@ -136,7 +147,7 @@ int main(int argc, char **argv)
                 bench_at = i + 1;
                 break;
             }
-        } else if (strcmp(command, "regress") == 0) {
+        } else if (strcmp(command, "regress") == 0 || strcmp(command, "eval") == 0) {
             o.args[o.n_args++] = argv[i];
         } else {
             fprintf(stderr, "grip-host: unexpected argument '%s'\n", argv[i]);
@@ -149,6 +160,7 @@ int main(int argc, char **argv)
     else if (strcmp(command, "demo") == 0) rc = cmd_demo(&o);
     else if (strcmp(command, "synth") == 0) rc = cmd_synth(&o);
     else if (strcmp(command, "regress") == 0) rc = cmd_regress(&o);
+    else if (strcmp(command, "eval") == 0) rc = cmd_eval(&o);
     else if (strcmp(command, "bench") == 0) rc = cmd_bench(&o, argc - bench_at, argv + bench_at);
     else {
         fprintf(stderr, "grip-host: unknown command '%s'\n", command);

@@ -20,7 +20,8 @@ typedef struct host_options {
     int repeat;                /* --repeat N: run the pipeline N times, report median stage times (default 1) */
     const char *overlay;       /* --overlay FILE.ply (run, demo): the picture of the run (overlay.h) */
     const char *data_dir;      /* --data DIR (regress): the shared data folder; NULL: $GRIP_DATA */
-    const char **args;         /* the words after the command (regress's case files) */
+    int scenes;                /* --scenes N (eval recognition); 0 = default */
+    const char **args;         /* the words after the command (regress's case files, eval's what) */
     int n_args;
 } host_options;
 
@@ -29,6 +30,7 @@ int cmd_run(const host_options *o);
 int cmd_demo(const host_options *o);
 int cmd_synth(const host_options *o);
 int cmd_regress(const host_options *o);
+int cmd_eval(const host_options *o);
 /* `bench` (in bench/cmd_bench.c): the options given before it in o, its own arguments (after the word bench) in
  * argc/argv. */
 int cmd_bench(const host_options *o, int argc, char **argv);
