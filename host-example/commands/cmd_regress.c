@@ -118,7 +118,7 @@ static void run_case(const host_options *o, case_run *r)
 
 /* ---- reporting --------------------------------------------------------------------------------------------- */
 
-/* Largest error among the found objects (0 when none was found). */
+/* Largest error among the found objects. */
 static void worst_found(const case_run *r, double *distance, double *angle)
 {
     *distance = *angle = 0;
@@ -146,8 +146,10 @@ static void print_row(const case_run *r)
         worst_found(r, &d, &a);
         snprintf(found, sizeof found, "%u/%zu", j->found, t->n_truth);
         snprintf(falses, sizeof falses, "%u/%u", j->false_instances, r->c.max_false);
-        snprintf(dist, sizeof dist, "%.2f mm", d * 1e3);
-        snprintf(angle, sizeof angle, "%.1f deg", a);
+        if (j->found) {
+            snprintf(dist, sizeof dist, "%.2f mm", d * 1e3);
+            snprintf(angle, sizeof angle, "%.1f deg", a);
+        }
         snprintf(secs, sizeof secs, "%.1f", r->seconds);
     }
     printf("%-36s %-6s %7s %9s %13s %10s %8s\n", r->c.name ? r->c.name : r->c.path,
