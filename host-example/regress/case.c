@@ -94,13 +94,11 @@ static char *resolve_path(case_reader *r, const grip_config_entry *e)
     return copy;
 }
 
-static int grow(void **array, size_t count, size_t item)
+/* One more slot in an array of count items: the array, grown (the old one is kept, unchanged, on failure). */
+#define GROW(array, count) grow_array((void *)(array), (count), sizeof *(array))
+static void *grow_array(void *array, size_t count, size_t item)
 {
-    void *bigger = realloc(*array, (count + 1) * item);
-    if (!bigger)
-        return -1;
-    *array = bigger;
-    return 0;
+    return realloc(array, (count + 1) * item);
 }
 
 static void read_case_key(case_reader *r, const grip_config_entry *e)
@@ -125,8 +123,10 @@ static void read_set_key(case_reader *r, const grip_config_entry *e)
         return;
     }
     size_t n = strlen(e->key) + strlen(e->value) + 2;
-    char *s = malloc(n);
-    if (!s || grow((void **)&c->sets, (size_t)c->n_sets, sizeof *c->sets) != 0) {
+    char *s = malloc(n), **sets = GROW(c->sets, (size_t)c->n_sets);
+    if (sets)
+        c->sets = sets;
+    if (!s || !sets) {
         free(s);
         problem(r, e, "%s", "out of memory");
         return;
@@ -138,8 +138,13 @@ static void read_set_key(case_reader *r, const grip_config_entry *e)
 static void read_model_key(case_reader *r, const grip_config_entry *e)
 {
     regress_case *c = r->c;
-    if (grow((void **)&c->model_labels, c->n_models, sizeof *c->model_labels) != 0 ||
-        grow((void **)&c->model_paths, c->n_models, sizeof *c->model_paths) != 0) {
+    char **labels = GROW(c->model_labels, c->n_models);
+    if (labels)
+        c->model_labels = labels;
+    char **paths = labels ? GROW(c->model_paths, c->n_models) : NULL;
+    if (paths)
+        c->model_paths = paths;
+    if (!labels || !paths) {
         problem(r, e, "%s", "out of memory");
         return;
     }
@@ -224,8 +229,10 @@ static regress_instance *instance_of(case_reader *r, const grip_config_entry *e)
     for (uint32_t i = 0; i < c->n_instances; i++)
         if (strcmp(c->instances[i].name, name) == 0)
             return &c->instances[i];
-    if (grow((void **)&c->instances, c->n_instances, sizeof *c->instances) != 0)
+    regress_instance *grown = GROW(c->instances, c->n_instances);
+    if (!grown)
         return NULL;
+    c->instances = grown;
     regress_instance *in = &c->instances[c->n_instances];
     memset(in, 0, sizeof *in);
     in->pose[0] = NAN; /* no pose given yet */
