@@ -11,8 +11,8 @@
 const uint8_t overlay_truth_colour[3] = {40, 220, 60};
 
 /* Saturated and told apart at a glance; no green, which is the truth's. */
-static const uint8_t palette[][3] = {{230, 40, 40}, {40, 90, 240}, {250, 150, 20}, {200, 40, 220},
-                                     {20, 200, 220}, {240, 230, 40}, {140, 70, 20}, {250, 120, 180}};
+static const uint8_t palette[][3] = {{230, 40, 40},  {40, 90, 240},  {250, 150, 20}, {200, 40, 220},
+                                     {20, 200, 220}, {240, 230, 40}, {140, 70, 20},  {250, 120, 180}};
 
 void overlay_instance_colour(size_t i, uint8_t rgb[3])
 {

@@ -16,8 +16,8 @@
 #define EVAL_DEFAULT_SCENES 20
 #define EVAL_MIN_OBJECTS 3
 #define EVAL_MAX_OBJECTS 5
-#define EVAL_MIN_VISIBLE 0.3   /* occlusion up to 70 % */
-#define EVAL_MODEL_VIEWS 8     /* as the demo */
+#define EVAL_MIN_VISIBLE 0.3 /* occlusion up to 70 % */
+#define EVAL_MODEL_VIEWS 8   /* as the demo */
 /* A lower camera and objects closer together than synth's defaults (50 degrees, 0.1 m * sqrt(objects)), so that
  * objects hide one another: over seeds 1-40 about a third of the objects are 10-70 % occluded, the rest less. */
 #define EVAL_CAMERA_ELEVATION 30
@@ -101,9 +101,17 @@ static int eval_recognition_cmd(const host_options *o)
     sp.camera_elevation_deg = EVAL_CAMERA_ELEVATION;
     char pipeline[2048];
     describe_pipeline(o, pipeline, sizeof pipeline);
-    eval_setup setup = {o->seed, o->scenes ? (uint32_t)o->scenes : EVAL_DEFAULT_SCENES, EVAL_MIN_OBJECTS,
-                        EVAL_MAX_OBJECTS, EVAL_MAX_DISTANCE, EVAL_MAX_ANGLE, sp.noise_sigma, sp.min_visible_fraction,
-                        sp.camera_elevation_deg, EVAL_SPREAD, pipeline};
+    eval_setup setup = {o->seed,
+                        o->scenes ? (uint32_t)o->scenes : EVAL_DEFAULT_SCENES,
+                        EVAL_MIN_OBJECTS,
+                        EVAL_MAX_OBJECTS,
+                        EVAL_MAX_DISTANCE,
+                        EVAL_MAX_ANGLE,
+                        sp.noise_sigma,
+                        sp.min_visible_fraction,
+                        sp.camera_elevation_deg,
+                        EVAL_SPREAD,
+                        pipeline};
     eval_recognition e;
     memset(&e, 0, sizeof e);
     for (uint32_t i = 0; i < setup.scenes; i++) {

@@ -53,8 +53,8 @@ static int file_task(case_run *r)
         rc = cloud_read(c->model_paths[m], &r->models[m], r->note, sizeof r->note);
     if (rc == 0)
         rc = cloud_read(c->scene_path, &r->scene, r->note, sizeof r->note);
-    if (rc == 0 && task_from_clouds(r->models, (const char *const *)c->model_labels, c->n_models, &r->scene,
-                                    &r->task) != 0)
+    if (rc == 0 &&
+        task_from_clouds(r->models, (const char *const *)c->model_labels, c->n_models, &r->scene, &r->task) != 0)
         rc = -1;
     for (uint32_t i = 0; i < c->n_instances && rc == 0; i++) {
         const regress_instance *in = &c->instances[i];
@@ -152,9 +152,8 @@ static void print_row(const case_run *r)
         }
         snprintf(secs, sizeof secs, "%.1f", r->seconds);
     }
-    printf("%-36s %-6s %7s %9s %13s %10s %8s\n", r->c.name ? r->c.name : r->c.path,
-           row_results[r->verdict], found, falses, dist, angle,
-           secs);
+    printf("%-36s %-6s %7s %9s %13s %10s %8s\n", r->c.name ? r->c.name : r->c.path, row_results[r->verdict], found,
+           falses, dist, angle, secs);
     if (r->note[0])
         printf("    %s\n", r->note);
     for (size_t o = 0; o < j->n_truth; o++) {

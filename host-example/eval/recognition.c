@@ -83,14 +83,16 @@ static void json_tally(FILE *f, const eval_tally *t)
 
 void eval_write_json(FILE *f, const eval_setup *s, const eval_recognition *e)
 {
-    fprintf(f, "{\"setup\":{\"first_seed\":%llu,\"scenes\":%u,\"objects\":[%u,%u],\"max_distance\":%.6g,"
-               "\"max_angle_deg\":%.6g,\"noise_sigma\":%.6g,\"min_visible_fraction\":%.6g,"
-               "\"camera_elevation_deg\":%.6g,\"spread\":%.6g,\"pipeline\":",
+    fprintf(f,
+            "{\"setup\":{\"first_seed\":%llu,\"scenes\":%u,\"objects\":[%u,%u],\"max_distance\":%.6g,"
+            "\"max_angle_deg\":%.6g,\"noise_sigma\":%.6g,\"min_visible_fraction\":%.6g,"
+            "\"camera_elevation_deg\":%.6g,\"spread\":%.6g,\"pipeline\":",
             (unsigned long long)s->first_seed, s->scenes, s->min_objects, s->max_objects, s->max_distance,
             s->max_angle_deg, s->noise_sigma, s->min_visible_fraction, s->camera_elevation_deg, s->spread);
     host_json_string(f, s->pipeline);
-    fprintf(f, "},\"scenes\":%u,\"failed_scenes\":%u,\"false_instances\":%u,\"duplicates\":%u,"
-               "\"false_per_scene\":",
+    fprintf(f,
+            "},\"scenes\":%u,\"failed_scenes\":%u,\"false_instances\":%u,\"duplicates\":%u,"
+            "\"false_per_scene\":",
             e->scenes, e->failed_scenes, e->false_instances, e->duplicates);
     json_number(f, e->scenes ? (double)e->false_instances / e->scenes : NAN);
     fprintf(f, ",\"seconds\":%.3f,\"all\":{", e->seconds);
@@ -120,16 +122,18 @@ static void md_row(FILE *f, const char *label, const eval_tally *t)
 
 void eval_write_markdown(FILE *f, const eval_setup *s, const eval_recognition *e)
 {
-    fprintf(f, "Recognition on %u generated scenes (seeds %llu–%llu, %u–%u objects each, depth noise %.1f mm, "
-               "occlusion up to %.0f %%; camera %.0f° above the table, objects within %.2f m × √n of its "
-               "centre); an object is found when an accepted instance of its model lies within "
-               "%.0f mm mean model-point distance and %.0f° of its true pose. Pipeline: %s.\n\n",
+    fprintf(f,
+            "Recognition on %u generated scenes (seeds %llu–%llu, %u–%u objects each, depth noise %.1f mm, "
+            "occlusion up to %.0f %%; camera %.0f° above the table, objects within %.2f m × √n of its "
+            "centre); an object is found when an accepted instance of its model lies within "
+            "%.0f mm mean model-point distance and %.0f° of its true pose. Pipeline: %s.\n\n",
             e->scenes, (unsigned long long)s->first_seed, (unsigned long long)(s->first_seed + s->scenes - 1),
             s->min_objects, s->max_objects, s->noise_sigma * 1e3, 100 * (1 - s->min_visible_fraction),
             s->camera_elevation_deg, s->spread, s->max_distance * 1e3, s->max_angle_deg, s->pipeline);
-    fputs("| occlusion | objects | found | rate | mean dist. (mm) | mean rot. (°) | max rot. (°) | mean transl. (mm) |\n"
-          "|---|---|---|---|---|---|---|---|\n",
-          f);
+    fputs(
+        "| occlusion | objects | found | rate | mean dist. (mm) | mean rot. (°) | max rot. (°) | mean transl. (mm) |\n"
+        "|---|---|---|---|---|---|---|---|\n",
+        f);
     for (int b = 0; b < EVAL_BINS; b++) {
         char label[32];
         bin_label(b, label, sizeof label);
@@ -137,8 +141,9 @@ void eval_write_markdown(FILE *f, const eval_setup *s, const eval_recognition *e
             md_row(f, label, &e->bins[b]);
     }
     md_row(f, "**all**", &e->all);
-    fprintf(f, "\nFalse positives: %u in %u scenes (%.2f per scene; %u of them duplicates of a found object). "
-               "%u scenes failed. %.1f s in the pipeline (%.1f s per scene).\n",
+    fprintf(f,
+            "\nFalse positives: %u in %u scenes (%.2f per scene; %u of them duplicates of a found object). "
+            "%u scenes failed. %.1f s in the pipeline (%.1f s per scene).\n",
             e->false_instances, e->scenes, e->scenes ? (double)e->false_instances / e->scenes : 0, e->duplicates,
             e->failed_scenes, e->seconds, e->scenes ? e->seconds / e->scenes : 0);
 }
@@ -156,8 +161,9 @@ void eval_write_svg(FILE *f, const eval_setup *s, const eval_recognition *e)
         bars[n] = (svg_bar){labels[n], rate(&e->bins[b]), e->bins[b].objects ? notes[n] : NULL};
         n++;
     }
-    snprintf(title, sizeof title, "Recognition rate by occlusion: %u scenes (seeds %llu-%llu), %.2f false positives per scene",
-             e->scenes, (unsigned long long)s->first_seed, (unsigned long long)(s->first_seed + s->scenes - 1),
+    snprintf(title, sizeof title,
+             "Recognition rate by occlusion: %u scenes (seeds %llu-%llu), %.2f false positives per scene", e->scenes,
+             (unsigned long long)s->first_seed, (unsigned long long)(s->first_seed + s->scenes - 1),
              e->scenes ? (double)e->false_instances / e->scenes : 0);
     svg_bars_write(f, title, "occlusion (share of the object's pixels hidden)", "objects found", bars, n);
 }

@@ -24,7 +24,7 @@ typedef struct eval_tally {
 typedef struct eval_recognition {
     uint32_t scenes, failed_scenes; /* failed: the scene could not be generated or the pipeline failed */
     uint32_t false_instances, duplicates;
-    double seconds;                 /* in the pipeline, all scenes */
+    double seconds; /* in the pipeline, all scenes */
     eval_tally all, bins[EVAL_BINS];
 } eval_recognition;
 
@@ -40,7 +40,7 @@ typedef struct eval_setup {
     uint32_t scenes, min_objects, max_objects;
     double max_distance, max_angle_deg, noise_sigma, min_visible_fraction;
     double camera_elevation_deg, spread; /* objects within spread * sqrt(objects) m of the table centre */
-    const char *pipeline; /* how the pipeline was configured, one line */
+    const char *pipeline;                /* how the pipeline was configured, one line */
 } eval_setup;
 
 void eval_write_json(FILE *f, const eval_setup *s, const eval_recognition *e);

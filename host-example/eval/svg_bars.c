@@ -14,11 +14,16 @@
 static void xml_text(FILE *f, const char *s)
 {
     for (; s && *s; s++) {
-        if (*s == '<') fputs("&lt;", f);
-        else if (*s == '>') fputs("&gt;", f);
-        else if (*s == '&') fputs("&amp;", f);
-        else if (*s == '"') fputs("&quot;", f);
-        else fputc(*s, f);
+        if (*s == '<')
+            fputs("&lt;", f);
+        else if (*s == '>')
+            fputs("&gt;", f);
+        else if (*s == '&')
+            fputs("&amp;", f);
+        else if (*s == '"')
+            fputs("&quot;", f);
+        else
+            fputc(*s, f);
     }
 }
 
@@ -29,12 +34,12 @@ static void text_at(FILE *f, double x, double y, const char *anchor, int size, c
     fputs("</text>\n", f);
 }
 
-void svg_bars_write(FILE *f, const char *title, const char *x_title, const char *y_title, const svg_bar *bars,
-                    int n)
+void svg_bars_write(FILE *f, const char *title, const char *x_title, const char *y_title, const svg_bar *bars, int n)
 {
     const double plot_w = WIDTH - LEFT - RIGHT, plot_h = HEIGHT - TOP - BOTTOM;
-    fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
-               "font-family=\"sans-serif\">\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
+    fprintf(f,
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
+            "font-family=\"sans-serif\">\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
             WIDTH, HEIGHT, WIDTH, HEIGHT);
     text_at(f, WIDTH / 2.0, 28, "middle", 17, title);
     for (int pct = 0; pct <= 100; pct += 20) { /* grid and y axis labels */

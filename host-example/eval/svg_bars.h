@@ -12,7 +12,6 @@ typedef struct svg_bar {
 } svg_bar;
 
 /* Writes the chart: title on top, x_title under the labels, y axis "y_title" from 0 to 100 %. */
-void svg_bars_write(FILE *f, const char *title, const char *x_title, const char *y_title, const svg_bar *bars,
-                    int n);
+void svg_bars_write(FILE *f, const char *title, const char *x_title, const char *y_title, const svg_bar *bars, int n);
 
 #endif

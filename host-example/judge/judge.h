@@ -36,17 +36,17 @@ typedef enum judge_verdict { JUDGE_CORRECT, JUDGE_DUPLICATE, JUDGE_WRONG } judge
 /* The judgement of one scene. Arrays are malloc'd, owned by the struct: free with judge_result_free(). */
 typedef struct judge_result {
     size_t n_truth;
-    int *instance_of_truth;   /* n_truth: index into the pipeline result's hypotheses, or -1 (missed) */
-    judge_error *truth_error; /* n_truth: error of the instance that found it; else of the nearest accepted
+    int *instance_of_truth;      /* n_truth: index into the pipeline result's hypotheses, or -1 (missed) */
+    judge_error *truth_error;    /* n_truth: error of the instance that found it; else of the nearest accepted
                                  instance of its model (all fields infinite when there is none) */
-    size_t n_hypotheses;      /* the pipeline result's */
-    int *truth_of_instance;   /* n_hypotheses: the object an accepted instance found, -1 for a false or a
+    size_t n_hypotheses;         /* the pipeline result's */
+    int *truth_of_instance;      /* n_hypotheses: the object an accepted instance found, -1 for a false or a
                                  rejected one */
-    judge_verdict *verdict;   /* n_hypotheses: meaningful for accepted ones */
+    judge_verdict *verdict;      /* n_hypotheses: meaningful for accepted ones */
     judge_error *instance_error; /* n_hypotheses: error against its object, or the nearest object of its model */
-    uint32_t found;           /* objects found */
-    uint32_t false_instances; /* accepted instances that found no object (duplicates included) */
-    uint32_t duplicates;      /* of which duplicates */
+    uint32_t found;              /* objects found */
+    uint32_t false_instances;    /* accepted instances that found no object (duplicates included) */
+    uint32_t duplicates;         /* of which duplicates */
 } judge_result;
 
 /* Compares two poses of `points`. */

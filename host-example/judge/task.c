@@ -11,13 +11,23 @@
  * (1 mm), so normals come from a 1 cm radius instead of 10 neighbours, SHOT takes a wider support, and Hough votes
  * in the SHOT frames of each view (BOARD frames of the merged views would mix the views). The RMSE bound allows
  * for the scene's noise. */
-const char *const task_synth_pipeline[] = {
-    "descriptor.impl=shot",         "descriptor.normals_k=0",       "descriptor.normals_radius=0.01",
-    "descriptor.model_leaf=0.007",  "descriptor.scene_leaf=0.015",  "descriptor.radius=0.035",
-    "index.impl=bruteforce",        "match.impl=knn",               "match.k=1",
-    "match.max_sqdist=0.25",        "group.impl=hough3d",           "group.frames=descriptor",
-    "group.bin_size=0.01",          "group.threshold=5",            "verify.impl=icp",
-    "verify.max_rmse=0.004",        NULL};
+const char *const task_synth_pipeline[] = {"descriptor.impl=shot",
+                                           "descriptor.normals_k=0",
+                                           "descriptor.normals_radius=0.01",
+                                           "descriptor.model_leaf=0.007",
+                                           "descriptor.scene_leaf=0.015",
+                                           "descriptor.radius=0.035",
+                                           "index.impl=bruteforce",
+                                           "match.impl=knn",
+                                           "match.k=1",
+                                           "match.max_sqdist=0.25",
+                                           "group.impl=hough3d",
+                                           "group.frames=descriptor",
+                                           "group.bin_size=0.01",
+                                           "group.threshold=5",
+                                           "verify.impl=icp",
+                                           "verify.max_rmse=0.004",
+                                           NULL};
 
 static int alloc_models(recognition_task *t, uint32_t n_models)
 {
@@ -27,8 +37,8 @@ static int alloc_models(recognition_task *t, uint32_t n_models)
     return t->model_names && t->model_points ? 0 : -1;
 }
 
-int task_from_synth(const synth_params *p, double max_distance, double max_angle_deg, recognition_task *t,
-                    char *err, size_t errlen)
+int task_from_synth(const synth_params *p, double max_distance, double max_angle_deg, recognition_task *t, char *err,
+                    size_t errlen)
 {
     memset(t, 0, sizeof *t);
     if (synth_generate(p, &t->synth, err, errlen) != 0)

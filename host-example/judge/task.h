@@ -12,18 +12,18 @@
 
 /* Owns everything it points to but `scene` and `clouds` when they come from `synth`: free with task_free(). */
 typedef struct recognition_task {
-    const host_cloud *clouds;        /* n_clouds model clouds (or views) the pipeline describes */
+    const host_cloud *clouds; /* n_clouds model clouds (or views) the pipeline describes */
     uint32_t n_clouds;
-    uint32_t *model_of_cloud;        /* n_clouds, or NULL: every cloud is its own model */
+    uint32_t *model_of_cloud; /* n_clouds, or NULL: every cloud is its own model */
     uint32_t n_models;
     const char **model_names;        /* n_models labels (borrowed strings) */
     const host_cloud **model_points; /* n_models: each model's points in its own frame, for judging and pictures
                                         (a generated kind's complete surface; a file model's cloud) */
     const host_cloud *scene;
-    judge_truth *truth;              /* n_truth true objects (NULL, 0 when unknown) */
+    judge_truth *truth; /* n_truth true objects (NULL, 0 when unknown) */
     size_t n_truth;
-    double *visible_fraction;        /* n_truth: each object's visible fraction, or NULL when unknown */
-    synth_scene synth;               /* the generated scene behind the task (zeroed for file tasks) */
+    double *visible_fraction; /* n_truth: each object's visible fraction, or NULL when unknown */
+    synth_scene synth;        /* the generated scene behind the task (zeroed for file tasks) */
 } recognition_task;
 
 /* The pipeline settings for generated scenes when no config is given (the demo's; see task.c for why). */
@@ -32,8 +32,8 @@ extern const char *const task_synth_pipeline[];
 /* Generates the scene of p and the task of recognising its kinds in it: each kind one model made of its views
  * (model ids: the kinds in order of first use), every object expected within max_distance / max_angle_deg.
  * Returns 0, or -1 with a message in err (*t zeroed). */
-int task_from_synth(const synth_params *p, double max_distance, double max_angle_deg, recognition_task *t,
-                    char *err, size_t errlen);
+int task_from_synth(const synth_params *p, double max_distance, double max_angle_deg, recognition_task *t, char *err,
+                    size_t errlen);
 
 /* A task over clouds the caller owns (models[n_models], scene), each model its own cloud, truth unknown (add it
  * with task_set_truth). Returns 0, or -1 when out of memory. */

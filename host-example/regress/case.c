@@ -328,8 +328,10 @@ static void check_whole(case_reader *r)
                       c->path);
         r->bad = 1;
     } else if (c->synth && (c->n_models || c->n_instances)) {
-        grip_diag_add(r->diag, "%s: a generated scene brings its own models and truth: remove [models] and "
-                               "[instance ...]", c->path);
+        grip_diag_add(r->diag,
+                      "%s: a generated scene brings its own models and truth: remove [models] and "
+                      "[instance ...]",
+                      c->path);
         r->bad = 1;
     } else if (!c->synth && (!c->n_models || !c->config)) {
         grip_diag_add(r->diag, "%s: a file scene needs %s", c->path,

@@ -37,30 +37,30 @@
 #include "synth/synth.h"
 
 typedef struct regress_instance {
-    char *name;          /* the section's NAME */
-    uint32_t model;      /* index into the case's models */
+    char *name;     /* the section's NAME */
+    uint32_t model; /* index into the case's models */
     double pose[16];
     double max_distance, max_angle_deg;
 } regress_instance;
 
 /* A parsed case. Every pointer is malloc'd and owned: free with regress_case_free(). */
 typedef struct regress_case {
-    char *path;               /* the case file */
+    char *path; /* the case file */
     char *name;
-    char *config;             /* resolved path, or NULL: the demo's pipeline (synth scenes only) */
-    char **sets;              /* n_sets "section.key=value" */
+    char *config; /* resolved path, or NULL: the demo's pipeline (synth scenes only) */
+    char **sets;  /* n_sets "section.key=value" */
     int n_sets;
-    char **model_labels;      /* n_models (file scenes) */
-    char **model_paths;       /* n_models, resolved */
+    char **model_labels; /* n_models (file scenes) */
+    char **model_paths;  /* n_models, resolved */
     uint32_t n_models;
-    char *scene_path;         /* resolved, or NULL for a synth scene */
-    int synth;                /* 1: a generated scene with parameters synth_params */
+    char *scene_path; /* resolved, or NULL for a synth scene */
+    int synth;        /* 1: a generated scene with parameters synth_params */
     synth_params synth_params;
     regress_instance *instances; /* n_instances (file scenes) */
     uint32_t n_instances;
     double max_distance, max_angle_deg;
     uint32_t max_false;
-    char *missing_data;       /* the first data: path that does not exist (the case is skipped), or NULL */
+    char *missing_data; /* the first data: path that does not exist (the case is skipped), or NULL */
 } regress_case;
 
 /* Reads and checks a case file. data_dir: the shared data folder for "data:" paths (NULL: none; such a case is

@@ -103,22 +103,22 @@ START_TEST(every_problem_names_file_line_and_key)
 {
     grip_test_tmp_dir_make();
     grip_test_write_text("m.pcd", "x");
-    const char *path = grip_test_write_text("bad.case", "[case]\n"                    /* 1 */
-                                                        "colour = red\n"              /* 2: unknown key */
-                                                        "[models]\n"                  /* 3 */
-                                                        "milk = m.pcd\n"              /* 4 */
-                                                        "cup = nowhere.pcd\n"         /* 5: unreadable */
-                                                        "[scene]\n"                   /* 6 */
-                                                        "file = m.pcd\n"              /* 7 */
-                                                        "[expect]\n"                  /* 8 */
-                                                        "max_angle_deg = 400\n"       /* 9: out of range */
-                                                        "max_false = -1\n"            /* 10: negative */
-                                                        "[set]\n"                     /* 11 */
-                                                        "threshold = 5\n"             /* 12: no section */
-                                                        "[instance a]\n"              /* 13 */
-                                                        "model = tea\n"               /* 14: no such label */
-                                                        "pose = 1 0 0\n"              /* 15: too short */
-                                                        "[expcet]\n"                  /* 16: unknown section */
+    const char *path = grip_test_write_text("bad.case", "[case]\n"              /* 1 */
+                                                        "colour = red\n"        /* 2: unknown key */
+                                                        "[models]\n"            /* 3 */
+                                                        "milk = m.pcd\n"        /* 4 */
+                                                        "cup = nowhere.pcd\n"   /* 5: unreadable */
+                                                        "[scene]\n"             /* 6 */
+                                                        "file = m.pcd\n"        /* 7 */
+                                                        "[expect]\n"            /* 8 */
+                                                        "max_angle_deg = 400\n" /* 9: out of range */
+                                                        "max_false = -1\n"      /* 10: negative */
+                                                        "[set]\n"               /* 11 */
+                                                        "threshold = 5\n"       /* 12: no section */
+                                                        "[instance a]\n"        /* 13 */
+                                                        "model = tea\n"         /* 14: no such label */
+                                                        "pose = 1 0 0\n"        /* 15: too short */
+                                                        "[expcet]\n"            /* 16: unknown section */
                                                         "x = 1\n");
     regress_case c;
     grip_diag d = {0};
@@ -128,10 +128,14 @@ START_TEST(every_problem_names_file_line_and_key)
     const struct {
         int line;
         const char *rest;
-    } expected[] = {{2, ": case.colour: unknown key"},       {5, ": models.cup: cannot read"},
-                    {9, ": expect.max_angle_deg: '400'"},    {10, ": expect.max_false: '-1'"},
-                    {12, ": set.threshold: expected section.key"}, {14, ": instance a.model: 'tea'"},
-                    {15, ": instance a.pose: expected 16"},  {16, ": expcet: unknown section"}};
+    } expected[] = {{2, ": case.colour: unknown key"},
+                    {5, ": models.cup: cannot read"},
+                    {9, ": expect.max_angle_deg: '400'"},
+                    {10, ": expect.max_false: '-1'"},
+                    {12, ": set.threshold: expected section.key"},
+                    {14, ": instance a.model: 'tea'"},
+                    {15, ": instance a.pose: expected 16"},
+                    {16, ": expcet: unknown section"}};
     for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++) {
         snprintf(want, sizeof want, "%s:%d%s", path, expected[i].line, expected[i].rest);
         ck_assert_msg(diag_has(&d, want), "no message '%s'", want);
