@@ -163,11 +163,19 @@ static void print_row(const case_run *r)
         printf("    missed object %zu (%s", o, t->model_names[tr->model]);
         if (t->visible_fraction)
             printf(", %.0f%% visible", 100 * t->visible_fraction[o]);
-        if (isfinite(j->truth_error[o].distance))
+        int rejected = j->rejected_of_truth[o];
+        if (rejected >= 0) {
+            const pipeline_instance *h = &r->result.hypotheses[rejected];
+            judge_error e;
+            judge_compare(tr->points, tr->pose, h->pose, &e);
+            printf("): hypothesis %d, %.2f mm and %.1f deg off, was rejected by verification (fitness %.3f, RMSE "
+                   "%.2f mm, free-space violation %.3f)",
+                   rejected, e.distance * 1e3, e.angle_deg, h->fitness, h->rmse * 1e3, h->violation);
+        } else if (isfinite(j->truth_error[o].distance))
             printf("): nearest instance %.2f mm, %.1f deg off", j->truth_error[o].distance * 1e3,
                    j->truth_error[o].angle_deg);
         else
-            printf("): no instance of its model");
+            printf("): no instance of its model accepted, no hypothesis near it (lost before verification)");
         printf(" (tolerance %.2f mm, %.1f deg)\n", tr->max_distance * 1e3, tr->max_angle_deg);
     }
     for (size_t h = 0; h < j->n_hypotheses && j->false_instances > r->c.max_false; h++)
@@ -212,8 +220,8 @@ static void print_json_case(const case_run *r, int first)
     for (size_t o = 0; o < j->n_truth; o++) {
         printf("%s{\"model\":%u,\"model_name\":", o ? "," : "", t->truth[o].model);
         host_json_string(stdout, t->model_names[t->truth[o].model]);
-        printf(",\"found\":%s,\"instance\":%d,", j->instance_of_truth[o] >= 0 ? "true" : "false",
-               j->instance_of_truth[o]);
+        printf(",\"found\":%s,\"instance\":%d,\"rejected_hypothesis\":%d,",
+               j->instance_of_truth[o] >= 0 ? "true" : "false", j->instance_of_truth[o], j->rejected_of_truth[o]);
         json_error(stdout, &j->truth_error[o]);
         if (t->visible_fraction)
             printf(",\"visible_fraction\":%.4f", t->visible_fraction[o]);

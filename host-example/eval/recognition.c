@@ -18,11 +18,13 @@ static void bin_label(int b, char *buf, size_t n)
     snprintf(buf, n, "%d-%d %%", 10 * b, b == EVAL_BINS - 1 ? 100 : 10 * (b + 1));
 }
 
-static void tally_add(eval_tally *t, int found, const judge_error *err)
+static void tally_add(eval_tally *t, int found, int rejected, const judge_error *err)
 {
     t->objects++;
-    if (!found)
+    if (!found) {
+        t->rejected += rejected;
         return;
+    }
     t->found++;
     t->sum_distance += err->distance;
     t->sum_angle_deg += err->angle_deg;
@@ -39,9 +41,9 @@ void eval_add_scene(eval_recognition *e, const recognition_task *t, const judge_
     e->false_instances += j->false_instances;
     e->duplicates += j->duplicates;
     for (size_t o = 0; o < t->n_truth; o++) {
-        int found = j->instance_of_truth[o] >= 0;
-        tally_add(&e->all, found, &j->truth_error[o]);
-        tally_add(&e->bins[eval_bin_of(1 - t->visible_fraction[o])], found, &j->truth_error[o]);
+        int found = j->instance_of_truth[o] >= 0, rejected = j->rejected_of_truth[o] >= 0;
+        tally_add(&e->all, found, rejected, &j->truth_error[o]);
+        tally_add(&e->bins[eval_bin_of(1 - t->visible_fraction[o])], found, rejected, &j->truth_error[o]);
     }
 }
 
@@ -65,7 +67,8 @@ static void json_number(FILE *f, double v)
 
 static void json_tally(FILE *f, const eval_tally *t)
 {
-    fprintf(f, "\"objects\":%u,\"found\":%u,\"rate\":", t->objects, t->found);
+    fprintf(f, "\"objects\":%u,\"found\":%u,\"missed_rejected_by_verify\":%u,\"rate\":", t->objects, t->found,
+            t->rejected);
     json_number(f, rate(t));
     fputs(",\"mean_distance\":", f);
     json_number(f, mean(t->sum_distance, t->found));
@@ -108,7 +111,7 @@ void eval_write_json(FILE *f, const eval_setup *s, const eval_recognition *e)
 
 static void md_row(FILE *f, const char *label, const eval_tally *t)
 {
-    fprintf(f, "| %s | %u | %u | ", label, t->objects, t->found);
+    fprintf(f, "| %s | %u | %u | %u | ", label, t->objects, t->found, t->rejected);
     if (t->objects)
         fprintf(f, "%.1f %% | ", 100 * rate(t));
     else
@@ -130,10 +133,10 @@ void eval_write_markdown(FILE *f, const eval_setup *s, const eval_recognition *e
             e->scenes, (unsigned long long)s->first_seed, (unsigned long long)(s->first_seed + s->scenes - 1),
             s->min_objects, s->max_objects, s->noise_sigma * 1e3, 100 * (1 - s->min_visible_fraction),
             s->camera_elevation_deg, s->spread, s->max_distance * 1e3, s->max_angle_deg, s->pipeline);
-    fputs(
-        "| occlusion | objects | found | rate | mean dist. (mm) | mean rot. (°) | max rot. (°) | mean transl. (mm) |\n"
-        "|---|---|---|---|---|---|---|---|\n",
-        f);
+    fputs("| occlusion | objects | found | missed, rejected by verify | rate | mean dist. (mm) | mean rot. (°) | "
+          "max rot. (°) | mean transl. (mm) |\n"
+          "|---|---|---|---|---|---|---|---|---|\n",
+          f);
     for (int b = 0; b < EVAL_BINS; b++) {
         char label[32];
         bin_label(b, label, sizeof label);
@@ -141,6 +144,9 @@ void eval_write_markdown(FILE *f, const eval_setup *s, const eval_recognition *e
             md_row(f, label, &e->bins[b]);
     }
     md_row(f, "**all**", &e->all);
+    fputs("\n\"Missed, rejected by verify\": objects no accepted instance found although verification rejected a "
+          "hypothesis within the tolerances; the other misses had no such hypothesis (lost before verification).\n",
+          f);
     fprintf(f,
             "\nFalse positives: %u in %u scenes (%.2f per scene; %u of them duplicates of a found object). "
             "%u scenes failed. %.1f s in the pipeline (%.1f s per scene).\n",

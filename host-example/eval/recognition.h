@@ -16,6 +16,7 @@
 
 typedef struct eval_tally {
     uint32_t objects, found;
+    uint32_t rejected; /* missed, though verification rejected a hypothesis within the tolerances */
     double sum_distance, sum_angle_deg, sum_translation; /* over the found objects */
     double max_distance, max_angle_deg, max_translation;
 } eval_tally;

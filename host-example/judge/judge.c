@@ -69,16 +69,19 @@ static int alloc_result(judge_result *j, size_t n_truth, size_t n_hyp)
     j->n_truth = n_truth;
     j->n_hypotheses = n_hyp;
     j->instance_of_truth = malloc((n_truth + 1) * sizeof *j->instance_of_truth);
+    j->rejected_of_truth = malloc((n_truth + 1) * sizeof *j->rejected_of_truth);
     j->truth_error = malloc((n_truth + 1) * sizeof *j->truth_error);
     j->truth_of_instance = malloc((n_hyp + 1) * sizeof *j->truth_of_instance);
     j->verdict = malloc((n_hyp + 1) * sizeof *j->verdict);
     j->instance_error = malloc((n_hyp + 1) * sizeof *j->instance_error);
-    if (!j->instance_of_truth || !j->truth_error || !j->truth_of_instance || !j->verdict || !j->instance_error) {
+    if (!j->instance_of_truth || !j->rejected_of_truth || !j->truth_error || !j->truth_of_instance || !j->verdict ||
+        !j->instance_error) {
         judge_result_free(j);
         return -1;
     }
     for (size_t t = 0; t < n_truth; t++) {
         j->instance_of_truth[t] = -1;
+        j->rejected_of_truth[t] = -1;
         j->truth_error[t] = no_error;
     }
     for (size_t h = 0; h < n_hyp; h++) {
@@ -87,6 +90,25 @@ static int alloc_result(judge_result *j, size_t n_truth, size_t n_hyp)
         j->instance_error[h] = no_error;
     }
     return 0;
+}
+
+/* For each object, the closest rejected hypothesis of its model within its tolerances. */
+static void find_rejected(const pipeline_result *r, const judge_truth *truth, size_t n_truth, judge_result *out)
+{
+    for (size_t t = 0; t < n_truth; t++) {
+        double best = INFINITY;
+        for (size_t h = 0; h < r->n_hypotheses; h++) {
+            const pipeline_instance *in = &r->hypotheses[h];
+            if (in->accepted || in->model != truth[t].model)
+                continue;
+            judge_error e;
+            judge_compare(truth[t].points, truth[t].pose, in->pose, &e);
+            if (within(&truth[t], &e) && e.distance < best) {
+                best = e.distance;
+                out->rejected_of_truth[t] = (int)h;
+            }
+        }
+    }
 }
 
 int judge_recognition(const pipeline_result *r, const judge_truth *truth, size_t n_truth, judge_result *out)
@@ -118,6 +140,7 @@ int judge_recognition(const pipeline_result *r, const judge_truth *truth, size_t
                 pairs[n_pairs++] = (pairing){h, t, e->distance};
         }
     }
+    find_rejected(r, truth, n_truth, out);
     qsort(pairs, n_pairs, sizeof *pairs, by_distance);
     for (size_t i = 0; i < n_pairs; i++) {
         size_t h = pairs[i].instance, t = pairs[i].truth;
@@ -149,6 +172,7 @@ void judge_result_free(judge_result *j)
     if (!j)
         return;
     free(j->instance_of_truth);
+    free(j->rejected_of_truth);
     free(j->truth_error);
     free(j->truth_of_instance);
     free(j->verdict);

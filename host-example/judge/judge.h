@@ -44,6 +44,9 @@ typedef struct judge_result {
                                  rejected one */
     judge_verdict *verdict;      /* n_hypotheses: meaningful for accepted ones */
     judge_error *instance_error; /* n_hypotheses: error against its object, or the nearest object of its model */
+    int *rejected_of_truth;      /* n_truth: the closest hypothesis verification rejected that lies within the
+                                    object's tolerances, or -1: tells a miss of verify from one of the stages
+                                    before it */
     uint32_t found;              /* objects found */
     uint32_t false_instances;    /* accepted instances that found no object (duplicates included) */
     uint32_t duplicates;         /* of which duplicates */

@@ -234,6 +234,8 @@ START_TEST(judge_pairs_by_tolerance)
     ck_assert_int_eq(j.verdict[0], JUDGE_DUPLICATE);
     ck_assert_int_eq(j.verdict[3], JUDGE_WRONG);
     ck_assert_int_eq(j.truth_of_instance[4], -1);
+    ck_assert_int_eq(j.rejected_of_truth[0], 4); /* the rejected hypothesis at object 0 is named */
+    ck_assert_int_eq(j.rejected_of_truth[1], -1);
     ck_assert_uint_eq(j.false_instances, 2);
     ck_assert_uint_eq(j.duplicates, 1);
     ck_assert_double_eq_tol(j.truth_error[1].distance, 0.002, 1e-9);
