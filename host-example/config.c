@@ -130,27 +130,40 @@ static int put_entry(grip_config *cfg, const char *section, const char *key, con
     return 0;
 }
 
-static int section_known(const char *name)
+/* The sections of a pipeline config: pipeline and one per stage kind. */
+static const char *const pipeline_section_names[] = {"pipeline", "descriptor", "index", "match", "group", "verify",
+                                                     NULL};
+static const grip_ini_sections pipeline_sections = {pipeline_section_names, NULL};
+
+static int section_known(const grip_ini_sections *known, const char *name)
 {
-    return strcmp(name, "pipeline") == 0 || grip_loader_kind_from_name(name) >= 0;
+    for (size_t i = 0; known->names && known->names[i]; i++)
+        if (strcmp(name, known->names[i]) == 0)
+            return 1;
+    for (size_t i = 0; known->prefixes && known->prefixes[i]; i++) {
+        size_t n = strlen(known->prefixes[i]);
+        if (strncmp(name, known->prefixes[i], n) == 0 && name[n] == ' ' && name[n + 1] != '\0')
+            return 1;
+    }
+    return 0;
 }
 
-static const char *section_hint(const char *name)
+static void report_unknown_section(grip_diag *d, const grip_ini_sections *known, const char *origin, int line,
+                                   const char *section, const char *key)
 {
-    grip_suggestion s = {name, NULL, 0};
-    grip_suggest_consider(&s, "pipeline");
-    for (uint32_t k = 0; k < GRIP_STAGE_KIND_COUNT; k++)
-        grip_suggest_consider(&s, grip_loader_kind_name(k));
-    return s.best;
-}
-
-static void report_unknown_section(grip_diag *d, const char *origin, int line, const char *section,
-                                   const char *key)
-{
-    const char *hint = section_hint(section);
-    report_at(d, origin, line, section, key,
-              "unknown section (known: pipeline, descriptor, index, match, group, verify)%s%s%s",
-              hint ? "; did you mean '" : "", hint ? hint : "", hint ? "'?" : "");
+    grip_suggestion s = {section, NULL, 0};
+    char listing[512] = "";
+    size_t at = 0;
+    for (size_t i = 0; known->names && known->names[i]; i++) {
+        grip_suggest_consider(&s, known->names[i]);
+        at += (size_t)snprintf(listing + at, at < sizeof listing ? sizeof listing - at : 0, "%s%s", at ? ", " : "",
+                               known->names[i]);
+    }
+    for (size_t i = 0; known->prefixes && known->prefixes[i]; i++)
+        at += (size_t)snprintf(listing + at, at < sizeof listing ? sizeof listing - at : 0, "%s%s NAME",
+                               at ? ", " : "", known->prefixes[i]);
+    report_at(d, origin, line, section, key, "unknown section (known: %s)%s%s%s", listing,
+              s.best ? "; did you mean '" : "", s.best ? s.best : "", s.best ? "'?" : "");
 }
 
 /* ---- the INI file -------------------------------------------------------------------------------------------- */
@@ -159,6 +172,7 @@ typedef struct ini_reader {
     const char *path;
     int line;
     char *section;   /* the current [section], NULL before the first header */
+    const grip_ini_sections *sections; /* the sections this kind of file may have */
     int known;       /* whether it is one we know (keys of an unknown section are skipped: reported once) */
     grip_config *cfg;
     grip_diag *diag;
@@ -217,9 +231,9 @@ static void read_header(ini_reader *r, char *text)
     }
     free(r->section);
     r->section = copy;
-    r->known = section_known(name);
+    r->known = section_known(r->sections, name);
     if (!r->known)
-        report_unknown_section(r->diag, r->path, r->line, name, NULL);
+        report_unknown_section(r->diag, r->sections, r->path, r->line, name, NULL);
 }
 
 static void read_assignment(ini_reader *r, char *text)
@@ -268,13 +282,18 @@ static int next_line(ini_reader *r)
 
 int grip_config_load(const char *path, grip_config *cfg, grip_diag *diag)
 {
+    return grip_ini_load(path, &pipeline_sections, cfg, diag);
+}
+
+int grip_ini_load(const char *path, const grip_ini_sections *sections, grip_config *cfg, grip_diag *diag)
+{
     size_t before = grip_diag_count(diag);
     FILE *f = fopen(path, "r");
     if (!f) {
         grip_diag_add(diag, "%s: cannot open: %s", path, strerror(errno));
         return -1;
     }
-    ini_reader r = {path, 0, NULL, 0, cfg, diag};
+    ini_reader r = {path, 0, NULL, sections, 0, cfg, diag};
     char *buf = NULL;
     size_t cap = 0;
     errno = 0;
@@ -291,7 +310,7 @@ int grip_config_load(const char *path, grip_config *cfg, grip_diag *diag)
 int grip_config_load_mem(const char *name, const char *text, size_t len, grip_config *cfg, grip_diag *diag)
 {
     size_t before = grip_diag_count(diag);
-    ini_reader r = {name, 0, NULL, 0, cfg, diag};
+    ini_reader r = {name, 0, NULL, &pipeline_sections, 0, cfg, diag};
     char *buf = NULL;
     size_t cap = 0;
     /* line by line as getline() gives them: each with its '\n', then a NUL (one inside a line ends it early) */
@@ -341,8 +360,8 @@ int grip_config_set(grip_config *cfg, const char *assignment, grip_diag *diag)
     if (!*section || !*key)
         grip_diag_add(diag, SET_ORIGIN ": '%s': expected section.key=value (%s is empty)", assignment,
                       *section ? "the key" : "the section");
-    else if (!section_known(section))
-        report_unknown_section(diag, SET_ORIGIN, 0, section, key);
+    else if (!section_known(&pipeline_sections, section))
+        report_unknown_section(diag, &pipeline_sections, SET_ORIGIN, 0, section, key);
     else
         rc = put_entry(cfg, section, key, value, SET_ORIGIN, 0, diag);
     free(copy);

@@ -56,6 +56,18 @@ typedef struct grip_pipeline_settings {
  * file added a problem (including "cannot open"). Call it before grip_config_set(). */
 int grip_config_load(const char *path, grip_config *cfg, grip_diag *diag);
 
+/* The sections a file in this syntax may have: a section is known when it equals one of `names` or is one of
+ * `prefixes` followed by a blank and a name ("instance milk" for the prefix "instance"). Both lists end with NULL;
+ * either may be NULL. Keys of an unknown section are skipped after one message that lists the known ones. */
+typedef struct grip_ini_sections {
+    const char *const *names;
+    const char *const *prefixes;
+} grip_ini_sections;
+
+/* grip_config_load for other files in the same syntax (grip-host regress's case files): the same reading, entries
+ * and messages, with the sections `sections` allows instead of a pipeline config's. */
+int grip_ini_load(const char *path, const grip_ini_sections *sections, grip_config *cfg, grip_diag *diag);
+
 /* grip_config_load on a file already in memory: text[0..len) (NUL bytes allowed, no terminator needed) read as
  * the file `name` -- the origin of its entries and of its messages. */
 int grip_config_load_mem(const char *name, const char *text, size_t len, grip_config *cfg, grip_diag *diag);

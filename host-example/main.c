@@ -5,6 +5,8 @@
  *             --scene FILE [--json]
  *   grip-host [--plugin PATH] demo [--config FILE] [--set ...] [--seed N] [--objects N] [--json]
  *   grip-host synth --out DIR [--seed N] [--objects N]
+ *   grip-host [--plugin PATH] regress [--data DIR] [--set ...] [--json] CASE...
+ *   grip-host [--plugin PATH] eval recognition [--scenes N] [--seed N] [--out DIR] [--config FILE] [--set ...]
  *   grip-host [--plugin PATH] bench descriptors|recall [options] (its own options: grip-host bench --help)
  */
 #include "commands/commands.h"
@@ -20,12 +22,19 @@ static void usage(FILE *f)
             "commands:\n"
             "  list                          the plugin's stages and their parameter tables\n"
             "  run --config FILE --model FILE [--model FILE]... --scene FILE [--set section.key=value]... [--json]\n"
-            "      [--repeat N]              recognise the models in the scene (PCD or PLY files); with --repeat,\n"
+            "      [--repeat N] [--overlay OUT.ply]\n"
+            "                                recognise the models in the scene (PCD or PLY files); with --repeat,\n"
             "                                run N times and report each stage's median time\n"
-            "  demo [--config FILE] [--seed N] [--objects N] [--set ...] [--json]\n"
+            "  demo [--config FILE] [--seed N] [--objects N] [--set ...] [--json] [--overlay OUT.ply]\n"
             "                                generate a scene with known poses, recognise it, compare with the truth\n"
             "  synth --out DIR [--seed N] [--objects N]\n"
             "                                write a generated scene, its models and their true poses\n"
+            "  regress [--data DIR] [--set ...] [--json] CASE...\n"
+            "                                run regression cases (tests/regress/*.case: models, scene, config,\n"
+            "                                expected instances); a pass/fail table; exit 1 when one fails\n"
+            "  eval recognition [--scenes N] [--seed N] [--out DIR] [--config FILE] [--set ...]\n"
+            "                                recognition rate, false positives and pose error on N generated\n"
+            "                                scenes, binned by occlusion (JSON, Markdown, SVG in DIR)\n"
             "  bench descriptors [--points N] [--keypoints K] [--radius R] [--repeat N] [--set ...] [--json]\n"
             "                                time every descriptor stage on a generated surface\n"
             "  bench recall [--model M --scene S --gt T.xf] [--leaf L] [--radius R] [--sweep] [--set ...] [--json]\n"
@@ -64,7 +73,7 @@ static int parse_option(int argc, char **argv, int *i, host_options *o)
         return 0;
     }
     static const char *with_value[] = {"--plugin", "--config", "--set", "--model", "--scene", "--out", "--seed",
-                                       "--objects", "--repeat"};
+                                       "--objects", "--repeat", "--overlay", "--data", "--scenes"};
     int known = 0;
     for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++)
         known |= strcmp(a, with_value[k]) == 0;
@@ -81,6 +90,15 @@ static int parse_option(int argc, char **argv, int *i, host_options *o)
     else if (strcmp(a, "--model") == 0) o->models[o->n_models++] = v;
     else if (strcmp(a, "--scene") == 0) o->scene = v;
     else if (strcmp(a, "--out") == 0) o->out_dir = v;
+    else if (strcmp(a, "--overlay") == 0) o->overlay = v;
+    else if (strcmp(a, "--data") == 0) o->data_dir = v;
+    else if (strcmp(a, "--scenes") == 0) {
+        if (parse_number(a, v, &n) || n < 1 || n > 100000) {
+            fprintf(stderr, "grip-host: --scenes must be 1..100000\n");
+            return -1;
+        }
+        o->scenes = (int)n;
+    }
     else if (strcmp(a, "--seed") == 0) {
         if (parse_number(a, v, &o->seed)) return -1;
     } else if (strcmp(a, "--repeat") == 0) {
@@ -107,9 +125,10 @@ int main(int argc, char **argv)
     o.argv0 = argv[0];
     o.sets = calloc((size_t)argc + 1, sizeof *o.sets);
     o.models = calloc((size_t)argc + 1, sizeof *o.models);
+    o.args = calloc((size_t)argc + 1, sizeof *o.args);
     const char *command = NULL;
     int rc = 2, bench_at = 0;
-    if (!o.sets || !o.models) {
+    if (!o.sets || !o.models || !o.args) {
         fprintf(stderr, "grip-host: out of memory\n");
         goto done;
     }
@@ -128,6 +147,8 @@ int main(int argc, char **argv)
                 bench_at = i + 1;
                 break;
             }
+        } else if (strcmp(command, "regress") == 0 || strcmp(command, "eval") == 0) {
+            o.args[o.n_args++] = argv[i];
         } else {
             fprintf(stderr, "grip-host: unexpected argument '%s'\n", argv[i]);
             goto done;
@@ -138,6 +159,8 @@ int main(int argc, char **argv)
     else if (strcmp(command, "run") == 0) rc = cmd_run(&o);
     else if (strcmp(command, "demo") == 0) rc = cmd_demo(&o);
     else if (strcmp(command, "synth") == 0) rc = cmd_synth(&o);
+    else if (strcmp(command, "regress") == 0) rc = cmd_regress(&o);
+    else if (strcmp(command, "eval") == 0) rc = cmd_eval(&o);
     else if (strcmp(command, "bench") == 0) rc = cmd_bench(&o, argc - bench_at, argv + bench_at);
     else {
         fprintf(stderr, "grip-host: unknown command '%s'\n", command);
@@ -146,5 +169,6 @@ int main(int argc, char **argv)
 done:
     free(o.sets);
     free(o.models);
+    free(o.args);
     return rc;
 }

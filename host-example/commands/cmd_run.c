@@ -2,9 +2,11 @@
  * that `demo` shares. */
 #include "commands/commands.h"
 #include "host_util.h"
+#include "overlay.h"
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 int host_plugin_path(const host_options *o, char *buf, size_t n)
 {
@@ -89,6 +91,13 @@ int host_run_pipeline(const host_options *o, const char *const *default_sets, co
     return rc;
 }
 
+int host_run_task(const host_options *o, const char *const *default_sets, const recognition_task *t,
+                  pipeline_result *result)
+{
+    return host_run_pipeline(o, default_sets, t->clouds, (int)t->n_clouds, t->model_of_cloud, t->n_models, t->scene,
+                             result);
+}
+
 static int read_clouds(const host_options *o, host_cloud *models, host_cloud *scene)
 {
     char err[1024];
@@ -105,6 +114,17 @@ static int read_clouds(const host_options *o, host_cloud *models, host_cloud *sc
     return bad ? -1 : 0;
 }
 
+
+int host_write_overlay(const host_options *o, const recognition_task *t, const pipeline_result *r)
+{
+    char err[1024];
+    if (o->overlay && overlay_write(o->overlay, t, r, err, sizeof err) != 0) {
+        fprintf(stderr, "grip-host: --overlay: %s\n", err);
+        return 1;
+    }
+    return 0;
+}
+
 int cmd_run(const host_options *o)
 {
     if (!o->config || !o->scene || o->n_models == 0) {
@@ -114,18 +134,22 @@ int cmd_run(const host_options *o)
     host_cloud *models = calloc((size_t)o->n_models, sizeof *models);
     host_cloud scene = {0};
     pipeline_result r = {0};
+    recognition_task t;
+    memset(&t, 0, sizeof t);
     int rc = 1;
-    if (!models)
+    if (!models || task_from_clouds(models, o->models, (uint32_t)o->n_models, &scene, &t) != 0)
         fprintf(stderr, "grip-host: out of memory\n");
     else if (read_clouds(o, models, &scene) == 0)
-        rc = host_run_pipeline(o, NULL, models, o->n_models, NULL, 0, &scene, &r);
+        rc = host_run_task(o, NULL, &t, &r);
     if (rc == 0) {
         if (o->json)
             pipeline_result_print_json(stdout, &r, o->models);
         else
             pipeline_result_print_text(stdout, &r, o->models);
+        rc = host_write_overlay(o, &t, &r);
     }
     pipeline_result_free(&r);
+    task_free(&t);
     for (int i = 0; models && i < o->n_models; i++)
         host_cloud_free(&models[i]);
     free(models);

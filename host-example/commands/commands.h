@@ -18,12 +18,19 @@ typedef struct host_options {
     int objects;               /* --objects N (demo, synth); 0 = default */
     int json;                  /* --json */
     int repeat;                /* --repeat N: run the pipeline N times, report median stage times (default 1) */
+    const char *overlay;       /* --overlay FILE.ply (run, demo): the picture of the run (overlay.h) */
+    const char *data_dir;      /* --data DIR (regress): the shared data folder; NULL: $GRIP_DATA */
+    int scenes;                /* --scenes N (eval recognition); 0 = default */
+    const char **args;         /* the words after the command (regress's case files, eval's what) */
+    int n_args;
 } host_options;
 
 int cmd_list(const host_options *o);
 int cmd_run(const host_options *o);
 int cmd_demo(const host_options *o);
 int cmd_synth(const host_options *o);
+int cmd_regress(const host_options *o);
+int cmd_eval(const host_options *o);
 /* `bench` (in bench/cmd_bench.c): the options given before it in o, its own arguments (after the word bench) in
  * argc/argv. */
 int cmd_bench(const host_options *o, int argc, char **argv);
@@ -38,5 +45,12 @@ int host_plugin_path(const host_options *o, char *buf, size_t n);
 int host_run_pipeline(const host_options *o, const char *const *default_sets, const host_cloud *models,
                       int n_models, const uint32_t *model_of_cloud, uint32_t n_model_ids, const host_cloud *scene,
                       pipeline_result *result);
+
+/* host_run_pipeline on a recognition task (judge/task.h). */
+#include "judge/task.h"
+int host_run_task(const host_options *o, const char *const *default_sets, const recognition_task *t,
+                  pipeline_result *result);
+/* Writes --overlay's picture of r on t when o asks for one; 0, or 1 after saying why on stderr. */
+int host_write_overlay(const host_options *o, const recognition_task *t, const pipeline_result *r);
 
 #endif

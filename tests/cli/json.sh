@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# `--json` writes one JSON document to stdout with the documented keys: instances (model, pose of 16 numbers,
-# correspondences, fitness, rmse), counts (model_keypoints, scene_keypoints, correspondences) and timings_ms per stage.
+# `--json` writes one JSON document to stdout with the documented keys: instances (model index and name, pose of
+# 16 numbers, correspondences, fitness, rmse), counts (model_keypoints, scene_keypoints, correspondences) and timings_ms per stage.
 set -u
 host=${GRIP_HOST:?GRIP_HOST is not set}
 plugin=${GRIP_PLUGIN:?GRIP_PLUGIN is not set}
@@ -13,6 +13,7 @@ assert set(d) >= {"instances", "counts", "timings_ms"}, d.keys()
 assert len(d["instances"]) >= 1, "no instance found in the demo scene"
 for i in d["instances"]:
     assert isinstance(i["model"], int) and len(i["pose"]) == 16 and i["correspondences"] > 0
+    assert i["model_name"] in ("bracket", "mug", "blob", "steps"), i["model_name"]  # the demo's kinds
     assert 0 <= i["fitness"] <= 1 and i["rmse"] >= 0
     assert i["pose"][12:] == [0, 0, 0, 1]
 c = d["counts"]
