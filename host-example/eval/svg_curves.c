@@ -4,10 +4,10 @@
 
 #include <math.h>
 
-#define WIDTH 720
+#define WIDTH 860
 #define HEIGHT 520
 #define LEFT 70
-#define RIGHT 230 /* the legend's room */
+#define RIGHT 330 /* the legend's room: about 40 characters */
 #define TOP 60
 #define BOTTOM 60
 
