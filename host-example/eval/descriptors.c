@@ -213,11 +213,11 @@ static int sample_keypoints(const host_cloud *c, uint32_t want, uint64_t *rng, u
 }
 
 /* The scene of model `m` at noise level j: see the file's head. 0, or 1 after saying why. */
-static int make_scene(const evaluation *e, const model_run *mr_, const host_cloud *model, int j, uint64_t *rng,
+static int make_scene(const evaluation *e, const model_run *mrun, const host_cloud *model, int j, uint64_t *rng,
                       host_cloud *scene, double T[16], scene_info *info)
 {
     char path[4200], err[1024];
-    int scene_no = mr_->m->scene;
+    int scene_no = mrun->m->scene;
     snprintf(path, sizeof path, "%s/gt/Scene%d-rs0.xf", e->root, scene_no);
     int have_pose = host_file_readable(path);
     if (have_pose && retrieval_read_xf(path, T, err, sizeof err) != 0) {
@@ -242,15 +242,15 @@ static int make_scene(const evaluation *e, const model_run *mr_, const host_clou
     } else {
         if (!have_pose)
             retrieval_random_pose(rng, T);
-        snprintf(path, sizeof path, "%s-noise-%g", mr_->m->name, e->noise[j]);
-        if (retrieval_noisy_copy(model, T, e->noise[j] * NOISE_UNIT_MR * mr_->mr, rng, path, scene) != 0) {
+        snprintf(path, sizeof path, "%s-noise-%g", mrun->m->name, e->noise[j]);
+        if (retrieval_noisy_copy(model, T, e->noise[j] * NOISE_UNIT_MR * mrun->mr, rng, path, scene) != 0) {
             fprintf(stderr, "grip-host: eval: out of memory for a scene of %zu points\n", model->n);
             return 1;
         }
         info->source = "generated";
         info->pose = have_pose ? "published" : "random";
     }
-    info->residual_mr = retrieval_residual(model, scene, T) / mr_->mr;
+    info->residual_mr = retrieval_residual(model, scene, T) / mrun->mr;
     return 0;
 }
 
