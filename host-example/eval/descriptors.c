@@ -35,7 +35,9 @@
  * 0.258 (Armadillo) host mesh resolutions rms from T model (bench recall measures it), i.e. 0.143 and 0.149 per
  * axis: their unit is about 1.46 median nearest-neighbour spacings (close to the mean edge length). */
 #define NOISE_UNIT_MR 1.46
-#define APPROX_GSHOT_CAP 128 /* max_neighbors of the approximate G-SHOT: about a quarter of the ~500-point support */
+/* max_neighbors of the approximate G-SHOT unless --set descriptor.max_neighbors says otherwise: about a quarter of the
+ * ~500-point support */
+#define APPROX_GSHOT_CAP 128
 #define CURVE_POINTS_OUT 200 /* points of each curve written to JSON and SVG (the areas use every point) */
 
 static const struct bologna_model {
@@ -53,13 +55,13 @@ static const struct bologna_model {
 
 static const struct descriptor_setting {
     const char *label, *impl;
-    int capped; /* SHOT with max_neighbors = APPROX_GSHOT_CAP */
+    enum { NOT_SHOT, SHOT_EXACT, SHOT_CAPPED } shot; /* exact: max_neighbors 0, whatever --set says */
 } settings[] = {
-    {"SHOT (exact G-SHOT)", "shot", 0},
-    {"SHOT capped (approx. G-SHOT)", "shot", 1},
-    {"FPFH", "fpfh", 0},
-    {"PFH", "pfh", 0},
-    {"Spin Image", "spin_image", 0},
+    {"SHOT (exact G-SHOT)", "shot", SHOT_EXACT},
+    {"SHOT capped (approx. G-SHOT)", "shot", SHOT_CAPPED},
+    {"FPFH", "fpfh", NOT_SHOT},
+    {"PFH", "pfh", NOT_SHOT},
+    {"Spin Image", "spin_image", NOT_SHOT},
 };
 #define N_SETTINGS (int)(sizeof settings / sizeof settings[0])
 
@@ -103,6 +105,7 @@ typedef struct evaluation {
     model_run models[N_BOLOGNA_MODELS];
     int n_models;
     cell cells[N_SETTINGS][MAX_NOISE_LEVELS];
+    long long cap; /* the approximate G-SHOT's max_neighbors in use */
     const char *device;
 } evaluation;
 
@@ -304,9 +307,11 @@ static int run_setting(const bench_plugin *bp, const grip_stage_impl *impl, int 
 {
     char radius[64], cap[64], failed[1024] = "";
     snprintf(radius, sizeof radius, "descriptor.radius=%.9g", RADIUS_MR * mrun->mr);
-    snprintf(cap, sizeof cap, "descriptor.max_neighbors=%d", APPROX_GSHOT_CAP);
-    const char *const defaults[] = {radius, "index.impl=bruteforce", "match.impl=knn", "match.k=2", NULL};
-    const char *const forced[] = {settings[s].capped ? cap : NULL, NULL};
+    snprintf(cap, sizeof cap, "descriptor.max_neighbors=%d", settings[s].shot == SHOT_CAPPED ? APPROX_GSHOT_CAP : 0);
+    const char *const defaults[] = {
+        radius, "index.impl=bruteforce", "match.impl=knn", "match.k=2", settings[s].shot == SHOT_CAPPED ? cap : NULL,
+        NULL};
+    const char *const forced[] = {settings[s].shot == SHOT_EXACT ? cap : NULL, NULL};
     bench_run r;
     const char *skip = NULL;
     if (bench_run_open(bp, impl, defaults, forced, &r, &skip) != 0) {
@@ -314,6 +319,8 @@ static int run_setting(const bench_plugin *bp, const grip_stage_impl *impl, int 
         return 1;
     }
     e->device = r.device;
+    if (settings[s].shot == SHOT_CAPPED)
+        e->cap = atoll(grip_config_find(&r.cfg, "descriptor", "max_neighbors")->value);
     grip_array kpa = host_array(GRIP_U32, k, 1, (void *)kp);
     grip_cloud mc = bench_cloud(model->xyz, NULL, model->n, model->path);
     const grip_stage_impl *d = r.p.impl[GRIP_STAGE_DESCRIPTOR];
@@ -470,10 +477,10 @@ static void write_json(FILE *f, const evaluation *e)
     host_json_string(f, e->root);
     fprintf(f,
             ",\"seed\":%llu,\"keypoints_per_model\":%u,\"radius_mr\":%g,\"noise_unit_mr\":%g,"
-            "\"approx_gshot_max_neighbors\":%d,\"device\":\"%s\",\"correct_match\":\"the nearest model keypoint "
+            "\"approx_gshot_max_neighbors\":%lld,\"device\":\"%s\",\"correct_match\":\"the nearest model keypoint "
             "is the same vertex\",\"threshold\":\"ratio of nearest to second-nearest descriptor distance "
             "(curve_ratio, auc_ratio); nearest distance (curve_distance, auc_distance)\",\"models\":[",
-            (unsigned long long)e->seed, e->keypoints, RADIUS_MR, NOISE_UNIT_MR, APPROX_GSHOT_CAP,
+            (unsigned long long)e->seed, e->keypoints, RADIUS_MR, NOISE_UNIT_MR, e->cap,
             e->device ? e->device : "none");
     for (int i = 0; i < e->n_models; i++) {
         const model_run *m = &e->models[i];
@@ -493,8 +500,8 @@ static void write_json(FILE *f, const evaluation *e)
             const cell *c = &e->cells[s][j];
             if (!c->n && !c->failed)
                 continue;
-            fprintf(f, "%s{\"descriptor\":\"%s\",\"impl\":\"%s\",\"max_neighbors\":%d,\"noise\":%g", first ? "" : ",",
-                    settings[s].label, settings[s].impl, settings[s].capped ? APPROX_GSHOT_CAP : 0, e->noise[j]);
+            fprintf(f, "%s{\"descriptor\":\"%s\",\"impl\":\"%s\",\"max_neighbors\":%lld,\"noise\":%g", first ? "" : ",",
+                    settings[s].label, settings[s].impl, settings[s].shot == SHOT_CAPPED ? e->cap : 0, e->noise[j]);
             first = 0;
             if (c->failed) {
                 fputs(",\"failed\":true}", f);
@@ -553,9 +560,9 @@ static void write_markdown(FILE *f, const evaluation *e)
     fprintf(f,
             "; %u keypoints a model (seed %llu), the same vertices in each scene; support radius %g mesh "
             "resolutions; noise in Bologna mesh resolutions (%g x the median nearest-neighbour spacing); "
-            "descriptors on the %s. A match is correct when the nearest model descriptor is the true "
-            "vertex's.\n",
-            e->keypoints, (unsigned long long)e->seed, RADIUS_MR, NOISE_UNIT_MR, e->device ? e->device : "-");
+            "descriptors on the %s; SHOT capped: max_neighbors %lld. A match is correct when the nearest model "
+            "descriptor is the true vertex's.\n",
+            e->keypoints, (unsigned long long)e->seed, RADIUS_MR, NOISE_UNIT_MR, e->device ? e->device : "-", e->cap);
     markdown_table(
         f, e, "Area under recall vs 1-precision, threshold on the nearest/second-nearest distance ratio:", auc_ratio);
     markdown_table(f, e, "Area under recall vs 1-precision, threshold on the nearest distance:", auc_distance);

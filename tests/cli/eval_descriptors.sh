@@ -54,6 +54,8 @@ for r in j["results"]:
         assert 0 <= r[k] <= 1, (r["descriptor"], k, r[k])
     assert r["curve_ratio"] and all(0 <= x <= 1 and 0 <= y <= 1 for x, y in r["curve_ratio"])
 shot01, shot05 = res[("SHOT (exact G-SHOT)", 0.1)], res[("SHOT (exact G-SHOT)", 0.5)]
+assert shot01["max_neighbors"] == 0
+assert res[("SHOT capped (approx. G-SHOT)", 0.1)]["max_neighbors"] == j["approx_gshot_max_neighbors"] == 128
 assert shot01["auc_ratio"] > 0.5, shot01["auc_ratio"]
 assert shot01["recall_at_1"] > 30 / 60, shot01["recall_at_1"]  # chance: 1/60
 assert shot05["auc_ratio"] < shot01["auc_ratio"], (shot05["auc_ratio"], shot01["auc_ratio"])
