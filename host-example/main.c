@@ -7,6 +7,8 @@
  *   grip-host synth --out DIR [--seed N] [--objects N]
  *   grip-host [--plugin PATH] regress [--data DIR] [--set ...] [--json] CASE...
  *   grip-host [--plugin PATH] eval recognition [--scenes N] [--seed N] [--out DIR] [--config FILE] [--set ...]
+ *   grip-host [--plugin PATH] eval descriptors [--data DIR] [--keypoints N] [--noise LIST] [--models LIST] [--seed N]
+ *             [--out DIR] [--set ...] [--json]
  *   grip-host [--plugin PATH] bench descriptors|recall [options] (its own options: grip-host bench --help)
  */
 #include "commands/commands.h"
@@ -73,7 +75,8 @@ static int parse_option(int argc, char **argv, int *i, host_options *o)
         return 0;
     }
     static const char *with_value[] = {"--plugin", "--config", "--set", "--model", "--scene", "--out", "--seed",
-                                       "--objects", "--repeat", "--overlay", "--data", "--scenes"};
+                                       "--objects", "--repeat", "--overlay", "--data", "--scenes",
+                                       "--keypoints", "--noise", "--models"};
     int known = 0;
     for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++)
         known |= strcmp(a, with_value[k]) == 0;
@@ -92,6 +95,14 @@ static int parse_option(int argc, char **argv, int *i, host_options *o)
     else if (strcmp(a, "--out") == 0) o->out_dir = v;
     else if (strcmp(a, "--overlay") == 0) o->overlay = v;
     else if (strcmp(a, "--data") == 0) o->data_dir = v;
+    else if (strcmp(a, "--noise") == 0) o->noise = v;
+    else if (strcmp(a, "--models") == 0) o->model_names = v;
+    else if (strcmp(a, "--keypoints") == 0) {
+        if (parse_number(a, v, &o->keypoints) || o->keypoints < 1 || o->keypoints > 1000000) {
+            fprintf(stderr, "grip-host: --keypoints must be 1..1000000\n");
+            return -1;
+        }
+    }
     else if (strcmp(a, "--scenes") == 0) {
         if (parse_number(a, v, &n) || n < 1 || n > 100000) {
             fprintf(stderr, "grip-host: --scenes must be 1..100000\n");

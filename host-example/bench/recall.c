@@ -12,10 +12,10 @@
  * frame's origin and the scene's is T applied to it, so that both clouds' normals are flipped alike. */
 #include "bench/bench_common.h"
 #include "bench/grid.h"
+#include "bench/retrieval.h"
 #include "bench/subcommands.h"
 #include "bench/surface.h"
 #include "host_util.h"
-#include "synth/place.h" /* the host's seeded random stream */
 
 #include <math.h>
 #include <stdlib.h>
@@ -28,7 +28,6 @@
 #define GENERATED_SPACING 1e-3  /* m: the generated model's density, 1 point per GENERATED_SPACING^2 */
 #define GENERATED_NOISE_MR 0.1  /* per-axis noise of the generated scene, like Bologna's lowest level */
 #define MAX_SETTINGS_PER_IMPL 4 /* exact, then the support cap at 25, 50 and 100 % of the median support */
-#define BENCH_PI 3.14159265358979323846
 
 typedef struct recall_data {
     host_cloud model, scene;
@@ -62,29 +61,7 @@ static void recall_data_free(recall_data *d)
     free(d->kp);
 }
 
-static void apply_pose(const double T[16], const float p[3], float out[3])
-{
-    for (int r = 0; r < 3; r++)
-        out[r] = (float)(T[4 * r] * p[0] + T[4 * r + 1] * p[1] + T[4 * r + 2] * p[2] + T[4 * r + 3]);
-}
-
 /* ---- data -------------------------------------------------------------------------------------------------- */
-
-static int read_truth(const char *path, double T[16])
-{
-    FILE *f = fopen(path, "r");
-    int n = 0;
-    while (f && n < 16 && fscanf(f, "%lf", &T[n]) == 1)
-        n++;
-    if (f)
-        fclose(f);
-    if (n != 16 || fabs(T[12]) + fabs(T[13]) + fabs(T[14]) + fabs(T[15] - 1) > 1e-6) {
-        fprintf(stderr, "grip-host: bench: %s: %s\n", path,
-                f ? "expected a 4 x 4 row-major pose (16 numbers, last row 0 0 0 1)" : "cannot open");
-        return -1;
-    }
-    return 0;
-}
 
 static int load_data(const bench_options *b, recall_data *d)
 {
@@ -93,8 +70,10 @@ static int load_data(const bench_options *b, recall_data *d)
         fprintf(stderr, "grip-host: bench: %s\n", err);
         return 1;
     }
-    if (read_truth(b->gt, d->T) != 0)
+    if (retrieval_read_xf(b->gt, d->T, err, sizeof err) != 0) {
+        fprintf(stderr, "grip-host: bench: %s\n", err);
         return 1;
+    }
     if (d->model.n != d->scene.n) {
         fprintf(stderr, "grip-host: bench: %s has %zu points and %s %zu: scene vertex k must be model vertex k\n",
                 b->model, d->model.n, b->scene, d->scene.n);
@@ -102,32 +81,6 @@ static int load_data(const bench_options *b, recall_data *d)
     }
     d->truth = b->gt;
     return 0;
-}
-
-/* A rotation drawn uniformly (a random unit quaternion) and a translation within 0.1 per axis. */
-static void random_pose(uint64_t *rng, double T[16])
-{
-    double q[4], len = 0;
-    do {
-        len = 0;
-        for (int i = 0; i < 4; i++) {
-            q[i] = synth_rng_uniform(rng, -1, 1);
-            len += q[i] * q[i];
-        }
-    } while (len > 1 || len < 1e-6);
-    for (int i = 0; i < 4; i++)
-        q[i] /= sqrt(len);
-    double w = q[0], x = q[1], y = q[2], z = q[3];
-    double R[9] = {1 - 2 * (y * y + z * z), 2 * (x * y - w * z),     2 * (x * z + w * y),
-                   2 * (x * y + w * z),     1 - 2 * (x * x + z * z), 2 * (y * z - w * x),
-                   2 * (x * z - w * y),     2 * (y * z + w * x),     1 - 2 * (x * x + y * y)};
-    memset(T, 0, 16 * sizeof *T);
-    for (int r = 0; r < 3; r++) {
-        for (int c = 0; c < 3; c++)
-            T[4 * r + c] = R[3 * r + c];
-        T[4 * r + 3] = synth_rng_uniform(rng, -0.1, 0.1);
-    }
-    T[15] = 1;
 }
 
 /* Sets the shape and the name of an unorganized cloud of n points. 0, or -1 when out of memory. */
@@ -140,8 +93,6 @@ static int name_cloud(host_cloud *c, size_t n, const char *name)
     return c->path ? 0 : -1;
 }
 
-static double median_spacing(const host_cloud *c);
-
 /* The model: the benchmarks' surface (its normals dropped: the stage computes them, as on scanned data); the
  * scene: the model posed by a random T, with Gaussian noise of GENERATED_NOISE_MR mesh resolutions per axis. */
 static int generate_data(const bench_options *b, recall_data *d)
@@ -151,79 +102,22 @@ static int generate_data(const bench_options *b, recall_data *d)
     int bad = bench_surface_sample(n, (double)n * GENERATED_SPACING * GENERATED_SPACING, b->seed, &d->model.xyz,
                                    &normals) != 0;
     free(normals);
-    d->scene.xyz = malloc(3 * n * sizeof *d->scene.xyz + 1);
-    bad |= !d->scene.xyz || name_cloud(&d->model, n, "generated-model") != 0 ||
-           name_cloud(&d->scene, n, "generated-scene") != 0;
+    bad |= name_cloud(&d->model, n, "generated-model") != 0;
+    uint64_t rng = b->seed ^ 0x5EEDF00Dull;
+    if (!bad) {
+        retrieval_random_pose(&rng, d->T);
+        double sigma = GENERATED_NOISE_MR * retrieval_mesh_resolution(&d->model);
+        bad = retrieval_noisy_copy(&d->model, d->T, sigma, &rng, "generated-scene", &d->scene) != 0;
+    }
     if (bad) {
         fprintf(stderr, "grip-host: bench: out of memory for a generated case of %zu points\n", n);
         return 1;
-    }
-    uint64_t rng = b->seed ^ 0x5EEDF00Dull;
-    random_pose(&rng, d->T);
-    double sigma = GENERATED_NOISE_MR * median_spacing(&d->model);
-    for (size_t i = 0; i < n; i++) {
-        apply_pose(d->T, d->model.xyz + 3 * i, d->scene.xyz + 3 * i);
-        for (int a = 0; a < 3; a++)
-            d->scene.xyz[3 * i + a] += (float)(sigma * synth_rng_clipped_normal(&rng));
     }
     d->truth = "generated";
     return 0;
 }
 
 /* ---- measurements on the host ------------------------------------------------------------------------------ */
-
-/* A grid cell of about the mean spacing: the bounding box's area spread over the points. */
-static double spacing_guess(const host_cloud *c)
-{
-    float lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
-    for (size_t i = 0; i < c->n; i++)
-        for (int a = 0; a < 3; a++)
-            if (isfinite(c->xyz[3 * i]) && isfinite(c->xyz[3 * i + 1]) && isfinite(c->xyz[3 * i + 2])) {
-                lo[a] = c->xyz[3 * i + a] < lo[a] ? c->xyz[3 * i + a] : lo[a];
-                hi[a] = c->xyz[3 * i + a] > hi[a] ? c->xyz[3 * i + a] : hi[a];
-            }
-    double e[3] = {hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2]};
-    double area = 2 * (e[0] * e[1] + e[1] * e[2] + e[2] * e[0]);
-    double guess = sqrt(area / (double)(c->n ? c->n : 1));
-    return isfinite(guess) && guess > 0 ? guess : 1;
-}
-
-/* The mesh resolution: the median distance from a point to its nearest other point; NaN on failure. */
-static double median_spacing(const host_cloud *c)
-{
-    bench_grid g;
-    if (bench_grid_build(&g, c->xyz, c->n, spacing_guess(c)) != 0)
-        return NAN;
-    double *nn = malloc(g.count * sizeof *nn + 1);
-    double mr = NAN;
-    if (nn) {
-        for (size_t i = 0; i < g.count; i++)
-            nn[i] = bench_grid_nearest(&g, g.points[i]);
-        mr = bench_median(nn, g.count);
-    }
-    free(nn);
-    bench_grid_free(&g);
-    return mr;
-}
-
-/* RMS of |scene_k - T model_k| over the vertices finite in both, in mesh resolutions: how well T fits. */
-static double truth_residual(const recall_data *d)
-{
-    double sum = 0;
-    size_t n = 0;
-    for (size_t i = 0; i < d->model.n; i++) {
-        float p[3];
-        apply_pose(d->T, d->model.xyz + 3 * i, p);
-        double e2 = 0;
-        for (int a = 0; a < 3; a++)
-            e2 += ((double)p[a] - d->scene.xyz[3 * i + a]) * ((double)p[a] - d->scene.xyz[3 * i + a]);
-        if (isfinite(e2)) {
-            sum += e2;
-            n++;
-        }
-    }
-    return n ? sqrt(sum / (double)n) / d->mr : NAN;
-}
 
 /* Scene keypoints (uniform sampling at the leaf, kept where the model vertex is finite too) and their support. */
 static int choose_keypoints(recall_data *d)
@@ -270,7 +164,7 @@ static int prepare_data(const bench_options *b, recall_data *d)
     }
     int rc = given ? load_data(b, d) : generate_data(b, d);
     if (rc == 0) {
-        d->mr = median_spacing(&d->model);
+        d->mr = retrieval_mesh_resolution(&d->model);
         if (!(d->mr > 0)) {
             fprintf(stderr, "grip-host: bench: %s: cannot measure the mesh resolution (median nearest-neighbour "
                             "spacing %g)\n", d->model.path, d->mr);
@@ -280,7 +174,7 @@ static int prepare_data(const bench_options *b, recall_data *d)
     if (rc == 0) {
         d->leaf = b->leaf > 0 ? b->leaf : DEFAULT_LEAF_MR * d->mr;
         d->radius = b->radius > 0 ? b->radius : DEFAULT_RADIUS_MR * d->mr;
-        d->gt_rms_mr = truth_residual(d);
+        d->gt_rms_mr = retrieval_residual(&d->model, &d->scene, d->T) / d->mr;
         if (choose_keypoints(d) != 0) {
             fprintf(stderr, "grip-host: bench: out of memory choosing keypoints (or leaf %g too small)\n", d->leaf);
             rc = 1;
@@ -439,7 +333,7 @@ static int run_setting(const bench_plugin *bp, const bench_options *b, const rec
     grip_cloud scene = bench_cloud(d->scene.xyz, NULL, d->scene.n, d->scene.path);
     grip_cloud model = bench_cloud(d->model.xyz, NULL, d->model.n, d->model.path);
     float origin[3] = {0, 0, 0};
-    apply_pose(d->T, origin, scene.viewpoint);
+    retrieval_apply_pose(d->T, origin, scene.viewpoint);
     grip_features *fs = NULL, *fm = NULL;
     int repeat = b->repeat ? b->repeat : 1;
     grip_status s = describe_cloud(&r, &scene, GRIP_ROLE_SCENE, &kp, repeat, &fs, &res->scene_ms, res);

@@ -1,8 +1,9 @@
-/* cmd_eval.c -- `grip-host eval recognition`: N generated scenes of 3-5 objects, occlusion up to 70 %, each
+/* cmd_eval.c -- `grip-host eval descriptors` (eval/descriptors.h) and `grip-host eval recognition`: N generated scenes of 3-5 objects, occlusion up to 70 %, each
  * recognised by the pipeline (the demo's unless --config is given) and judged against its truth; the figures
  * (eval/recognition.h) go to stdout as a Markdown table (or JSON with --json) and, with --out DIR, to
  * DIR/recognition.{json,md,svg}. Progress goes to stderr, one line a scene. */
 #include "commands/commands.h"
+#include "eval/descriptors.h"
 #include "eval/recognition.h"
 #include "host_util.h"
 #include "judge/judge.h"
@@ -137,7 +138,10 @@ int cmd_eval(const host_options *o)
 {
     if (o->n_args == 1 && strcmp(o->args[0], "recognition") == 0)
         return eval_recognition_cmd(o);
+    if (o->n_args == 1 && strcmp(o->args[0], "descriptors") == 0)
+        return eval_descriptors(o);
     fprintf(stderr, "grip-host: eval needs what to evaluate: eval recognition [--scenes N] [--seed N] [--out DIR] "
-                    "[--config FILE] [--set ...] [--json]\n");
+                    "[--config FILE] [--set ...] [--json], or eval descriptors [--data DIR] [--keypoints N] "
+                    "[--noise LIST] [--models LIST] [--seed N] [--out DIR] [--set ...] [--json]\n");
     return 2;
 }

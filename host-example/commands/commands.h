@@ -21,6 +21,9 @@ typedef struct host_options {
     const char *overlay;       /* --overlay FILE.ply (run, demo): the picture of the run (overlay.h) */
     const char *data_dir;      /* --data DIR (regress): the shared data folder; NULL: $GRIP_DATA */
     int scenes;                /* --scenes N (eval recognition); 0 = default */
+    unsigned long long keypoints; /* --keypoints N (eval descriptors): keypoints a model; 0 = default */
+    const char *noise;         /* --noise LIST (eval descriptors): comma-separated noise levels */
+    const char *model_names;   /* --models LIST (eval descriptors): comma-separated Bologna model names */
     const char **args;         /* the words after the command (regress's case files, eval's what) */
     int n_args;
 } host_options;

@@ -42,7 +42,7 @@ print("files agree")
 PY
 then pass=$((pass + 1)); else echo "FAILED: eval recognition (exit $rc)"; fail=$((fail + 1)); fi
 
-"$host" --plugin "$plugin" eval descriptors > /dev/null 2> "$tmp/usage.txt"
+"$host" --plugin "$plugin" eval nonsense > /dev/null 2> "$tmp/usage.txt"
 rc=$?
 if [ $rc -eq 2 ] && grep -q "eval recognition" "$tmp/usage.txt"; then pass=$((pass + 1));
 else echo "FAILED: an unknown evaluation exits $rc"; fail=$((fail + 1)); fi
