@@ -11,6 +11,7 @@
 #include "verify/ghv.h"
 #include "verify/ghv_cuda.h"
 #include "verify/icp.h"
+#include "verify/icp_cuda.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -138,6 +139,66 @@ static grip_status sample_models(ghv_run *r, const grip_view *models)
     return s;
 }
 
+/* The ICP parameters of the refinement before GHV: a few iterations within the inlier threshold (PCL's GHV tutorial
+ * refines each hypothesis by ICP first). */
+static grip_icp_params refine_params(const ghv_run *r)
+{
+    grip_icp_params ip;
+    memset(&ip, 0, sizeof ip);
+    ip.max_iterations = (uint32_t)grip_stage_integer(r->st, "icp_iterations");
+    double icp_distance = grip_stage_number(r->st, "icp_distance");
+    ip.max_correspondence_distance = icp_distance > 0 ? icp_distance : r->scene->params.inlier_threshold;
+    ip.inlier_distance = r->scene->params.inlier_threshold;
+    ip.max_rmse = INFINITY;
+    return ip;
+}
+
+/* The verified hypotheses refined on the GPU in one batch (icp_cuda.h) against the sampled scene: the twin of the
+ * loop in refine() below, whose poses it gives to rounding. poses holds the initial poses and receives the refined. */
+static grip_status refine_cuda(ghv_run *r, const grip_icp_params *ip)
+{
+    grip_ctx *ctx = r->st->ctx;
+    size_t n = r->n_verified, rows = 0;
+    size_t *first = malloc(((size_t)r->n_models + 1) * sizeof *first);
+    uint32_t *model = malloc(n * sizeof *model + 1);
+    grip_icp_result *res = malloc(n * sizeof *res + 1);
+    float *xyz = NULL;
+    grip_status s = first && model && res ? GRIP_OK : grip_fail(ctx, GRIP_ENOMEM, "verify: out of memory");
+    for (uint32_t m = 0; m < r->n_models && !s; m++) {
+        first[m] = rows;
+        rows += r->models[m].n;
+    }
+    if (!s) {
+        first[r->n_models] = rows;
+        xyz = malloc(rows * 3 * sizeof *xyz + 1);
+        if (!xyz)
+            s = grip_fail(ctx, GRIP_ENOMEM, "verify: out of memory");
+    }
+    for (uint32_t m = 0; m < r->n_models && !s; m++)
+        if (r->models[m].n)
+            memcpy(xyz + 3 * first[m], r->models[m].xyz, r->models[m].n * 3 * sizeof *xyz);
+    for (size_t i = 0; i < n && !s; i++)
+        model[i] = grip_verify_hypothesis_at(r->h, r->order[i])->model_id;
+    grip_icp_cuda_scene *scene = NULL;
+    if (!s)
+        s = grip_icp_cuda_scene_build(ctx, r->scene->xyz, r->scene->n, NULL, 0, NULL, &scene);
+    if (!s) {
+        grip_icp_batch b = {xyz, NULL, first, r->n_models, (uint32_t)n, model, r->poses};
+        s = grip_icp_cuda_refine(ctx, ip, scene, &b, res);
+    }
+    grip_icp_cuda_scene_free(scene);
+    for (size_t i = 0; i < n && !s; i++)
+        if (r->models[model[i]].n) { /* a model with no points keeps its pose, as on the CPU */
+            memcpy(r->poses + 16 * i, res[i].pose, sizeof res[i].pose);
+            r->iterations[i] = res[i].iterations;
+        }
+    free(first);
+    free(model);
+    free(res);
+    free(xyz);
+    return s;
+}
+
 /* Each verified hypothesis refined by ICP against the sampled scene (or taken as is with icp_iterations 0). */
 static grip_status refine(ghv_run *r)
 {
@@ -148,31 +209,33 @@ static grip_status refine(ghv_run *r)
     r->hyps = malloc(n * sizeof *r->hyps + 1);
     if (!r->poses || !r->iterations || !r->hyps)
         return grip_fail(ctx, GRIP_ENOMEM, "verify: out of memory");
-    grip_icp_params ip;
-    memset(&ip, 0, sizeof ip);
-    ip.max_iterations = (uint32_t)grip_stage_integer(r->st, "icp_iterations");
-    double icp_distance = grip_stage_number(r->st, "icp_distance");
-    ip.max_correspondence_distance = icp_distance > 0 ? icp_distance : r->scene->params.inlier_threshold;
-    ip.inlier_distance = r->scene->params.inlier_threshold;
-    ip.max_rmse = INFINITY;
-    grip_status s = ip.max_iterations ? grip_ghv_scene_tree(ctx, r->scene) : GRIP_OK;
-    for (size_t i = 0; i < n && !s; i++) {
+    grip_icp_params ip = refine_params(r);
+    for (size_t i = 0; i < n; i++) {
         const grip_hypothesis *hy = grip_verify_hypothesis_at(r->h, r->order[i]);
-        double *pose = r->poses + 16 * i;
         for (int k = 0; k < 16; k++)
-            pose[k] = hy->pose[k];
-        const grip_ghv_model *m = &r->models[hy->model_id];
-        if (ip.max_iterations && m->n) {
+            r->poses[16 * i + k] = hy->pose[k];
+    }
+    grip_status s = GRIP_OK;
+    if (ip.max_iterations && n && r->st->use_cuda)
+        s = refine_cuda(r, &ip);
+    else if (ip.max_iterations && n) {
+        s = grip_ghv_scene_tree(ctx, r->scene);
+        for (size_t i = 0; i < n && !s; i++) {
+            const grip_ghv_model *m = &r->models[grip_verify_hypothesis_at(r->h, r->order[i])->model_id];
+            double *pose = r->poses + 16 * i;
             grip_icp_result res;
-            s = grip_icp_refine(ctx, &ip, m->xyz, m->n, r->scene->tree, r->scene->xyz, pose, &res);
-            if (!s) {
+            if (m->n)
+                s = grip_icp_refine(ctx, &ip, m->xyz, m->n, r->scene->tree, r->scene->xyz, pose, &res);
+            if (!s && m->n) {
                 memcpy(pose, res.pose, sizeof res.pose);
                 r->iterations[i] = res.iterations;
             }
         }
-        r->hyps[i].model = hy->model_id;
+    }
+    for (size_t i = 0; i < n && !s; i++) {
+        r->hyps[i].model = grip_verify_hypothesis_at(r->h, r->order[i])->model_id;
         for (int k = 0; k < 12; k++)
-            r->hyps[i].pose[k] = (float)pose[k];
+            r->hyps[i].pose[k] = (float)r->poses[16 * i + k];
     }
     return s;
 }
