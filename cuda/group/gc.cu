@@ -223,8 +223,15 @@ grip_status sets_to_clusters(grip_ctx *ctx, const gc_dev *d, size_t n, grip_clus
         st = grip_cuda_copy_to_host(ctx, first, d->first, n_sets * sizeof *first);
     if (!st)
         st = grip_cuda_copy_to_host(ctx, size, d->size, n_sets * sizeof *size);
-    if (!st)
-        st = grip_cuda_copy_to_host(ctx, members, d->members, n * sizeof *members);
+    // Only the members of kept sets were written: copy those (initcheck rightly calls the rest uninitialized).
+    size_t used = 0;
+    for (uint32_t c = 0; c < n_sets && !st; ++c)
+        if ((size_t)first[c] + size[c] > used)
+            used = (size_t)first[c] + size[c];
+    if (!st && used > n)
+        st = grip_fail(ctx, GRIP_EINTERNAL, "group.gc (cuda): sets hold %zu members of %zu correspondences", used, n);
+    if (!st && used)
+        st = grip_cuda_copy_to_host(ctx, members, d->members, used * sizeof *members);
     for (uint32_t c = 0; c < n_sets && !st; ++c) {
         grip_cluster *cl = &(*out)[c];
         cl->members = (uint32_t *)malloc(size[c] * sizeof *cl->members);

@@ -549,6 +549,9 @@ grip_status run_batch(grip_ctx *ctx, const grip_icp_params *p, const grip_icp_cu
     }
     if (n_hyp == 0)
         return GRIP_OK;
+    // The kernel writes each result field by field; zero the padding between them too, so that the copy below
+    // reads no uninitialized bytes.
+    GRIP_CUDA_CHECK_COPY(ctx, cudaMemsetAsync(d->results, 0, (size_t)n_hyp * sizeof *out, 0));
     score_finish_kernel<<<blocks_for(n_hyp, kUpdateThreads), kUpdateThreads>>>(
         d->states, n_hyp, d->first_chunk, d->partial, p->min_fitness, p->max_rmse, d->results);
     GRIP_CUDA_CHECK_LAUNCHED(ctx);
