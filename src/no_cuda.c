@@ -17,6 +17,11 @@
 #include "descriptor/spin_image_cuda.h"
 #include "index/bruteforce_cuda.h"
 #include "index/kdtree_hd_cuda.h"
+#include "verify/ghv_cuda.h"
+#include "group/board_lrf_cuda.h"
+#include "group/hough3d_cuda.h"
+#include "group/gc_cuda.h"
+#include "verify/icp_cuda.h"
 
 static grip_status no_cuda(grip_ctx *ctx, const char *what)
 {
@@ -355,4 +360,112 @@ grip_status grip_kdtree_hd_cuda_search(grip_ctx *ctx, const grip_kdtree_hd_cuda 
     (void)tree; (void)queries; (void)m; (void)k; (void)checks; (void)finish_below; (void)max_sqdist; (void)ids;
     (void)sqdist;
     return no_cuda(ctx, "kdtree_hd");
+}
+
+/* ---- verify/ghv_cuda.h ---- */
+
+grip_status grip_ghv_scene_cuda_create(grip_ctx *ctx, const float *xyz, size_t n, uint32_t width, uint32_t height,
+                                       const grip_ghv_params *p, grip_ghv_scene_cuda **out)
+{
+    (void)xyz; (void)n; (void)width; (void)height; (void)p;
+    *out = NULL;
+    return no_cuda(ctx, "GHV scene");
+}
+
+grip_ghv_scene *grip_ghv_scene_cuda_host(grip_ghv_scene_cuda *s)
+{
+    (void)s; /* no GPU scene can exist in this build */
+    return NULL;
+}
+
+void grip_ghv_scene_cuda_free(grip_ghv_scene_cuda *s)
+{
+    (void)s;
+}
+
+grip_status grip_ghv_terms_cuda(grip_ctx *ctx, grip_ghv_scene_cuda *s, const grip_ghv_model *models, uint32_t n_models,
+                                const grip_ghv_hypothesis *hyps, size_t h, grip_ghv_terms *out)
+{
+    (void)s; (void)models; (void)n_models; (void)hyps; (void)h;
+    memset(out, 0, sizeof *out);
+    return no_cuda(ctx, "GHV terms");
+}
+
+/* ---- group/board_lrf_cuda.h, group/hough3d_cuda.h, group/gc_cuda.h ---- */
+
+grip_status grip_board_lrf_cuda(grip_ctx *ctx, const grip_surface_cuda *surface, const float *keypoint_xyz, uint32_t k,
+                                float radius, int find_holes, float *frames_out)
+{
+    (void)surface; (void)keypoint_xyz; (void)k; (void)radius; (void)find_holes; (void)frames_out;
+    return no_cuda(ctx, "BOARD frames");
+}
+grip_status grip_board_lrf_cuda_host(grip_ctx *ctx, const float *surface_xyz, const float *surface_normals, size_t n,
+                                     const float *keypoint_xyz, size_t k, float radius, int find_holes,
+                                     float *frames_out)
+{
+    (void)surface_xyz; (void)surface_normals; (void)n; (void)keypoint_xyz; (void)k; (void)radius; (void)find_holes;
+    (void)frames_out;
+    return no_cuda(ctx, "BOARD frames");
+}
+static grip_status no_cuda_group(grip_ctx *ctx, const char *what, grip_cluster **out, size_t *n_out)
+{
+    if (out)
+        *out = NULL;
+    if (n_out)
+        *n_out = 0;
+    return no_cuda(ctx, what);
+}
+grip_status grip_hough3d_vote_cuda(grip_ctx *ctx, const grip_hough3d_params *params, const float *model_kp_xyz,
+                                   const float *model_rf, size_t n_model_kp, const float *scene_kp_xyz,
+                                   const float *scene_rf, size_t n_scene_kp, const grip_corr *corr, size_t n_corr,
+                                   grip_cluster **out, size_t *n_out)
+{
+    (void)params; (void)model_kp_xyz; (void)model_rf; (void)n_model_kp; (void)scene_kp_xyz; (void)scene_rf;
+    (void)n_scene_kp; (void)corr; (void)n_corr;
+    return no_cuda_group(ctx, "group.hough3d", out, n_out);
+}
+grip_status grip_hough3d_cluster_cuda(grip_ctx *ctx, const grip_hough3d_params *params, const float *model_kp_xyz,
+                                      const float *model_rf, size_t n_model_kp, const float *scene_kp_xyz,
+                                      const float *scene_rf, size_t n_scene_kp, const grip_corr *corr, size_t n_corr,
+                                      grip_cluster **out, size_t *n_out)
+{
+    (void)params; (void)model_kp_xyz; (void)model_rf; (void)n_model_kp; (void)scene_kp_xyz; (void)scene_rf;
+    (void)n_scene_kp; (void)corr; (void)n_corr;
+    return no_cuda_group(ctx, "group.hough3d", out, n_out);
+}
+grip_status grip_gc_consensus_cuda(grip_ctx *ctx, const grip_gc_params *params, const float *model_kp_xyz,
+                                   size_t n_model_kp, const float *scene_kp_xyz, size_t n_scene_kp,
+                                   const grip_corr *corr, size_t n_corr, grip_cluster **out, size_t *n_out)
+{
+    (void)params; (void)model_kp_xyz; (void)n_model_kp; (void)scene_kp_xyz; (void)n_scene_kp; (void)corr;
+    (void)n_corr;
+    return no_cuda_group(ctx, "group.gc", out, n_out);
+}
+grip_status grip_gc_cluster_cuda(grip_ctx *ctx, const grip_gc_params *params, const float *model_kp_xyz,
+                                 size_t n_model_kp, const float *scene_kp_xyz, size_t n_scene_kp,
+                                 const grip_corr *corr, size_t n_corr, grip_cluster **out, size_t *n_out)
+{
+    (void)params; (void)model_kp_xyz; (void)n_model_kp; (void)scene_kp_xyz; (void)n_scene_kp; (void)corr;
+    (void)n_corr;
+    return no_cuda_group(ctx, "group.gc", out, n_out);
+}
+
+/* ---- verify/icp_cuda.h ---- */
+
+grip_status grip_icp_cuda_scene_build(grip_ctx *ctx, const float *xyz, size_t n, const float *normals,
+                                      size_t normal_stride, const double viewpoint[3], grip_icp_cuda_scene **out)
+{
+    (void)xyz; (void)n; (void)normals; (void)normal_stride; (void)viewpoint;
+    if (out)
+        *out = NULL;
+    return no_cuda(ctx, "verify icp");
+}
+
+void grip_icp_cuda_scene_free(grip_icp_cuda_scene *scene) { (void)scene; }
+
+grip_status grip_icp_cuda_refine(grip_ctx *ctx, const grip_icp_params *params, const grip_icp_cuda_scene *scene,
+                                 const grip_icp_batch *batch, grip_icp_result *out)
+{
+    (void)params; (void)scene; (void)batch; (void)out;
+    return no_cuda(ctx, "verify icp");
 }

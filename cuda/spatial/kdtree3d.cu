@@ -31,6 +31,7 @@
 // longer than its parent's, and prefixes run over 64 code bits and 32 position bits, so no path is deeper
 // than 96 nodes and the stack never holds more than kStackMax entries.
 #include "cuda/core/check.cuh"
+#include "cuda/spatial/kdtree3d.cuh"
 
 extern "C" {
 #include "spatial/kdtree3d_cuda.h"
@@ -41,32 +42,16 @@ extern "C" {
 #include <stdlib.h>
 #include <string.h>
 
+using namespace grip_kd;
+
 namespace {
 
 constexpr int kThreads = 256;
 constexpr int kSearchThreads = 128;
-constexpr int kStackMax = 96;
 constexpr uint64_t kNoKey = ~0ull;          // the key of a non-finite point: after every Morton code
-constexpr uint32_t kNoId = 0xffffffffu;     // an empty result entry
 constexpr uint32_t kMortonAxisMax = (1u << 21) - 1;
 constexpr uint32_t kQueryAxisMax = (1u << 10) - 1;
 constexpr size_t kSortQueriesMin = 1024;    // fewer queries are searched in the caller's order
-
-// A node of the radix tree: the boxes of its two children (lo xyz, hi xyz of the left, then of the right) and
-// its run [first, last] of the sorted points, split after `split` (left child: [first, split], right child:
-// [split + 1, last]). An internal child's index is split (left) or split + 1 (right), as in Karras' layout.
-struct __align__(16) kd_node {
-    float box[12];
-    uint32_t first, split, last, pad;
-};
-
-// A node the search has still to visit: ref is a node index (count 0) or the first sorted point of a leaf of
-// `count` points; bound is the squared distance from the query to its box.
-struct __align__(16) kd_pending {
-    uint32_t ref, count;
-    float bound;
-    uint32_t pad;
-};
 
 // ---- small helpers ---------------------------------------------------------------------------------------
 
@@ -83,28 +68,6 @@ __host__ __device__ inline float float_from_order_key(uint32_t k)
     float v;
     memcpy(&v, &b, sizeof v);
     return v;
-}
-
-__device__ __forceinline__ bool finite3(float x, float y, float z)
-{
-    return isfinite(x) && isfinite(y) && isfinite(z);
-}
-
-// The CPU's kd_point_sqdist: dx*dx + dy*dy + dz*dz, dx = p - q, left to right, no FMA.
-__device__ __forceinline__ float point_sqdist(float px, float py, float pz, float qx, float qy, float qz)
-{
-    const float dx = __fsub_rn(px, qx), dy = __fsub_rn(py, qy), dz = __fsub_rn(pz, qz);
-    return __fadd_rn(__fadd_rn(__fmul_rn(dx, dx), __fmul_rn(dy, dy)), __fmul_rn(dz, dz));
-}
-
-// A lower bound of point_sqdist over the box lo..hi: per axis the gap (0 inside the slab), summed in the same
-// order with the same roundings.
-__device__ __forceinline__ float box_sqdist(const float *box, float qx, float qy, float qz)
-{
-    const float gx = fmaxf(fmaxf(__fsub_rn(box[0], qx), __fsub_rn(qx, box[3])), 0.0f);
-    const float gy = fmaxf(fmaxf(__fsub_rn(box[1], qy), __fsub_rn(qy, box[4])), 0.0f);
-    const float gz = fmaxf(fmaxf(__fsub_rn(box[2], qz), __fsub_rn(qz, box[5])), 0.0f);
-    return __fadd_rn(__fadd_rn(__fmul_rn(gx, gx), __fmul_rn(gy, gy)), __fmul_rn(gz, gz));
 }
 
 // Spreads the low 21 bits of v to every third bit of a 64-bit word.
@@ -298,107 +261,13 @@ __global__ void boxes_kernel(const float4 *__restrict__ pts, uint32_t n, kd_node
 // ---- search ----------------------------------------------------------------------------------------------
 
 struct knn_args {
-    const kd_node *nodes;
-    const float4 *pts;       // the tree's points in tree order (rows of them: finite first), id in w
-    uint32_t count;          // finite points: none, and every search finds nothing
-    uint32_t root_count;     // the root as a leaf of that many points, or 0: the root is node 0
-    uint32_t leaf_size;
+    kd_view tree;
     const float *queries;    // m x 3, or NULL: the tree's own points in tree order
     const uint32_t *order;   // the queries' order, or NULL: their own
     uint32_t m, k;
     uint32_t *ids;
     float *sqdist;
 };
-
-// (d, id) comes before (e, jd): nearer, or as near with the lower index.
-__device__ __forceinline__ bool pair_before(float d, uint32_t id, float e, uint32_t jd)
-{
-    return d < e || (d == e && id < jd);
-}
-
-// Inserts (d, id) into the sorted list ld/li of K entries (the last falls off); unrolled so that the list stays
-// in registers.
-template <int K>
-__device__ __forceinline__ void list_insert(float (&ld)[K], uint32_t (&li)[K], float d, uint32_t id)
-{
-#pragma unroll
-    for (int j = K - 1; j > 0; --j) {
-        const bool shift = pair_before(d, id, ld[j - 1], li[j - 1]);
-        const bool here = !shift && pair_before(d, id, ld[j], li[j]);
-        ld[j] = shift ? ld[j - 1] : (here ? d : ld[j]);
-        li[j] = shift ? li[j - 1] : (here ? id : li[j]);
-    }
-    if (pair_before(d, id, ld[0], li[0])) {
-        ld[0] = d;
-        li[0] = id;
-    }
-}
-
-// The list's last entry is the k-th (see knn_kernel), so the pruning bound needs no indexing by k.
-template <int K>
-__device__ __forceinline__ void scan_leaf(const float4 *__restrict__ pts, uint32_t begin, uint32_t count, float qx,
-                                          float qy, float qz, float (&ld)[K], uint32_t (&li)[K])
-{
-    for (uint32_t i = begin; i < begin + count; ++i) {
-        const float4 p = __ldg(pts + i);
-        const float d = point_sqdist(p.x, p.y, p.z, qx, qy, qz);
-        const uint32_t id = __float_as_uint(p.w);
-        if (pair_before(d, id, ld[K - 1], li[K - 1]))
-            list_insert<K>(ld, li, d, id);
-    }
-}
-
-
-__device__ __forceinline__ kd_node load_node(const kd_node *nodes, uint32_t i)
-{
-    const float4 *src = reinterpret_cast<const float4 *>(nodes + i);
-    kd_node nd;
-    float4 *dst = reinterpret_cast<float4 *>(&nd);
-#pragma unroll
-    for (int c = 0; c < 4; ++c)
-        dst[c] = __ldg(src + c);
-    return nd;
-}
-
-template <int K>
-__device__ __forceinline__ void knn_search(const knn_args &a, float qx, float qy, float qz, float (&ld)[K],
-                                           uint32_t (&li)[K])
-{
-    kd_pending stack[kStackMax];
-    int top = 0;
-    stack[top++] = kd_pending{0u, a.root_count, 0.0f, 0u};
-    while (top > 0) {
-        const kd_pending p = stack[--top];
-        const float wd = ld[K - 1]; // constant during one descent: no leaf is scanned
-        if (p.bound > wd)
-            continue;
-        uint32_t ref = p.ref, count = p.count;
-        bool reached = true;
-        while (count == 0) { // walk down toward the nearer child, leaving the farther one on the stack
-            const kd_node nd = load_node(a.nodes, ref);
-            // a child of at most leaf_size points is a leaf (its run), else the internal node split (left) or
-            // split + 1 (right): the right child's first point and its node index alike
-            const uint32_t left_size = nd.split - nd.first + 1, right_size = nd.last - nd.split;
-            const uint32_t left_ref = left_size <= a.leaf_size ? nd.first : nd.split;
-            const uint32_t left_count = left_size <= a.leaf_size ? left_size : 0;
-            const uint32_t right_ref = nd.split + 1, right_count = right_size <= a.leaf_size ? right_size : 0;
-            const float bl = box_sqdist(nd.box, qx, qy, qz), br = box_sqdist(nd.box + 6, qx, qy, qz);
-            const bool left_near = bl <= br;
-            const float near_bound = left_near ? bl : br, far_bound = left_near ? br : bl;
-            if (far_bound <= wd)
-                stack[top++] = left_near ? kd_pending{right_ref, right_count, far_bound, 0u}
-                                         : kd_pending{left_ref, left_count, far_bound, 0u};
-            if (near_bound > wd) {
-                reached = false;
-                break;
-            }
-            ref = left_near ? left_ref : right_ref;
-            count = left_near ? left_count : right_count;
-        }
-        if (reached)
-            scan_leaf<K>(a.pts, ref, count, qx, qy, qz, ld, li);
-    }
-}
 
 template <int K>
 __global__ void __launch_bounds__(kSearchThreads) knn_kernel(knn_args a)
@@ -409,7 +278,7 @@ __global__ void __launch_bounds__(kSearchThreads) knn_kernel(knn_args a)
     float qx, qy, qz;
     uint32_t row;
     if (!a.queries) {
-        const float4 p = __ldg(a.pts + t);
+        const float4 p = __ldg(a.tree.pts + t);
         qx = p.x;
         qy = p.y;
         qz = p.z;
@@ -430,8 +299,8 @@ __global__ void __launch_bounds__(kSearchThreads) knn_kernel(knn_args a)
         ld[j] = j < skip ? -INFINITY : INFINITY;
         li[j] = j < skip ? 0u : kNoId;
     }
-    if (a.count > 0 && finite3(qx, qy, qz))
-        knn_search<K>(a, qx, qy, qz, ld, li);
+    if (a.tree.count > 0 && finite3(qx, qy, qz))
+        knn_search<K>(a.tree, qx, qy, qz, ld, li);
     const size_t out = (size_t)row * a.k;
 #pragma unroll
     for (int j = 0; j < K; ++j)
@@ -715,11 +584,7 @@ grip_status knn_run(grip_ctx *ctx, knn_buffers *b, const grip_kdtree3d_cuda *t, 
     if (dq && m >= kSortQueriesMin && t->count > 0 && (st = knn_sort_queries(ctx, b, t, dq, m)) != GRIP_OK)
         return st;
     knn_args a;
-    a.nodes = t->nodes;
-    a.pts = t->pts;
-    a.count = t->count;
-    a.root_count = t->nodes ? 0 : t->count;
-    a.leaf_size = t->leaf_size;
+    a.tree = grip_kdtree3d_cuda_view(t);
     a.queries = dq;
     a.order = b->rows[1];
     a.m = m;
@@ -776,6 +641,17 @@ extern "C" grip_status grip_kdtree3d_cuda_build(grip_ctx *ctx, const float *xyz,
     }
     *out = t;
     return GRIP_OK;
+}
+
+grip_kd::kd_view grip_kdtree3d_cuda_view(const grip_kdtree3d_cuda *t)
+{
+    grip_kd::kd_view v;
+    v.nodes = t->nodes;
+    v.pts = t->pts;
+    v.count = t->count;
+    v.root_count = t->nodes ? 0 : t->count;
+    v.leaf_size = t->leaf_size;
+    return v;
 }
 
 extern "C" void grip_kdtree3d_cuda_free(grip_kdtree3d_cuda *tree)

@@ -1,6 +1,6 @@
-/* gc.c -- see gc.h. Distances are float as in PCL (Eigen::Vector3f::norm), their difference is compared in
- * double with the double tolerance, as PCL does. */
+/* gc.c -- see gc.h. The pairwise test is gc_math.h's, shared with the CUDA kernels. */
 #include "group/gc.h"
+#include "group/gc_math.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -26,12 +26,6 @@ static int by_distance_then_index(const void *a, const void *b)
     return (x->index > y->index) - (x->index < y->index);
 }
 
-static float distance3(const float *a, const float *b)
-{
-    float x = a[0] - b[0], y = a[1] - b[1], z = a[2] - b[2];
-    return sqrtf(x * x + y * y + z * z);
-}
-
 /* Whether correspondence j agrees with every member of the set (positions in the visiting order). */
 static int consistent_with_set(const grip_corr *corr, const ranked_corr *order, const size_t *set, size_t n_set,
                                uint32_t j, const float *model_kp_xyz, const float *scene_kp_xyz, double size)
@@ -39,15 +33,14 @@ static int consistent_with_set(const grip_corr *corr, const ranked_corr *order, 
     const float *sj = scene_kp_xyz + (size_t)corr[j].scene * 3, *mj = model_kp_xyz + (size_t)corr[j].model * 3;
     for (size_t a = 0; a < n_set; ++a) {
         const grip_corr *k = &corr[order[set[a]].index];
-        float gap = fabsf(distance3(scene_kp_xyz + (size_t)k->scene * 3, sj) -
-                          distance3(model_kp_xyz + (size_t)k->model * 3, mj));
-        if ((double)gap > size)
+        if (!grip_gc_consistent(scene_kp_xyz + (size_t)k->scene * 3, model_kp_xyz + (size_t)k->model * 3, sj, mj,
+                                size))
             return 0;
     }
     return 1;
 }
 
-static grip_status check_params(grip_ctx *ctx, const grip_gc_params *params)
+grip_status grip_gc_check_params(grip_ctx *ctx, const grip_gc_params *params)
 {
     if (!params)
         return grip_fail(ctx, GRIP_EINVAL, "group.gc: parameters must not be NULL");
@@ -115,7 +108,7 @@ grip_status grip_gc_consensus(grip_ctx *ctx, const grip_gc_params *params, const
         return grip_fail(ctx, GRIP_EINVAL, "group.gc: out and n_out must not be NULL");
     *out = NULL;
     *n_out = 0;
-    grip_status st = check_params(ctx, params);
+    grip_status st = grip_gc_check_params(ctx, params);
     if (st == GRIP_OK)
         st = grip_corr_check(ctx, "group.gc", corr, n_corr, model_kp_xyz, n_model_kp, scene_kp_xyz, n_scene_kp);
     if (st != GRIP_OK || n_corr == 0)

@@ -32,4 +32,7 @@ grip_status grip_gc_cluster(grip_ctx *ctx, const grip_gc_params *params, const f
                             const float *scene_kp_xyz, size_t n_scene_kp, const grip_corr *corr, size_t n_corr,
                             grip_cluster **out, size_t *n_out);
 
+/* The parameter checks both backends share (GRIP_EINVAL naming group.gc.size). */
+grip_status grip_gc_check_params(grip_ctx *ctx, const grip_gc_params *params);
+
 #endif

@@ -1,28 +1,20 @@
-/* hough3d.c -- see hough3d.h. The votes are computed in float and the grid in double, as PCL does
- * (Hough3DGrouping::train/houghVoting, HoughSpace3D::vote/voteInt/findMaxima), so that votes land in the
- * same bins. PCL's grid is dense; this one keeps only the bins that received votes (a sorted list), which
+/* hough3d.c -- see hough3d.h. Where votes land and what they weigh is hough3d_math.h's, shared with the CUDA
+ * kernels: in float and double as PCL does (Hough3DGrouping::train/houghVoting, HoughSpace3D::vote/voteInt/
+ * findMaxima), so that votes land in the same bins. PCL's grid is dense; this one keeps only the bins that received votes (a sorted list), which
  * gives the same sums, in the same order, and the same maxima. */
 #include "group/hough3d.h"
+#include "group/hough3d_math.h"
 
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define HOUGH_NEIGHBOURHOOD 27 /* 3^3 bins around the central one, of which at most 8 receive a share */
-
 grip_hough3d_params grip_hough3d_params_default(void)
 {
     grip_hough3d_params p = {1.0, -1.0, 1, 0, GRIP_RANSAC_PCL_ITERATIONS, GRIP_RANSAC_PCL_SEED};
     return p;
 }
-
-/* The grid spanning the votes' bounding box: bin_count[d] = ceil((max - min) / bin) as in PCL. */
-typedef struct hough_grid {
-    double min[3], bin;
-    int64_t count[3];
-    int64_t stride[3]; /* linear index = x + y * stride[1] + z * stride[2] */
-} hough_grid;
 
 /* One share of one vote in one bin. */
 typedef struct hough_share {
@@ -44,14 +36,6 @@ typedef struct hough_bin {
     size_t first, n;
 } hough_bin;
 
-static int frame_finite(const float *rf)
-{
-    for (int i = 0; i < 9; ++i)
-        if (!isfinite(rf[i]))
-            return 0;
-    return 1;
-}
-
 /* Hough3DGrouping::train: each model keypoint's vector to the keypoint centroid, in its own frame. */
 static void model_votes(const float *xyz, const float *rf, size_t n, float (*votes)[3])
 {
@@ -62,29 +46,20 @@ static void model_votes(const float *xyz, const float *rf, size_t n, float (*vot
     for (int d = 0; d < 3; ++d)
         c[d] /= (float)n;
     for (size_t i = 0; i < n; ++i) {
-        float v[3] = {c[0] - xyz[i * 3 + 0], c[1] - xyz[i * 3 + 1], c[2] - xyz[i * 3 + 2]};
-        for (int a = 0; a < 3; ++a) {
-            const float *axis = rf + i * 9 + a * 3;
-            votes[i][a] = axis[0] * v[0] + axis[1] * v[1] + axis[2] * v[2];
-        }
+        grip_hough3d_model_vote(xyz + i * 3, rf + i * 9, c, votes[i]);
     }
 }
 
-/* Hough3DGrouping::houghVoting: where correspondence i places the model's reference point in the scene. Returns 0
- * (no vote) when a frame is not finite. */
+/* Where correspondence c places the model's reference point in the scene; 0 when it casts no vote. */
 static int scene_vote(const grip_corr *c, const float (*mvotes)[3], const float *model_rf, const float *scene_kp_xyz,
                       const float *scene_rf, double vote[3])
 {
-    const float *rf = scene_rf + (size_t)c->scene * 9, *p = scene_kp_xyz + (size_t)c->scene * 3;
-    const float *mv = mvotes[c->model];
-    if (!frame_finite(rf) || !frame_finite(model_rf + (size_t)c->model * 9))
-        return 0;
-    for (int d = 0; d < 3; ++d)
-        vote[d] = rf[0 + d] * mv[0] + rf[3 + d] * mv[1] + rf[6 + d] * mv[2] + p[d];
-    return isfinite(vote[0]) && isfinite(vote[1]) && isfinite(vote[2]);
+    return grip_hough3d_scene_vote(scene_kp_xyz + (size_t)c->scene * 3, scene_rf + (size_t)c->scene * 9,
+                                   model_rf + (size_t)c->model * 9, mvotes[c->model], vote);
 }
 
-static grip_status grid_make(grip_ctx *ctx, const double lo[3], const double hi[3], double bin, hough_grid *g)
+grip_status grip_hough3d_grid_make(grip_ctx *ctx, const double lo[3], const double hi[3], double bin,
+                                   grip_hough3d_grid *g)
 {
     g->bin = bin;
     double total = 1.0;
@@ -114,61 +89,14 @@ static void add_share(hough_shares *s, int64_t bin, double weight, uint32_t vote
     h->voter = voter;
 }
 
-/* The vote's bin along each axis; 0 when it falls outside the grid (PCL drops such a vote, which happens to a
- * vote exactly on the far edge of the box when the extent is a whole number of bins). */
-static int central_bin(const hough_grid *g, const double v[3], int64_t c[3])
+static void add_shares(hough_shares *s, const grip_hough3d_grid *g, const double v[3], double weight, int interpolate,
+                       uint32_t voter)
 {
-    for (int d = 0; d < 3; ++d) {
-        double b = floor((v[d] - g->min[d]) / g->bin);
-        if (!(b >= 0.0) || b >= (double)g->count[d])
-            return 0;
-        c[d] = (int64_t)b;
-    }
-    return 1;
-}
-
-/* HoughSpace3D::vote */
-static void vote_plain(const hough_grid *g, const double v[3], double weight, uint32_t voter, hough_shares *s)
-{
-    int64_t c[3];
-    if (central_bin(g, v, c))
-        add_share(s, c[0] + c[1] * g->stride[1] + c[2] * g->stride[2], weight, voter);
-}
-
-/* HoughSpace3D::voteInt, with its float weights: the central bin gets 1 - |offset from its centre| / bin along
- * each axis and the neighbour on the side of the offset the rest. A vote exactly at a bin centre along an axis
- * gives that axis weight 0 (PCL's arithmetic, kept). */
-static void vote_interpolated(const hough_grid *g, const double v[3], double weight, uint32_t voter, hough_shares *s)
-{
-    int64_t c[3], side[3];
-    float centre_weight[3];
-    if (!central_bin(g, v, c))
-        return;
-    for (int d = 0; d < 3; ++d) {
-        double offset = v[d] - g->min[d];
-        float centre = (float)((2.0 * (double)c[d] * g->bin + g->bin) / 2.0);
-        centre_weight[d] = (float)(1.0 - fabs(offset - (double)centre) / g->bin);
-        side[d] = offset < (double)centre ? c[d] - 1 : offset > (double)centre ? c[d] + 1 : c[d];
-    }
-    for (int n = 0; n < HOUGH_NEIGHBOURHOOD; ++n) {
-        float share = 1.0f;
-        int64_t bin = 0;
-        int valid = 1;
-        for (int d = 0, step = 1; d < 3 && valid; ++d, step *= 3) {
-            int64_t b = c[d] + (n % (step * 3)) / step - 1;
-            if (b < 0 || b >= g->count[d])
-                valid = 0;
-            else if (b == side[d])
-                share *= 1.0f - centre_weight[d];
-            else if (b == c[d])
-                share *= centre_weight[d];
-            else
-                valid = 0;
-            bin += b * g->stride[d];
-        }
-        if (valid)
-            add_share(s, bin, weight * (double)share, voter);
-    }
+    int64_t bins[GRIP_HOUGH3D_MAX_SHARES];
+    double weights[GRIP_HOUGH3D_MAX_SHARES];
+    int n = grip_hough3d_shares(g, v, weight, interpolate, bins, weights);
+    for (int k = 0; k < n; ++k)
+        add_share(s, bins[k], weights[k], voter);
 }
 
 static int by_bin_then_seq(const void *a, const void *b)
@@ -217,7 +145,7 @@ static double bin_value(const hough_bin *bins, size_t n, int64_t bin)
 }
 
 /* HoughSpace3D::findMaxima: not lower than any of the 6 face neighbours inside the grid. */
-static int is_local_maximum(const hough_grid *g, const hough_bin *bins, size_t n, const hough_bin *b)
+static int is_local_maximum(const grip_hough3d_grid *g, const hough_bin *bins, size_t n, const hough_bin *b)
 {
     int64_t rest = b->bin;
     int64_t coord[3];
@@ -236,16 +164,14 @@ static int is_local_maximum(const hough_grid *g, const hough_bin *bins, size_t n
 
 static double effective_threshold(double threshold, const hough_bin *bins, size_t n)
 {
-    if (threshold >= 0.0)
-        return threshold;
     double maximum = DBL_MIN; /* PCL starts from std::numeric_limits<double>::min() */
     for (size_t i = 0; i < n; ++i)
         if (bins[i].value > maximum)
             maximum = bins[i].value;
-    return threshold >= -1.0 ? -threshold * maximum : maximum;
+    return grip_hough3d_threshold(threshold, maximum);
 }
 
-static grip_status maxima_to_clusters(grip_ctx *ctx, const hough_grid *g, const hough_bin *bins, size_t n_bins,
+static grip_status maxima_to_clusters(grip_ctx *ctx, const grip_hough3d_grid *g, const hough_bin *bins, size_t n_bins,
                                       const hough_shares *s, double threshold, grip_cluster **out, size_t *n_out)
 {
     double min_value = effective_threshold(threshold, bins, n_bins);
@@ -274,7 +200,7 @@ static grip_status maxima_to_clusters(grip_ctx *ctx, const hough_grid *g, const 
     return GRIP_OK;
 }
 
-static grip_status check_inputs(grip_ctx *ctx, const grip_hough3d_params *params, const float *model_kp_xyz,
+grip_status grip_hough3d_check_inputs(grip_ctx *ctx, const grip_hough3d_params *params, const float *model_kp_xyz,
                                 const float *model_rf, size_t n_model_kp, const float *scene_kp_xyz,
                                 const float *scene_rf, size_t n_scene_kp, const grip_corr *corr, size_t n_corr,
                                 grip_cluster **out, size_t *n_out)
@@ -323,8 +249,8 @@ static grip_status vote_and_find_maxima(grip_ctx *ctx, const grip_hough3d_params
                                         const double lo[3], const double hi[3], float max_sqdist, grip_cluster **out,
                                         size_t *n_out)
 {
-    hough_grid g;
-    grip_status st = grid_make(ctx, lo, hi, params->bin_size, &g);
+    grip_hough3d_grid g;
+    grip_status st = grip_hough3d_grid_make(ctx, lo, hi, params->bin_size, &g);
     if (st != GRIP_OK)
         return st;
     hough_shares s = {malloc(n_corr * 8 * sizeof *s.items), 0};
@@ -333,13 +259,8 @@ static grip_status vote_and_find_maxima(grip_ctx *ctx, const grip_hough3d_params
     for (size_t i = 0; i < n_corr; ++i) {
         if (!valid[i])
             continue;
-        double weight = 1.0;
-        if (params->use_distance_weight && max_sqdist != 0.0f)
-            weight = 1.0 - (double)(corr[i].sqdist / max_sqdist);
-        if (params->use_interpolation)
-            vote_interpolated(&g, votes[i], weight, (uint32_t)i, &s);
-        else
-            vote_plain(&g, votes[i], weight, (uint32_t)i, &s);
+        double weight = grip_hough3d_weight(params->use_distance_weight, corr[i].sqdist, max_sqdist);
+        add_shares(&s, &g, votes[i], weight, params->use_interpolation, (uint32_t)i);
     }
     hough_bin *bins = NULL;
     size_t n_bins = 0;
@@ -360,7 +281,7 @@ grip_status grip_hough3d_vote(grip_ctx *ctx, const grip_hough3d_params *params, 
         *out = NULL;
     if (n_out)
         *n_out = 0;
-    grip_status st = check_inputs(ctx, params, model_kp_xyz, model_rf, n_model_kp, scene_kp_xyz, scene_rf, n_scene_kp,
+    grip_status st = grip_hough3d_check_inputs(ctx, params, model_kp_xyz, model_rf, n_model_kp, scene_kp_xyz, scene_rf, n_scene_kp,
                                   corr, n_corr, out, n_out);
     if (st != GRIP_OK || n_corr == 0)
         return st;

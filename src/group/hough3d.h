@@ -46,4 +46,15 @@ grip_status grip_hough3d_cluster(grip_ctx *ctx, const grip_hough3d_params *param
                                  const float *scene_rf, size_t n_scene_kp, const grip_corr *corr, size_t n_corr,
                                  grip_cluster **out, size_t *n_out);
 
+/* What both backends share (hough3d_math.h has the arithmetic): the checks of grip_hough3d_vote's arguments
+ * (*out and *n_out are not touched), and the grid over the votes' box lo..hi (GRIP_EINVAL, naming
+ * group.hough3d.bin_size, when it would have too many bins). */
+struct grip_hough3d_grid;
+grip_status grip_hough3d_check_inputs(grip_ctx *ctx, const grip_hough3d_params *params, const float *model_kp_xyz,
+                                      const float *model_rf, size_t n_model_kp, const float *scene_kp_xyz,
+                                      const float *scene_rf, size_t n_scene_kp, const grip_corr *corr, size_t n_corr,
+                                      grip_cluster **out, size_t *n_out);
+grip_status grip_hough3d_grid_make(grip_ctx *ctx, const double lo[3], const double hi[3], double bin,
+                                   struct grip_hough3d_grid *g);
+
 #endif

@@ -1,9 +1,11 @@
 /* group_gc.c -- the `gc` group stage: geometric consistency of keypoint distances (PCL's
- * GeometricConsistencyGrouping), RANSAC-filtered. */
+ * GeometricConsistencyGrouping), RANSAC-filtered. With the CUDA backend the consensus runs on the GPU
+ * (group/gc_cuda.h) and RANSAC on the host, as on the CPU. */
 #include "stages/stage.h"
 #include "stages/group_common.h"
 #include "stages/registry.h"
 #include "group/gc.h"
+#include "group/gc_cuda.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,8 +39,8 @@ static grip_status group_model(grip_stage *st, const grip_view *model, uint32_t 
     snprintf(what, sizeof what, "group: models[%u].features", m);
     grip_status s = grip_group_keypoints_open(ctx, model, what, &kp);
     if (!s)
-        s = grip_gc_cluster(ctx, &p, kp.xyz, kp.n, scene_kp->xyz, scene_kp->n, corrs->corr, corrs->n, &clusters,
-                            &n_clusters);
+        s = (st->use_cuda ? grip_gc_cluster_cuda : grip_gc_cluster)(ctx, &p, kp.xyz, kp.n, scene_kp->xyz, scene_kp->n,
+                                                                     corrs->corr, corrs->n, &clusters, &n_clusters);
     if (!s)
         s = grip_hypotheses_append(ctx, h, m, clusters, n_clusters, corrs);
     grip_clusters_free(clusters, n_clusters);
@@ -61,7 +63,7 @@ const grip_stage_impl grip_group_gc = {
     .name = "gc",
     .summary =
         "geometric consistency of keypoint distances, RANSAC-filtered instances (PCL GeometricConsistencyGrouping)",
-    .backends = GRIP_BACKEND_CPU,
+    .backends = GRIP_BACKEND_CPU | GRIP_BACKEND_CUDA,
     .n_params = sizeof gc_params / sizeof gc_params[0],
     .params = gc_params,
     .create = gc_create,

@@ -1,11 +1,16 @@
 /* group_hough3d.c -- the `hough3d` group stage: 3D Hough voting in local reference frames (PCL's
- * Hough3DGrouping), with BOARD frames computed here (as PCL's tutorial does) or the descriptor's own frames. */
+ * Hough3DGrouping), with BOARD frames computed here (as PCL's tutorial does) or the descriptor's own frames.
+ * With the CUDA backend the voting runs on the GPU (group/hough3d_cuda.h), and so do BOARD frames when their ties
+ * are decided nearest-first (PCL's tie order needs FLANN's tree, which only the CPU twin has); RANSAC runs on the
+ * host on both backends. */
 #include "stages/stage.h"
 #include "stages/cloud_input.h"
 #include "stages/group_common.h"
 #include "stages/registry.h"
 #include "group/board_lrf.h"
+#include "group/board_lrf_cuda.h"
 #include "group/hough3d.h"
+#include "group/hough3d_cuda.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +24,9 @@ static const grip_param_info hough3d_params[] = {
      "BOARD frame support radius (cloud units)"},
     {sizeof(grip_param_info), GRIP_PARAM_BOOL, "find_holes", "true", 0, 0, NULL,
      "BOARD's search for holes in the support"},
+    {sizeof(grip_param_info), GRIP_PARAM_ENUM, "frame_ties", "pcl", 0, 0, "pcl|nearest",
+     "which of equal BOARD candidates x is built on: PCL's (FLANN's order; computed on the CPU) or the nearest "
+     "(computed on the GPU with device cuda, same frames on both backends)"},
     {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "bin_size", "0.01", 1e-6, 100, NULL, "Hough bin edge (cloud units)"},
     {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "threshold", "5", -1e9, 1e9, NULL,
      "minimum votes of an instance; in [-1, 0): a fraction of the largest bin"},
@@ -65,9 +73,14 @@ static grip_status view_frames(grip_stage *st, const grip_view *view, const grip
                       (unsigned long long)f->normals.rows);
     if (!s)
         s = grip_array_to_host(ctx, &f->normals, &normals, &own_normals, "group: features.normals");
-    if (!s) /* a NULL tree: BOARD builds its own over the cloud */
-        s = grip_board_lrf(ctx, cloud.xyz, normals.data, cloud.n, NULL, kp->xyz, kp->n,
-                           (float)grip_stage_number(st, "frame_radius"), grip_stage_bool(st, "find_holes"), *frames);
+    float radius = (float)grip_stage_number(st, "frame_radius");
+    int holes = grip_stage_bool(st, "find_holes");
+    grip_board_ties ties = grip_stage_choice(st, "frame_ties") == 1 ? GRIP_BOARD_TIES_NEAREST : GRIP_BOARD_TIES_PCL;
+    if (!s && st->use_cuda && ties == GRIP_BOARD_TIES_NEAREST)
+        s = grip_board_lrf_cuda_host(ctx, cloud.xyz, normals.data, cloud.n, kp->xyz, kp->n, radius, holes, *frames);
+    else if (!s) /* a NULL tree: BOARD builds its own over the cloud */
+        s = grip_board_lrf_ties(ctx, cloud.xyz, normals.data, cloud.n, NULL, kp->xyz, kp->n, radius, holes, ties,
+                                *frames);
     if (own_normals)
         grip_array_free_host(&normals);
     grip_cloud_input_close(&cloud);
@@ -102,8 +115,10 @@ static grip_status group_model(grip_stage *st, const grip_view *model, uint32_t 
     if (!s)
         s = view_frames(st, model, &kp, &model_rf);
     if (!s)
-        s = grip_hough3d_cluster(ctx, &p, kp.xyz, model_rf, kp.n, scene_kp->xyz, scene_rf, scene_kp->n, corrs->corr,
-                                 corrs->n, &clusters, &n_clusters);
+        s = (st->use_cuda ? grip_hough3d_cluster_cuda : grip_hough3d_cluster)(ctx, &p, kp.xyz, model_rf, kp.n,
+                                                                               scene_kp->xyz, scene_rf, scene_kp->n,
+                                                                               corrs->corr, corrs->n, &clusters,
+                                                                               &n_clusters);
     if (!s)
         s = grip_hypotheses_append(ctx, h, m, clusters, n_clusters, corrs);
     grip_clusters_free(clusters, n_clusters);
@@ -126,7 +141,7 @@ const grip_stage_impl grip_group_hough3d = {
     .kind = GRIP_STAGE_GROUP,
     .name = "hough3d",
     .summary = "3D Hough voting in BOARD (or descriptor) frames, RANSAC-filtered instances (PCL Hough3DGrouping)",
-    .backends = GRIP_BACKEND_CPU,
+    .backends = GRIP_BACKEND_CPU | GRIP_BACKEND_CUDA,
     .n_params = sizeof hough3d_params / sizeof hough3d_params[0],
     .params = hough3d_params,
     .create = hough3d_create,

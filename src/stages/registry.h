@@ -17,7 +17,8 @@
     X(match_knn)                                                                                                      \
     X(group_hough3d)                                                                                                  \
     X(group_gc)                                                                                                       \
-    X(verify_icp)
+    X(verify_icp)                                                                                                     \
+    X(verify_ghv)
 
 #define GRIP_STAGE_DECLARE(name) extern const grip_stage_impl grip_##name;
 GRIP_STAGE_LIST(GRIP_STAGE_DECLARE)

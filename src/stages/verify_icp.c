@@ -1,14 +1,23 @@
-/* verify_icp.c -- the `icp` verify stage: each hypothesis is refined by point-to-point ICP against the scene and
- * accepted when enough of the model lands on scene points (fitness) closely enough (RMSE); then, per model,
- * accepted hypotheses that put the model where a better one already does are rejected as duplicates. */
+/* verify_icp.c -- the `icp` verify stage: the hypotheses are ranked by votes and the best max_hypotheses kept (the
+ * rest rejected); each kept one is refined by ICP (point-to-point or point-to-plane) against the scene -- all of
+ * them in one batch on the GPU (icp_cuda.h), one by one on the CPU twin (icp.h) -- and accepted when enough of the
+ * model's visible side lands on scene points (fitness) closely enough (RMSE), unless ICP moved it far from the
+ * grouped pose or it floats in space an organized scene's camera saw through; then, per model, accepted
+ * hypotheses that put the model where a better one already does are rejected as duplicates. The drift, free-space
+ * and duplicate checks run on the host on both backends: they read each model once per hypothesis, a small part
+ * of the time ICP takes (docs/performance.md). */
 #include "stages/stage.h"
 #include "stages/cloud_input.h"
 #include "stages/registry.h"
+#include "descriptor/normals.h"
+#include "descriptor/normals_cuda.h"
 #include "spatial/kdtree3d.h"
 #include "verify/free_space.h"
 #include "verify/icp.h"
+#include "verify/icp_cuda.h"
 #include "verify/pose_nms.h"
 
+#include <stddef.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,9 +25,16 @@
 
 static const grip_param_info icp_params[] = {
     GRIP_PARAM_DEVICE,
+    {sizeof(grip_param_info), GRIP_PARAM_INT, "max_hypotheses", "100", 0, 1000000, NULL,
+     "only the hypotheses with the most votes are refined, at most this many; the rest are rejected (0: all)"},
+    {sizeof(grip_param_info), GRIP_PARAM_ENUM, "metric", "point_to_point", 0, 0, "point_to_point|point_to_plane",
+     "ICP's error: point distances, or distances to the scene's tangent planes (needs scene normals: the cloud's, "
+     "the descriptor's, or computed)"},
     {sizeof(grip_param_info), GRIP_PARAM_INT, "max_iterations", "50", 0, 10000, NULL, "ICP iterations at most"},
     {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "max_correspondence_distance", "0.01", 1e-9, 1e9, NULL,
-     "ICP pairs farther apart than this are dropped (cloud units)"},
+     "ICP pairs farther apart than this are dropped (cloud units); the first iteration's bound with a schedule"},
+    {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "final_correspondence_distance", "0", 0, 1e9, NULL,
+     "when > 0: the bound shrinks geometrically from max_correspondence_distance to this at the last iteration"},
     {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "transformation_epsilon", "1e-10", 0, 1, NULL,
      "ICP stops when the update's squared translation is below this (and its rotation is as small)"},
     {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "euclidean_fitness_epsilon", "0", 0, 1, NULL,
@@ -27,8 +43,13 @@ static const grip_param_info icp_params[] = {
      "models are thinned to voxel centroids of this size for ICP and scoring (0: every point)"},
     {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "inlier_distance", "0.005", 1e-9, 1e9, NULL,
      "a model point is explained when a scene point lies within this distance (cloud units)"},
+    {sizeof(grip_param_info), GRIP_PARAM_BOOL, "visible_fitness", "true", 0, 0, NULL,
+     "fitness counts only the model points whose normal faces the scene's viewpoint under the pose (normals "
+     "pointing out of the object, as a scan's oriented to its sensor do)"},
+    {sizeof(grip_param_info), GRIP_PARAM_INT, "normals_k", "10", 3, 32, NULL,
+     "neighbours for the normals computed when a cloud and its features carry none"},
     {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "min_fitness", "0.3", 0, 1, NULL,
-     "accept when at least this fraction of the model is explained ..."},
+     "accept when at least this fraction of the model (of its visible side) is explained ..."},
     {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "max_rmse", "0.0025", 0, 1e9, NULL,
      "... and the explained points' RMSE is at most this (cloud units)"},
     {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "max_drift", "0.02", 0, 1e9, NULL,
@@ -54,6 +75,8 @@ static grip_icp_params icp_params_of(const grip_stage *st)
     p.inlier_distance = grip_stage_number(st, "inlier_distance");
     p.min_fitness = grip_stage_number(st, "min_fitness");
     p.max_rmse = grip_stage_number(st, "max_rmse");
+    p.metric = grip_stage_choice(st, "metric") == 1 ? GRIP_ICP_POINT_TO_PLANE : GRIP_ICP_POINT_TO_POINT;
+    p.final_correspondence_distance = grip_stage_number(st, "final_correspondence_distance");
     return p;
 }
 
@@ -128,56 +151,325 @@ static float free_space_violation(const grip_stage *st, const grip_pinhole *cam,
     return seen + violations ? (float)((double)violations / (double)(seen + violations)) : 0.0f;
 }
 
-/* ICP on every hypothesis; verdict i gets hypothesis i. */
-static grip_status refine_all(grip_stage *st, const grip_view *models, uint32_t n_models, const grip_cloud_input *scene,
-                              const grip_hypotheses *h, grip_verdicts *v, grip_model_spread *spreads)
+/* A cloud's normals as rows of host floats: the cloud's own, else its features' (one row per cloud point), else
+ * computed from its normals_k nearest (on the stage's backend). */
+typedef struct view_normals {
+    const float *rows;
+    size_t stride;
+    float *computed;
+    grip_array host;
+    int own_host;
+} view_normals;
+
+static void view_normals_close(view_normals *vn)
 {
-    grip_pinhole cam_fit;
-    const grip_pinhole *cam = &cam_fit;
-    grip_pinhole_estimate(scene->xyz, scene->width, scene->height, &cam_fit);
-    grip_ctx *ctx = st->ctx;
-    grip_icp_params p = icp_params_of(st);
-    grip_kdtree3d *tree = NULL;
-    grip_status s = grip_icp_params_check(ctx, &p);
-    if (!s)
-        s = grip_kdtree3d_build(ctx, scene->xyz, scene->n, &tree);
+    free(vn->computed);
+    if (vn->own_host)
+        grip_array_free_host(&vn->host);
+    memset(vn, 0, sizeof *vn);
+}
+
+static int features_have_normals(const grip_view *view, size_t n)
+{
+    const grip_features *f = view->features;
+    return f && f->struct_size >= offsetof(grip_features, frames) && f->normals.data && f->normals.rows == n &&
+           f->normals.cols >= 3 && f->normals.dtype == GRIP_F32;
+}
+
+static grip_status view_normals_open(grip_stage *st, const grip_view *view, const grip_cloud_input *in,
+                                     const char *what, view_normals *vn)
+{
+    memset(vn, 0, sizeof *vn);
+    if (in->normals) {
+        vn->rows = in->normals;
+        vn->stride = in->normal_stride;
+        return GRIP_OK;
+    }
+    if (features_have_normals(view, in->n)) {
+        grip_status s = grip_array_to_host(st->ctx, &view->features->normals, &vn->host, &vn->own_host, what);
+        vn->rows = vn->host.data;
+        vn->stride = (size_t)view->features->normals.cols;
+        return s;
+    }
+    vn->computed = malloc((in->n ? in->n : 1) * 4 * sizeof *vn->computed);
+    if (!vn->computed)
+        return grip_fail(st->ctx, GRIP_ENOMEM, "%s: out of memory for %zu normals", what, in->n);
+    const uint32_t k = (uint32_t)grip_stage_integer(st, "normals_k");
+    vn->rows = vn->computed;
+    vn->stride = 4;
+    if (st->use_cuda)
+        return grip_normals_cuda(st->ctx, in->xyz, in->n, k, in->viewpoint, vn->computed);
+    return grip_normals_compute(st->ctx, in->xyz, in->n, NULL, k, 0.0f, in->viewpoint, vn->computed);
+}
+
+/* The model views opened for refinement: clouds, normals (when visible fitness asks for them), spreads. */
+typedef struct open_models {
+    grip_cloud_input *cloud;
+    view_normals *normals;
+    uint32_t n;
+} open_models;
+
+static void open_models_close(open_models *om)
+{
+    for (uint32_t m = 0; m < om->n; m++) {
+        grip_cloud_input_close(&om->cloud[m]);
+        view_normals_close(&om->normals[m]);
+    }
+    free(om->cloud);
+    free(om->normals);
+}
+
+static grip_status open_models_open(grip_stage *st, const grip_view *models, uint32_t n_models,
+                                    grip_model_spread *spreads, open_models *om)
+{
+    om->n = 0;
+    om->cloud = calloc((size_t)n_models + 1, sizeof *om->cloud);
+    om->normals = calloc((size_t)n_models + 1, sizeof *om->normals);
+    if (!om->cloud || !om->normals)
+        return grip_fail(st->ctx, GRIP_ENOMEM, "verify: out of memory");
+    grip_status s = GRIP_OK;
     for (uint32_t m = 0; m < n_models && !s; m++) {
-        grip_cloud_input model;
         char what[64];
         snprintf(what, sizeof what, "verify: models[%u].cloud", m);
-        s = grip_cloud_input_open(ctx, models[m].cloud, what, &model);
+        s = grip_cloud_input_open(st->ctx, models[m].cloud, what, &om->cloud[m]);
+        om->n = m + 1;
         if (!s)
-            grip_model_spread_compute(model.xyz, model.n, &spreads[m]);
-        for (uint32_t i = 0; i < h->count && !s; i++) {
-            const grip_hypothesis *hy = hypothesis_at(h, i);
-            if (hy->model_id != m)
-                continue;
-            double init[16];
-            for (int k = 0; k < 16; k++)
-                init[k] = hy->pose[k];
-            grip_icp_result r;
-            s = grip_icp_refine(ctx, &p, model.xyz, model.n, tree, scene->xyz, init, &r);
-            if (s)
-                break;
-            double max_drift = grip_stage_number(st, "max_drift");
-            if (max_drift > 0 && grip_pose_rms_displacement(&spreads[m], init, r.pose) > max_drift)
-                r.accepted = 0; /* ICP wandered off: the grouped pose was not where the model is */
-            grip_verdict *vd = &v->items[i];
-            vd->violation = free_space_violation(st, cam, scene, &model, r.pose);
-            if (vd->violation > grip_stage_number(st, "max_violation"))
-                r.accepted = 0;
-            vd->struct_size = sizeof *vd;
-            vd->hypothesis = i;
-            for (int k = 0; k < 16; k++)
-                vd->pose[k] = (float)r.pose[k];
-            vd->fitness = (float)r.fitness;
-            vd->rmse = (float)r.rmse;
-            vd->iterations = r.iterations;
-            vd->accepted = r.accepted;
-        }
-        grip_cloud_input_close(&model);
+            grip_model_spread_compute(om->cloud[m].xyz, om->cloud[m].n, &spreads[m]);
+        if (!s && grip_stage_bool(st, "visible_fitness"))
+            s = view_normals_open(st, &models[m], &om->cloud[m], what, &om->normals[m]);
+    }
+    return s;
+}
+
+static grip_icp_model icp_model_of(const open_models *om, uint32_t m)
+{
+    const grip_icp_model model = {om->cloud[m].xyz, om->cloud[m].n, om->normals[m].rows, om->normals[m].stride};
+    return model;
+}
+
+static const grip_hypothesis *hypothesis_at(const grip_hypotheses *h, uint32_t i);
+
+/* A hypothesis' rank key: its votes and index. */
+typedef struct ranked {
+    float votes;
+    uint32_t index;
+} ranked;
+
+/* Most votes first, a NaN vote last, ties to the lower index. */
+static int by_votes(const void *a, const void *b)
+{
+    const ranked *x = a, *y = b;
+    const int nx = isnan(x->votes), ny = isnan(y->votes);
+    if (nx != ny)
+        return nx - ny;
+    if (!nx && x->votes != y->votes)
+        return x->votes > y->votes ? -1 : 1;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+static int by_index(const void *a, const void *b)
+{
+    const uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+    return i < j ? -1 : i > j;
+}
+
+/* The hypotheses to refine: the max_hypotheses with the most votes (all when the key is 0), in hypothesis order;
+ * *kept is malloc'd, the caller frees it. */
+static grip_status rank_and_cap(grip_stage *st, const grip_hypotheses *h, uint32_t **kept, uint32_t *n_kept)
+{
+    const long long cap = grip_stage_integer(st, "max_hypotheses");
+    const uint32_t n = cap > 0 && (uint64_t)cap < h->count ? (uint32_t)cap : h->count;
+    uint32_t *out = malloc(((size_t)n + 1) * sizeof *out);
+    ranked *order = malloc(((size_t)h->count + 1) * sizeof *order);
+    if (!out || !order) {
+        free(out);
+        free(order);
+        return grip_fail(st->ctx, GRIP_ENOMEM, "verify: out of memory for %u hypotheses", h->count);
+    }
+    for (uint32_t i = 0; i < h->count; i++)
+        order[i] = (ranked){hypothesis_at(h, i)->votes, i};
+    if (n < h->count)
+        qsort(order, h->count, sizeof *order, by_votes);
+    for (uint32_t i = 0; i < n; i++)
+        out[i] = order[i].index;
+    qsort(out, n, sizeof *out, by_index);
+    free(order);
+    *kept = out;
+    *n_kept = n;
+    return GRIP_OK;
+}
+
+/* The CPU twin: one refinement per kept hypothesis against a kd-tree of the scene. */
+static grip_status refine_cpu(grip_stage *st, const grip_icp_params *p, const open_models *om,
+                              const grip_cloud_input *scene, const view_normals *sn, const grip_hypotheses *h,
+                              const uint32_t *kept, uint32_t n_kept, grip_icp_result *res)
+{
+    grip_kdtree3d *tree = NULL;
+    grip_status s = grip_kdtree3d_build(st->ctx, scene->xyz, scene->n, &tree);
+    grip_icp_scene sc = {tree, scene->xyz, sn->rows, sn->stride,
+                         {scene->viewpoint[0], scene->viewpoint[1], scene->viewpoint[2]}};
+    for (uint32_t k = 0; k < n_kept && !s; k++) {
+        const grip_hypothesis *hy = hypothesis_at(h, kept[k]);
+        double init[16];
+        for (int e = 0; e < 16; e++)
+            init[e] = hy->pose[e];
+        const grip_icp_model model = icp_model_of(om, hy->model_id);
+        s = grip_icp_refine_scene(st->ctx, p, &model, &sc, init, &res[k]);
     }
     grip_kdtree3d_free(tree);
+    return s;
+}
+
+/* The ICP points of every model, concatenated, for the GPU batch (malloc'd into b; freed by batch_points_free). */
+static void batch_points_free(grip_icp_batch *b)
+{
+    free((void *)b->model_xyz);
+    free((void *)b->model_normals);
+    free((void *)b->model_first);
+    free((void *)b->hypothesis_model);
+    free((void *)b->init_poses);
+}
+
+static grip_status batch_points(grip_stage *st, const grip_icp_params *p, const open_models *om, grip_icp_batch *b)
+{
+    size_t *first = calloc((size_t)om->n + 1, sizeof *first);
+    b->model_first = first;
+    b->n_models = om->n;
+    if (!first)
+        return grip_fail(st->ctx, GRIP_ENOMEM, "verify: out of memory");
+    float **xyz = calloc((size_t)om->n + 1, sizeof *xyz), **nrm = calloc((size_t)om->n + 1, sizeof *nrm);
+    grip_status s = xyz && nrm ? GRIP_OK : grip_fail(st->ctx, GRIP_ENOMEM, "verify: out of memory");
+    int with_normals = om->n > 0;
+    for (uint32_t m = 0; m < om->n && !s; m++) {
+        const grip_icp_model model = icp_model_of(om, m);
+        size_t count = 0;
+        s = grip_icp_model_points(st->ctx, p->voxel_leaf, &model, &xyz[m], &nrm[m], &count);
+        first[m + 1] = first[m] + count;
+        with_normals = with_normals && nrm[m];
+    }
+    const size_t total = om->n ? first[om->n] : 0;
+    float *all = s ? NULL : malloc((total ? total : 1) * 3 * sizeof *all);
+    float *all_n = s || !with_normals ? NULL : malloc((total ? total : 1) * 3 * sizeof *all_n);
+    if (!s && (!all || (with_normals && !all_n)))
+        s = grip_fail(st->ctx, GRIP_ENOMEM, "verify: out of memory for %zu model points", total);
+    for (uint32_t m = 0; m < om->n && !s; m++) {
+        memcpy(all + 3 * first[m], xyz[m], (first[m + 1] - first[m]) * 3 * sizeof *all);
+        if (all_n)
+            memcpy(all_n + 3 * first[m], nrm[m], (first[m + 1] - first[m]) * 3 * sizeof *all_n);
+    }
+    for (uint32_t m = 0; xyz && nrm && m < om->n; m++) {
+        free(xyz[m]);
+        free(nrm[m]);
+    }
+    free(xyz);
+    free(nrm);
+    b->model_xyz = all;
+    b->model_normals = all_n;
+    return s;
+}
+
+/* The GPU: every kept hypothesis in one batch. */
+static grip_status refine_cuda(grip_stage *st, const grip_icp_params *p, const open_models *om,
+                               const grip_cloud_input *scene, const view_normals *sn, const grip_hypotheses *h,
+                               const uint32_t *kept, uint32_t n_kept, grip_icp_result *res)
+{
+    grip_icp_batch b;
+    memset(&b, 0, sizeof b);
+    grip_status s = batch_points(st, p, om, &b);
+    uint32_t *model = malloc(((size_t)n_kept + 1) * sizeof *model);
+    double *poses = malloc(((size_t)n_kept + 1) * 16 * sizeof *poses);
+    b.hypothesis_model = model;
+    b.init_poses = poses;
+    b.n_hypotheses = n_kept;
+    if (!s && (!model || !poses))
+        s = grip_fail(st->ctx, GRIP_ENOMEM, "verify: out of memory for %u hypotheses", n_kept);
+    for (uint32_t k = 0; k < n_kept && !s; k++) {
+        const grip_hypothesis *hy = hypothesis_at(h, kept[k]);
+        model[k] = hy->model_id;
+        for (int e = 0; e < 16; e++)
+            poses[16 * (size_t)k + e] = hy->pose[e];
+    }
+    grip_icp_cuda_scene *dev = NULL;
+    const double vp[3] = {scene->viewpoint[0], scene->viewpoint[1], scene->viewpoint[2]};
+    if (!s)
+        s = grip_icp_cuda_scene_build(st->ctx, scene->xyz, scene->n, sn->rows, sn->stride, vp, &dev);
+    if (!s)
+        s = grip_icp_cuda_refine(st->ctx, p, dev, &b, res);
+    grip_icp_cuda_scene_free(dev);
+    batch_points_free(&b);
+    return s;
+}
+
+/* The verdict of hypothesis i from its refinement r: the host's checks (drift, free space) may still reject it. */
+static void verdict_of(grip_stage *st, const grip_pinhole *cam, const grip_cloud_input *scene,
+                       const grip_cloud_input *model, const grip_model_spread *spread, const grip_hypothesis *hy,
+                       uint32_t i, grip_icp_result r, grip_verdict *vd)
+{
+    double init[16];
+    for (int k = 0; k < 16; k++)
+        init[k] = hy->pose[k];
+    double max_drift = grip_stage_number(st, "max_drift");
+    if (max_drift > 0 && grip_pose_rms_displacement(spread, init, r.pose) > max_drift)
+        r.accepted = 0; /* ICP wandered off: the grouped pose was not where the model is */
+    vd->violation = free_space_violation(st, cam, scene, model, r.pose);
+    if (vd->violation > grip_stage_number(st, "max_violation"))
+        r.accepted = 0;
+    vd->hypothesis = i;
+    for (int k = 0; k < 16; k++)
+        vd->pose[k] = (float)r.pose[k];
+    vd->fitness = (float)r.fitness;
+    vd->rmse = (float)r.rmse;
+    vd->iterations = r.iterations;
+    vd->accepted = r.accepted;
+}
+
+/* ICP on the kept hypotheses; verdict i gets hypothesis i (a hypothesis left out by the cap keeps its pose and is
+ * rejected). */
+static grip_status refine_all(grip_stage *st, const grip_view *models, uint32_t n_models, const grip_view *scene_view,
+                              const grip_cloud_input *scene, const grip_hypotheses *h, grip_verdicts *v,
+                              grip_model_spread *spreads)
+{
+    grip_pinhole cam;
+    grip_pinhole_estimate(scene->xyz, scene->width, scene->height, &cam);
+    grip_ctx *ctx = st->ctx;
+    grip_icp_params p = icp_params_of(st);
+    open_models om;
+    memset(&om, 0, sizeof om);
+    view_normals sn;
+    memset(&sn, 0, sizeof sn);
+    uint32_t *kept = NULL, n_kept = 0;
+    grip_icp_result *res = NULL;
+    grip_status s = grip_icp_params_check(ctx, &p);
+    if (!s)
+        s = open_models_open(st, models, n_models, spreads, &om);
+    if (!s && p.metric == GRIP_ICP_POINT_TO_PLANE)
+        s = view_normals_open(st, scene_view, scene, "verify: scene.cloud", &sn);
+    if (!s)
+        s = rank_and_cap(st, h, &kept, &n_kept);
+    if (!s && !(res = calloc((size_t)n_kept + 1, sizeof *res)))
+        s = grip_fail(ctx, GRIP_ENOMEM, "verify: out of memory for %u results", n_kept);
+    if (!s && n_kept > 0) /* no hypothesis: no scene tree to build */
+        s = st->use_cuda ? refine_cuda(st, &p, &om, scene, &sn, h, kept, n_kept, res)
+                         : refine_cpu(st, &p, &om, scene, &sn, h, kept, n_kept, res);
+    for (uint32_t i = 0; i < h->count && !s; i++) { /* left out by the cap */
+        grip_verdict *vd = &v->items[i];
+        const grip_hypothesis *hy = hypothesis_at(h, i);
+        vd->struct_size = sizeof *vd;
+        vd->hypothesis = i;
+        for (int k = 0; k < 16; k++)
+            vd->pose[k] = hy->pose[k];
+        vd->rmse = INFINITY;
+        vd->violation = NAN;
+    }
+    for (uint32_t k = 0; k < n_kept && !s; k++) {
+        const grip_hypothesis *hy = hypothesis_at(h, kept[k]);
+        verdict_of(st, &cam, scene, &om.cloud[hy->model_id], &spreads[hy->model_id], hy, kept[k], res[k],
+                   &v->items[kept[k]]);
+    }
+    free(res);
+    free(kept);
+    view_normals_close(&sn);
+    open_models_close(&om);
     return s;
 }
 
@@ -226,7 +518,7 @@ static grip_status icp_verify(grip_stage *st, const grip_view *models, uint32_t 
     if (!s)
         s = grip_verdicts_new(st->ctx, h->count, &v);
     if (!s)
-        s = refine_all(st, models, n_models, &sc, h, v, spreads);
+        s = refine_all(st, models, n_models, scene, &sc, h, v, spreads);
     if (!s)
         s = suppress_duplicates(st, n_models, h, v, spreads);
     grip_cloud_input_close(&sc);
@@ -246,8 +538,13 @@ const grip_stage_impl grip_verify_icp = {
     .struct_size = sizeof(grip_stage_impl),
     .kind = GRIP_STAGE_VERIFY,
     .name = "icp",
-    .summary = "point-to-point ICP refinement (SVD by LAPACKE), fitness and RMSE acceptance, duplicate suppression",
+    .summary = "ICP refinement (point-to-point or point-to-plane, all hypotheses in one GPU batch), visible-side "
+               "fitness and RMSE acceptance, duplicate suppression",
+#ifdef GRIP_HAVE_CUDA
+    .backends = GRIP_BACKEND_CPU | GRIP_BACKEND_CUDA,
+#else
     .backends = GRIP_BACKEND_CPU,
+#endif
     .n_params = sizeof icp_params / sizeof icp_params[0],
     .params = icp_params,
     .create = icp_create,

@@ -1,6 +1,7 @@
 /* test_faults_cuda.c (gpu) -- fault injection on CUDA (built with GRIP_FAULT_INJECTION only): every device
- * allocation, kernel launch and device copy of a whole pipeline (descriptor, index and match on the device; group and
- * verify on the CPU) is made to fail in turn, then every LAPACKE call. Each faulted run stops with the status the
+ * allocation, kernel launch and device copy of a whole pipeline (descriptor, index, match, the group stage's
+ * Hough voting and verify on the device, `device = auto`; BOARD frames with PCL's ties on the CPU) is made to
+ * fail in turn, then every LAPACKE call. Each faulted run stops with the status the
  * real failure gives (GRIP_ENOMEM for an allocation, GRIP_ECUDA for a launch or a copy, GRIP_ELAPACK), a last error
  * naming the stage, no result left and the device's memory in use as after a clean run (the pool's bytes in use, and
  * the device's after the pool is trimmed); then the same context gives the clean run's results bit for bit

@@ -2,9 +2,14 @@
  * standing on a table plane. The scene samples the surface afresh (random points, Gaussian noise) under a known
  * pose; ICP starts from a perturbed pose (a few degrees, 2 cm) and must reach the truth (< 0.5 deg, < 1 mm),
  * with fitness ~1; a far hypothesis is rejected; a scene holding only the camera-facing faces gives a fitness
- * close to the visible fraction; the PCL stop rules; voxel thinning; duplicate suppression of hypotheses. */
+ * close to the visible fraction, and close to 1 when fitness counts the visible side only; the PCL stop rules;
+ * voxel thinning; duplicate suppression of hypotheses. Point-to-plane (converges, in fewer iterations; a plane-only
+ * scene leaves its free motions alone), the correspondence-distance schedule, and the stage's hypothesis cap. */
 #include "test_support.h"
+#include "icp_scene.h"
 #include "spatial/kdtree3d.h"
+#include "stages/registry.h"
+#include "stages/stage.h"
 #include "verify/icp.h"
 #include "verify/pose_nms.h"
 #include "verify/voxel_thin.h"
@@ -561,6 +566,264 @@ START_TEST(duplicates_suppressed)
 }
 END_TEST
 
+
+/* Scene normals of make_scene's points: each face's outward normal under the pose, the table's +z. */
+static float *scene_normals(const cloud *scene, const double T[16])
+{
+    float *n = malloc(scene->n * 3 * sizeof *n);
+    ck_assert_ptr_nonnull(n);
+    for (size_t i = 0; i < scene->n; ++i) {
+        const int f = scene->face[i];
+        for (int r = 0; r < 3; ++r)
+            n[3 * i + r] = f < 0 ? (r == 2 ? 1.0f : 0.0f)
+                                 : (float)(T[4 * r] * FACE_NORMAL[f][0] + T[4 * r + 1] * FACE_NORMAL[f][1] +
+                                           T[4 * r + 2] * FACE_NORMAL[f][2]);
+    }
+    return n;
+}
+
+/* The model's normals: its faces' outward normals (model coordinates). */
+static float *model_normals(const cloud *model)
+{
+    float *n = malloc(model->n * 3 * sizeof *n);
+    ck_assert_ptr_nonnull(n);
+    for (size_t i = 0; i < model->n; ++i)
+        for (int r = 0; r < 3; ++r)
+            n[3 * i + r] = (float)FACE_NORMAL[model->face[i]][r];
+    return n;
+}
+
+static void refine_scene(const cloud *model, const float *mnormals, const cloud *scene, const float *snormals,
+                         const double viewpoint[3], const grip_icp_params *p, const double init[16],
+                         grip_icp_result *r)
+{
+    grip_ctx *ctx = grip_test_ctx();
+    grip_kdtree3d *tree = NULL;
+    ck_assert_int_eq(grip_kdtree3d_build(ctx, scene->xyz, scene->n, &tree), GRIP_OK);
+    const grip_icp_model m = {model->xyz, model->n, mnormals, 3};
+    const grip_icp_scene sc = {tree, scene->xyz, snormals, 3, {viewpoint[0], viewpoint[1], viewpoint[2]}};
+    grip_status st = grip_icp_refine_scene(ctx, p, &m, &sc, init, r);
+    ck_assert_msg(st == GRIP_OK, "%s", ctx->last_error);
+    grip_kdtree3d_free(tree);
+    grip_ctx_free(ctx);
+}
+
+START_TEST(point_to_plane_converges)
+{
+    uint64_t s = 31;
+    double truth[16], init[16];
+    true_pose(truth);
+    cloud model = make_model(), scene = make_scene(&s, truth, 20000, 0.0002, 0);
+    float *sn = scene_normals(&scene, truth);
+    const double origin[3] = {0, 0, 0};
+    const double starts[][2] = {{4, 0.02}, {6, 0.01}, {2, 0.03}};
+    for (int i = 0; i < 3; ++i) {
+        perturbed(truth, starts[i][0], starts[i][1], init);
+        grip_icp_params p = default_params();
+        grip_icp_result plane, point;
+        refine_scene(&model, NULL, &scene, sn, origin, &p, init, &point);
+        p.metric = GRIP_ICP_POINT_TO_PLANE;
+        refine_scene(&model, NULL, &scene, sn, origin, &p, init, &plane);
+        double rot = rotation_error_deg(plane.pose, truth), tr = translation_error(plane.pose, truth);
+        ck_assert_msg(rot < 0.5 && tr < 0.001, "start %d: %.3f deg %.2f mm after %u iterations (stop %u)", i, rot,
+                      tr * 1e3, plane.iterations, plane.stop);
+        ck_assert_uint_eq(plane.accepted, 1);
+        ck_assert_msg(plane.iterations < point.iterations, "start %d: point-to-plane %u iterations, point-to-point %u",
+                      i, plane.iterations, point.iterations);
+    }
+    free(sn);
+    cloud_free(&model);
+    cloud_free(&scene);
+}
+END_TEST
+
+/* A flat model on a flat scene: point-to-plane sees only the normal's direction and two tilts; the other three
+ * motions are left at 0 (no NaN), and the model ends on the plane. */
+START_TEST(point_to_plane_plane_only_scene)
+{
+    cloud model = {0}, scene = {0};
+    for (int i = 0; i < 40; ++i)
+        for (int j = 0; j < 40; ++j) {
+            const double p[3] = {0.0025 * i, 0.0025 * j, 0.0}, q[3] = {0.002 * i - 0.02, 0.002 * j - 0.02, 0.0};
+            cloud_push(&model, p, 0);
+            cloud_push(&scene, q, -1);
+        }
+    double I[16], init[16];
+    pose_identity(I);
+    float *sn = scene_normals(&scene, I);
+    const double axis[3] = {1, 0, 0}, t[3] = {0.001, 0.002, 0.004};
+    pose_from_axis_angle(axis, 2 * PI / 180, t, init);
+    grip_icp_params p = default_params();
+    p.metric = GRIP_ICP_POINT_TO_PLANE;
+    grip_icp_result r;
+    const double origin[3] = {0, 0, 1};
+    refine_scene(&model, NULL, &scene, sn, origin, &p, init, &r);
+    for (int k = 0; k < 16; ++k)
+        ck_assert(isfinite(r.pose[k]));
+    ck_assert_double_lt(fabs(r.pose[11]), 1e-6);       /* on the plane */
+    ck_assert_double_lt(fabs(r.pose[9]), 1e-6);        /* tilt removed */
+    ck_assert_double_eq_tol(r.pose[3], init[3], 1e-9); /* the free motions (x, y, turn about z) untouched */
+    ck_assert_double_lt(fabs(r.pose[1]), 1e-9);
+    ck_assert_uint_ne(r.stop, GRIP_ICP_STOP_DEGENERATE);
+    free(sn);
+    cloud_free(&model);
+    cloud_free(&scene);
+}
+END_TEST
+
+START_TEST(point_to_plane_needs_scene_normals)
+{
+    grip_ctx *ctx = grip_test_ctx();
+    const float pts[] = {0, 0, 0, 1, 0, 0, 0, 1, 0};
+    grip_kdtree3d *tree = NULL;
+    ck_assert_int_eq(grip_kdtree3d_build(ctx, pts, 3, &tree), GRIP_OK);
+    double I[16];
+    pose_identity(I);
+    grip_icp_params p = default_params();
+    p.metric = GRIP_ICP_POINT_TO_PLANE;
+    grip_icp_result r;
+    ck_assert_int_eq(grip_icp_refine(ctx, &p, pts, 3, tree, pts, I, &r), GRIP_ECONFIG);
+    ck_assert_ptr_nonnull(strstr(ctx->last_error, "verify.metric"));
+    p.metric = 7;
+    ck_assert_int_eq(grip_icp_refine(ctx, &p, pts, 3, tree, pts, I, &r), GRIP_ECONFIG);
+    p = default_params();
+    p.final_correspondence_distance = 2 * p.max_correspondence_distance;
+    ck_assert_int_eq(grip_icp_refine(ctx, &p, pts, 3, tree, pts, I, &r), GRIP_ECONFIG);
+    ck_assert_ptr_nonnull(strstr(ctx->last_error, "verify.final_correspondence_distance"));
+    grip_kdtree3d_free(tree);
+    grip_ctx_free(ctx);
+}
+END_TEST
+
+/* The bound shrinks geometrically from max to final; off (0) it stays max. With a bound ending below the gap to
+ * a misplaced copy, a schedule still converges where the wide start is needed. */
+START_TEST(correspondence_schedule)
+{
+    grip_icp_params p = default_params();
+    p.max_iterations = 5;
+    p.max_correspondence_distance = 0.016;
+    ck_assert_double_eq(grip_icp_correspondence_distance(&p, 0), 0.016);
+    ck_assert_double_eq(grip_icp_correspondence_distance(&p, 4), 0.016);
+    p.final_correspondence_distance = 0.001;
+    ck_assert_double_eq(grip_icp_correspondence_distance(&p, 0), 0.016);
+    ck_assert_double_eq_tol(grip_icp_correspondence_distance(&p, 1), 0.008, 1e-15);
+    ck_assert_double_eq_tol(grip_icp_correspondence_distance(&p, 2), 0.004, 1e-15);
+    ck_assert_double_eq(grip_icp_correspondence_distance(&p, 4), 0.001);
+    ck_assert_double_eq(grip_icp_correspondence_distance(&p, 9), 0.001);
+    p.max_iterations = 1;
+    ck_assert_double_eq(grip_icp_correspondence_distance(&p, 0), 0.001);
+    /* a start 2 cm off needs the wide bound; the schedule ends at 2 mm and still reaches the truth */
+    uint64_t s = 32;
+    double truth[16], init[16];
+    true_pose(truth);
+    cloud model = make_model(), scene = make_scene(&s, truth, 20000, 0.0002, 0);
+    perturbed(truth, 4, 0.02, init);
+    p = default_params();
+    p.final_correspondence_distance = 0.002;
+    grip_icp_result r;
+    refine(&model, &scene, &p, init, &r);
+    ck_assert_double_lt(rotation_error_deg(r.pose, truth), 0.5);
+    ck_assert_double_lt(translation_error(r.pose, truth), 0.001);
+    ck_assert_uint_eq(r.accepted, 1);
+    p = default_params();
+    p.max_correspondence_distance = 0.002; /* the final bound from the start: too tight to pull the model in */
+    refine(&model, &scene, &p, init, &r);
+    ck_assert_double_gt(translation_error(r.pose, truth), 0.002);
+    cloud_free(&model);
+    cloud_free(&scene);
+}
+END_TEST
+
+/* Only the camera-facing faces are in the scene: over the whole model the fitness is about the visible fraction,
+ * over the side facing the camera it is close to 1, and the points scored are that side. */
+START_TEST(visible_fitness)
+{
+    uint64_t s = 33;
+    double truth[16], init[16];
+    true_pose(truth);
+    cloud model = make_model(), scene = make_scene(&s, truth, 12000, 0.0002, 1);
+    float *mn = model_normals(&model);
+    size_t visible = 0;
+    for (size_t i = 0; i < model.n; ++i)
+        visible += face_visible(truth, model.face[i]);
+    perturbed(truth, 3, 0.01, init);
+    grip_icp_params p = default_params();
+    p.max_correspondence_distance = 0.02;
+    p.min_fitness = 0.9;
+    grip_icp_result whole, side;
+    refine_scene(&model, NULL, &scene, NULL, CAMERA, &p, init, &whole);
+    refine_scene(&model, mn, &scene, NULL, CAMERA, &p, init, &side);
+    ck_assert_uint_eq(whole.n_points, model.n);
+    ck_assert_uint_eq(whole.accepted, 0);
+    ck_assert_uint_eq(side.n_points, visible); /* the faces facing the camera, exactly */
+    ck_assert_msg(side.fitness > 0.97, "visible fitness %.3f", side.fitness);
+    ck_assert_uint_eq(side.accepted, 1);
+    ck_assert_mem_eq(side.pose, whole.pose, sizeof side.pose); /* scoring does not change the refinement */
+    free(mn);
+    cloud_free(&model);
+    cloud_free(&scene);
+}
+END_TEST
+
+/* The stage refines the max_hypotheses with the most votes and rejects the rest untouched. */
+START_TEST(stage_caps_hypotheses)
+{
+    uint64_t s = 34;
+    double truth[16];
+    true_pose(truth);
+    cloud model = make_model(), scene = make_scene(&s, truth, 20000, 0.0002, 0);
+    grip_ctx *ctx = grip_test_ctx();
+    const grip_kv kv[] = {{"device", "cpu"}, {"max_hypotheses", "2"}, {"max_iterations", "30"},
+                          {"max_correspondence_distance", "0.05"}, {"inlier_distance", "0.003"}};
+    grip_stage *st = NULL;
+    ck_assert_int_eq(grip_stage_create(&grip_verify_icp, ctx, kv, 5, &st), GRIP_OK);
+    grip_cloud mc, sc;
+    memset(&mc, 0, sizeof mc);
+    memset(&sc, 0, sizeof sc);
+    mc.struct_size = sc.struct_size = sizeof mc;
+    mc.width = (uint32_t)model.n;
+    sc.width = (uint32_t)scene.n;
+    mc.height = sc.height = 1;
+    const grip_array ma = {sizeof(grip_array), GRIP_F32, GRIP_MEM_HOST, -1, model.n, 3, model.xyz};
+    const grip_array sa = {sizeof(grip_array), GRIP_F32, GRIP_MEM_HOST, -1, scene.n, 3, scene.xyz};
+    mc.xyz = ma;
+    sc.xyz = sa;
+    const grip_view mv = {sizeof(grip_view), &mc, NULL}, sv = {sizeof(grip_view), &sc, NULL};
+    grip_hypothesis items[4];
+    const float votes[4] = {3, 9, NAN, 7};
+    for (int i = 0; i < 4; ++i) {
+        double init[16];
+        perturbed(truth, 2 + i, 0.005, init);
+        memset(&items[i], 0, sizeof items[i]);
+        items[i].struct_size = sizeof items[i];
+        items[i].votes = votes[i];
+        for (int k = 0; k < 16; ++k)
+            items[i].pose[k] = (float)init[k];
+    }
+    grip_hypotheses h = {sizeof h, 4, sizeof(grip_hypothesis), items, NULL};
+    grip_verdicts *v = NULL;
+    ck_assert_msg(grip_verify_icp.verify(st, &mv, 1, &sv, &h, &v) == GRIP_OK, "%s", ctx->last_error);
+    ck_assert_uint_eq(v->count, 4);
+    for (uint32_t i = 0; i < 4; ++i) {
+        const grip_verdict *vd = &v->items[i];
+        ck_assert_uint_eq(vd->hypothesis, i);
+        const int kept = i == 1 || i == 3; /* the two most votes; NaN ranks last */
+        ck_assert_msg(kept ? vd->iterations > 0 : vd->iterations == 0, "hypothesis %u: %u iterations", i,
+                      vd->iterations);
+        if (!kept) {
+            ck_assert_uint_eq(vd->accepted, 0);
+            ck_assert_mem_eq(vd->pose, items[i].pose, sizeof vd->pose);
+        }
+    }
+    ck_assert_uint_eq(v->items[1].accepted + v->items[3].accepted, 1); /* the same object twice: one duplicate */
+    v->release(v);
+    grip_stage_destroy(st);
+    grip_ctx_free(ctx);
+    cloud_free(&model);
+    cloud_free(&scene);
+}
+END_TEST
+
 static Suite *icp_suite(void)
 {
     Suite *s = suite_create("icp");
@@ -576,6 +839,12 @@ static Suite *icp_suite(void)
     tcase_add_test(tc, voxel_thin_keeps_the_point_nearest_each_centroid);
     tcase_add_test(tc, rms_displacement_closed_form);
     tcase_add_test(tc, duplicates_suppressed);
+    tcase_add_test(tc, point_to_plane_converges);
+    tcase_add_test(tc, point_to_plane_plane_only_scene);
+    tcase_add_test(tc, point_to_plane_needs_scene_normals);
+    tcase_add_test(tc, correspondence_schedule);
+    tcase_add_test(tc, visible_fitness);
+    tcase_add_test(tc, stage_caps_hypotheses);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,5 +1,6 @@
 /* test_pipeline_tutorial.c -- the whole pipeline, loaded through grip-host's loader from libgrip.so, on PCL's
- * correspondence-grouping tutorial pair with configs/pcl_tutorial.conf (Hough 3D) and pcl_tutorial_gc.conf:
+ * correspondence-grouping tutorial pair with configs/pcl_tutorial.conf (Hough 3D), pcl_tutorial_gc.conf and
+ * pcl_tutorial_ghv.conf (geometric consistency, then global hypotheses verification with default settings):
  * PCL's keypoint and correspondence counts within 2 %, exactly one verified instance, its pose within 10 mm mean
  * model-point distance of PCL's Hough pose, RMSE <= 2.5 mm. */
 #include "test_support.h"
@@ -98,6 +99,13 @@ START_TEST(geometric_consistency_verified_keeps_one_instance)
 }
 END_TEST
 
+/* gc's two instances (the milk box and a 5-correspondence false one), ICP and GHV with its default settings */
+START_TEST(geometric_consistency_with_ghv_keeps_one_instance)
+{
+    run_tutorial("pcl_tutorial_ghv.conf");
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("pipeline_tutorial");
@@ -105,6 +113,7 @@ int main(void)
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, hough3d_finds_the_milk_box);
     tcase_add_test(tc, geometric_consistency_verified_keeps_one_instance);
+    tcase_add_test(tc, geometric_consistency_with_ghv_keeps_one_instance);
     suite_add_tcase(s, tc);
     return grip_test_run_with_data(s, SCENE_REL);
 }

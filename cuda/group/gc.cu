@@ -1,0 +1,301 @@
+// gc.cu -- geometric-consistency grouping on the GPU (src/group/gc_cuda.h).
+//
+//   1. the visiting order: a stable radix sort of the correspondences by descriptor distance (-0 made +0, so that
+//      the sort's order is C's <), ties staying in index order, as the CPU twin's qsort comparator orders them;
+//   2. the pair matrix: bit b of row a says whether the a-th and b-th correspondences in that order agree
+//      (gc_math.h, the CPU twin's test); one thread a 32-bit word; the diagonal is 0;
+//   3. the greedy growth, one warp: for each seed not yet taken, the candidates are its row without the taken
+//      ones; the next member is the lowest candidate bit past the last member (a warp-wide minimum), and its row is
+//      ANDed into the candidates -- so a correspondence joins iff it agrees with every member before it, in the CPU
+//      twin's order. A set of more than `threshold` members is written out and its members marked taken.
+// The warp's lanes share the candidate and taken bit sets in device memory; every write one lane makes that others
+// read is ordered by __syncwarp (which orders memory among the lanes it synchronises).
+#include "cuda/core/check.cuh"
+#include "cuda/group/group_dev.cuh"
+
+extern "C" {
+#include "group/gc_cuda.h"
+}
+#include "group/gc_math.h"
+
+#include <cub/cub.cuh>
+#include <stdlib.h>
+#include <string.h>
+
+namespace {
+
+constexpr int kThreads = 256;
+constexpr unsigned kFullWarp = 0xffffffffu;
+
+__global__ void order_keys_kernel(const grip_corr *__restrict__ corr, uint32_t n, float *__restrict__ keys,
+                                  uint32_t *__restrict__ index)
+{
+    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n)
+        return;
+    keys[i] = GRIP_FADD(corr[i].sqdist, 0.0f); // -0 + 0 = +0: the radix sort then ties them as C's < does
+    index[i] = i;
+}
+
+// Word w of row a (positions in the visiting order), for all rows at once: grid (words, rows, by strides in y).
+__global__ void pair_matrix_kernel(const grip_corr *__restrict__ corr, const uint32_t *__restrict__ order, uint32_t n,
+                                   uint32_t words, const float *__restrict__ model_kp,
+                                   const float *__restrict__ scene_kp, double size, uint32_t *__restrict__ rows)
+{
+    const uint32_t w = blockIdx.x * blockDim.x + threadIdx.x;
+    if (w >= words)
+        return;
+    for (uint32_t a = blockIdx.y; a < n; a += gridDim.y) {
+        const grip_corr ca = corr[order[a]];
+        const float *sa = scene_kp + 3 * (size_t)ca.scene, *ma = model_kp + 3 * (size_t)ca.model;
+        uint32_t bits = 0;
+        for (uint32_t k = 0; k < 32; ++k) {
+            const uint32_t b = w * 32 + k;
+            if (b >= n)
+                break;
+            if (b == a)
+                continue;
+            const grip_corr cb = corr[order[b]];
+            if (grip_gc_consistent(sa, ma, scene_kp + 3 * (size_t)cb.scene, model_kp + 3 * (size_t)cb.model, size))
+                bits |= 1u << k;
+        }
+        rows[(size_t)a * words + w] = bits;
+    }
+}
+
+// The lowest set bit of `bits` (words long) at or past position pos, or UINT32_MAX; warp-wide, every lane gets it.
+__device__ uint32_t next_candidate(const uint32_t *bits, uint32_t words, uint32_t pos, uint32_t lane)
+{
+    uint32_t best = UINT32_MAX;
+    for (uint32_t w = pos / 32 + lane; w < words; w += 32) {
+        uint32_t word = bits[w];
+        if (w == pos / 32)
+            word &= ~0u << (pos % 32);
+        if (word) {
+            best = w * 32 + (uint32_t)(__ffs(word) - 1);
+            break; // this lane's later words hold only larger positions
+        }
+    }
+    return __reduce_min_sync(kFullWarp, best);
+}
+
+// One warp. members: the kept sets' correspondence indices, set after set; first/size: each set's place there.
+__global__ void grow_sets_kernel(const uint32_t *__restrict__ rows, const uint32_t *__restrict__ order, uint32_t n,
+                                 uint32_t words, long long threshold, uint32_t *taken, uint32_t *cand,
+                                 uint32_t *set_pos, uint32_t *__restrict__ members, uint32_t *__restrict__ first,
+                                 uint32_t *__restrict__ size, uint32_t *__restrict__ n_sets_out)
+{
+    const uint32_t lane = threadIdx.x;
+    uint32_t total = 0, n_sets = 0;
+    for (uint32_t i = 0; i < n; ++i) {
+        if ((taken[i / 32] >> (i % 32)) & 1u)
+            continue;
+        const uint32_t *row = rows + (size_t)i * words;
+        __syncwarp(); // the last seed's reads of cand come before these writes
+        for (uint32_t w = lane; w < words; w += 32)
+            cand[w] = row[w] & ~taken[w];
+        if (lane == 0)
+            set_pos[0] = i;
+        uint32_t n_set = 1;
+        __syncwarp();
+        for (uint32_t pos = 0;;) {
+            const uint32_t j = next_candidate(cand, words, pos, lane);
+            if (j == UINT32_MAX)
+                break;
+            __syncwarp(); // every lane's reads of cand (next_candidate) come before the ANDs below
+            if (lane == 0)
+                set_pos[n_set] = j;
+            ++n_set;
+            const uint32_t *rj = rows + (size_t)j * words;
+            for (uint32_t w = lane; w < words; w += 32)
+                cand[w] &= rj[w];
+            __syncwarp();
+            pos = j + 1;
+        }
+        if ((long long)n_set <= threshold)
+            continue;
+        for (uint32_t a = lane; a < n_set; a += 32) {
+            const uint32_t p = set_pos[a];
+            members[total + a] = order[p];
+            atomicOr(&taken[p / 32], 1u << (p % 32));
+        }
+        if (lane == 0) {
+            first[n_sets] = total;
+            size[n_sets] = n_set;
+        }
+        ++n_sets;
+        total += n_set;
+        __syncwarp();
+    }
+    if (lane == 0)
+        *n_sets_out = n_sets;
+}
+
+unsigned int blocks(size_t n)
+{
+    return (unsigned int)((n + kThreads - 1) / kThreads);
+}
+
+// The device arrays of one call; all freed by gc_free.
+struct gc_dev {
+    grip_corr *corr;
+    float *model_kp, *scene_kp, *keys[2];
+    uint32_t *index[2], *rows, *taken, *cand, *set_pos, *members, *first, *size, *n_sets;
+    void *temp;
+};
+
+void gc_free(gc_dev *d)
+{
+    void *all[] = {d->corr,  d->model_kp, d->scene_kp, d->keys[0], d->keys[1], d->index[0], d->index[1], d->rows,
+                   d->taken, d->cand,     d->set_pos,  d->members, d->first,   d->size,     d->n_sets,   d->temp};
+    for (void *p : all)
+        grip_cuda_free(p);
+    memset(d, 0, sizeof *d);
+}
+
+grip_status gc_alloc(grip_ctx *ctx, gc_dev *d, const float *model_kp, size_t n_model, const float *scene_kp,
+                     size_t n_scene, const grip_corr *corr, size_t n, size_t words)
+{
+    grip_status st = grip_group_dev_upload(ctx, &d->corr, corr, n);
+    if (!st)
+        st = grip_group_dev_upload(ctx, &d->model_kp, model_kp, n_model * 3);
+    if (!st)
+        st = grip_group_dev_upload(ctx, &d->scene_kp, scene_kp, n_scene * 3);
+    for (int b = 0; b < 2 && !st; ++b) {
+        st = grip_group_dev_alloc(ctx, &d->keys[b], n);
+        if (!st)
+            st = grip_group_dev_alloc(ctx, &d->index[b], n);
+    }
+    if (!st)
+        st = grip_group_dev_alloc(ctx, &d->rows, n * words);
+    if (!st)
+        st = grip_group_dev_alloc(ctx, &d->taken, words);
+    if (!st)
+        st = grip_group_dev_alloc(ctx, &d->cand, words);
+    if (!st)
+        st = grip_group_dev_alloc(ctx, &d->set_pos, n);
+    if (!st)
+        st = grip_group_dev_alloc(ctx, &d->members, n);
+    if (!st)
+        st = grip_group_dev_alloc(ctx, &d->first, n);
+    if (!st)
+        st = grip_group_dev_alloc(ctx, &d->size, n);
+    if (!st)
+        st = grip_group_dev_alloc(ctx, &d->n_sets, 1);
+    return st;
+}
+
+grip_status consensus_on_device(grip_ctx *ctx, gc_dev *d, const grip_gc_params *p, uint32_t n, uint32_t words)
+{
+    size_t bytes = 0;
+    GRIP_CUDA_CHECK(
+        ctx, cub::DeviceRadixSort::SortPairs(NULL, bytes, d->keys[0], d->keys[1], d->index[0], d->index[1], (int)n));
+    grip_status st = grip_cuda_alloc(ctx, bytes, &d->temp);
+    if (st)
+        return st;
+    order_keys_kernel<<<blocks(n), kThreads>>>(d->corr, n, d->keys[0], d->index[0]);
+    GRIP_CUDA_CHECK_LAUNCHED(ctx);
+    GRIP_CUDA_CHECK_LAUNCH(
+        ctx, cub::DeviceRadixSort::SortPairs(d->temp, bytes, d->keys[0], d->keys[1], d->index[0], d->index[1], (int)n));
+    const dim3 grid(blocks(words), n < 65535u ? n : 65535u);
+    pair_matrix_kernel<<<grid, kThreads>>>(d->corr, d->index[1], n, words, d->model_kp, d->scene_kp, p->size, d->rows);
+    GRIP_CUDA_CHECK_LAUNCHED(ctx);
+    GRIP_CUDA_CHECK_COPY(ctx, cudaMemsetAsync(d->taken, 0, words * sizeof *d->taken, 0));
+    grow_sets_kernel<<<1, 32>>>(d->rows, d->index[1], n, words, (long long)p->threshold, d->taken, d->cand, d->set_pos,
+                                d->members, d->first, d->size, d->n_sets);
+    GRIP_CUDA_CHECK_LAUNCHED(ctx);
+    return GRIP_OK;
+}
+
+// The kept sets as clusters (members in the order they joined, votes = size, identity poses).
+grip_status sets_to_clusters(grip_ctx *ctx, const gc_dev *d, size_t n, grip_cluster **out, size_t *n_out)
+{
+    uint32_t n_sets = 0;
+    grip_status st = grip_cuda_copy_to_host(ctx, &n_sets, d->n_sets, sizeof n_sets);
+    if (st || n_sets == 0)
+        return st;
+    uint32_t *first = (uint32_t *)malloc(n_sets * sizeof *first), *size = (uint32_t *)malloc(n_sets * sizeof *size);
+    uint32_t *members = (uint32_t *)malloc(n * sizeof *members);
+    *out = (grip_cluster *)calloc(n_sets, sizeof **out);
+    if (!first || !size || !members || !*out)
+        st = grip_fail(ctx, GRIP_ENOMEM, "group.gc (cuda): out of memory for %u clusters", n_sets);
+    if (!st)
+        st = grip_cuda_copy_to_host(ctx, first, d->first, n_sets * sizeof *first);
+    if (!st)
+        st = grip_cuda_copy_to_host(ctx, size, d->size, n_sets * sizeof *size);
+    if (!st)
+        st = grip_cuda_copy_to_host(ctx, members, d->members, n * sizeof *members);
+    for (uint32_t c = 0; c < n_sets && !st; ++c) {
+        grip_cluster *cl = &(*out)[c];
+        cl->members = (uint32_t *)malloc(size[c] * sizeof *cl->members);
+        if (!cl->members) {
+            st = grip_fail(ctx, GRIP_ENOMEM, "group.gc (cuda): out of memory for a %u-member cluster", size[c]);
+            break;
+        }
+        memcpy(cl->members, members + first[c], size[c] * sizeof *cl->members);
+        cl->n_members = size[c];
+        cl->votes = (double)size[c];
+        grip_pose_identity(cl->pose);
+        ++*n_out;
+    }
+    free(first);
+    free(size);
+    free(members);
+    if (*out && *n_out == 0) {
+        free(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
+} // namespace
+
+extern "C" grip_status grip_gc_consensus_cuda(grip_ctx *ctx, const grip_gc_params *params, const float *model_kp_xyz,
+                                              size_t n_model_kp, const float *scene_kp_xyz, size_t n_scene_kp,
+                                              const grip_corr *corr, size_t n_corr, grip_cluster **out, size_t *n_out)
+{
+    if (!out || !n_out)
+        return grip_fail(ctx, GRIP_EINVAL, "group.gc: out and n_out must not be NULL");
+    *out = NULL;
+    *n_out = 0;
+    grip_status st = grip_gc_check_params(ctx, params);
+    if (st == GRIP_OK)
+        st = grip_corr_check(ctx, "group.gc", corr, n_corr, model_kp_xyz, n_model_kp, scene_kp_xyz, n_scene_kp);
+    if (st != GRIP_OK || n_corr == 0)
+        return st;
+    if (n_corr > (size_t)INT32_MAX)
+        return grip_fail(ctx, GRIP_EINVAL, "group.gc (cuda): %zu correspondences, more than the GPU sorts", n_corr);
+    const size_t words = (n_corr + 31) / 32;
+    gc_dev d;
+    memset(&d, 0, sizeof d);
+    st = gc_alloc(ctx, &d, model_kp_xyz, n_model_kp, scene_kp_xyz, n_scene_kp, corr, n_corr, words);
+    if (!st)
+        st = consensus_on_device(ctx, &d, params, (uint32_t)n_corr, (uint32_t)words);
+    if (!st)
+        st = sets_to_clusters(ctx, &d, n_corr, out, n_out);
+    gc_free(&d);
+    if (st != GRIP_OK) {
+        grip_clusters_free(*out, *n_out);
+        *out = NULL;
+        *n_out = 0;
+    }
+    return st;
+}
+
+extern "C" grip_status grip_gc_cluster_cuda(grip_ctx *ctx, const grip_gc_params *params, const float *model_kp_xyz,
+                                            size_t n_model_kp, const float *scene_kp_xyz, size_t n_scene_kp,
+                                            const grip_corr *corr, size_t n_corr, grip_cluster **out, size_t *n_out)
+{
+    grip_status st = grip_gc_consensus_cuda(ctx, params, model_kp_xyz, n_model_kp, scene_kp_xyz, n_scene_kp, corr,
+                                            n_corr, out, n_out);
+    if (st != GRIP_OK)
+        return st;
+    grip_ransac_params rp = {params->size, params->ransac_iterations, params->seed};
+    st = grip_clusters_ransac(ctx, &rp, model_kp_xyz, scene_kp_xyz, corr, *out, *n_out);
+    if (st != GRIP_OK) {
+        grip_clusters_free(*out, *n_out);
+        *out = NULL;
+        *n_out = 0;
+    }
+    return st;
+}

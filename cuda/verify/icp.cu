@@ -1,0 +1,573 @@
+// icp.cu -- batched ICP: every hypothesis of a verify call refined in one computation (see
+// src/verify/icp_cuda.h for the contract, src/verify/icp.h for the loop it twins).
+//
+// Layout. The work is cut into chunks of kChunk model points of one hypothesis; the chunk table (hypothesis,
+// first model row, count) is made once on the host, so one launch covers (hypothesis x model point) for any
+// number of hypotheses and any mix of models. Each iteration is two launches:
+//   1. pairs_kernel, one block per chunk, one thread per model point: the point moved by its hypothesis' pose
+//      (double, icp_math.h's order, so that the float query equals the CPU's), its nearest scene point from the
+//      kd-tree (cuda/spatial/kdtree3d.cuh, searched only within the iteration's correspondence distance: the
+//      bound starts the search, so far points cost little and the result equals the CPU's nearest-then-reject),
+//      the pair's terms (icp_math.h), and the block's sum of each term;
+//   2. update_kernel, one thread per hypothesis: the sum of its chunks' sums, in chunk order, the update
+//      (icp_math.h: Horn's quaternion or the point-to-plane 6x6 solve, on the device), the composed pose and the
+//      stop rules. A hypothesis that stops is inactive: its chunks return at once in later iterations.
+// No host round trip inside an iteration; the host looks at the number of active hypotheses every
+// kActiveCheckEvery iterations, to stop launching when every hypothesis has stopped. Then score_kernel and
+// score_finish_kernel count, per hypothesis, the model points facing the viewpoint and the inliers among them.
+//
+// Determinism. Every sum is ordered: within a block a fixed shuffle tree per warp, then the warps' sums added in
+// warp order by one thread; across chunks in chunk order. No float atomics: the result does not depend on
+// scheduling, and a run repeats bit for bit. The CPU twin replays the same order (icp_math.h), so the sums are the
+// same bits on both sides.
+#include "cuda/core/check.cuh"
+#include "cuda/spatial/kdtree3d.cuh"
+
+extern "C" {
+#include "verify/icp_cuda.h"
+#include "verify/icp_math.h"
+}
+
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+using namespace grip_kd;
+
+namespace {
+
+constexpr int kChunk = GRIP_ICP_CHUNK; // model points per block (icp_math.h's summation order)
+constexpr int kWarps = kChunk / GRIP_ICP_WARP;
+static_assert(GRIP_ICP_WARP == 32, "the block sums reduce whole warps");
+constexpr int kUpdateThreads = 128;
+constexpr int kActiveCheckEvery = 4; // iterations between looks at the number of active hypotheses
+constexpr int kScoreTerms = 3;       // points facing the viewpoint, inliers among them, their squared distances
+constexpr uint32_t kMinPairs = 3;    // PCL's min_number_correspondences_
+
+// One chunk: kChunk (or fewer) model points of one hypothesis.
+struct chunk {
+    uint32_t hypothesis, first, count;
+};
+
+// A hypothesis on the device: its pose and where its loop stands.
+struct hyp_state {
+    double pose[16];
+    double previous_mse;
+    uint32_t iterations, stop, active, model;
+};
+
+// The loop's parameters, as the kernels read them.
+struct loop_params {
+    uint32_t metric, max_iterations;
+    double transformation_epsilon, rotation_threshold, euclidean_fitness_epsilon;
+};
+
+__device__ __forceinline__ bool finite3(float4 p)
+{
+    return isfinite(p.x) && isfinite(p.y) && isfinite(p.z);
+}
+
+// Sums v[0 .. NT) over the block (kChunk threads) in a fixed order; thread t < NT writes term t to out[t].
+template <int NT> __device__ __forceinline__ void block_sum(double (&v)[NT], double (*warp_sums)[NT], double *out)
+{
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+#pragma unroll
+    for (int k = 0; k < NT; ++k) {
+        double x = v[k];
+#pragma unroll
+        for (int off = 16; off > 0; off >>= 1)
+            x += __shfl_down_sync(0xffffffffu, x, off);
+        if (lane == 0)
+            warp_sums[warp][k] = x;
+    }
+    __syncthreads();
+    if (threadIdx.x < NT) {
+        double s = warp_sums[0][threadIdx.x];
+        for (int w = 1; w < kWarps; ++w)
+            s += warp_sums[w][threadIdx.x];
+        out[threadIdx.x] = s;
+    }
+}
+
+// The model point of this thread moved by the block's pose, and its nearest scene point within bound (id
+// kNoId when none). Returns false for a thread past the chunk's end.
+__device__ __forceinline__ bool nearest_pair(const kd_view &tree, const double *pose, const float4 *model,
+                                             const chunk &c, float bound, double moved[3], uint32_t *id, float *d)
+{
+    if (threadIdx.x >= c.count)
+        return false;
+    const float4 p = model[c.first + threadIdx.x];
+    const double pm[3] = {p.x, p.y, p.z};
+    grip_icp_apply(pose, pm, moved);
+    const float qx = (float)moved[0], qy = (float)moved[1], qz = (float)moved[2];
+    float ld[1] = {bound};
+    uint32_t li[1] = {kNoId};
+    if (tree.count > 0 && isfinite(qx) && isfinite(qy) && isfinite(qz))
+        knn_search<1>(tree, qx, qy, qz, ld, li);
+    *id = li[0];
+    *d = ld[0];
+    return true;
+}
+
+__device__ __forceinline__ void load_pose(const hyp_state &h, double *pose)
+{
+    if (threadIdx.x < 16)
+        pose[threadIdx.x] = h.pose[threadIdx.x];
+    __syncthreads();
+}
+
+template <uint32_t METRIC>
+__global__ void __launch_bounds__(kChunk)
+    pairs_kernel(kd_view tree, const chunk *__restrict__ chunks, const hyp_state *__restrict__ states,
+                 const float4 *__restrict__ model, const float4 *__restrict__ scene_xyz,
+                 const float4 *__restrict__ scene_normals, const float *__restrict__ bounds, uint32_t iteration,
+                 double *__restrict__ partial)
+{
+    constexpr int NT = METRIC == GRIP_ICP_POINT_TO_PLANE ? GRIP_ICP_TERMS_P2L : GRIP_ICP_TERMS_P2P;
+    __shared__ double pose[16];
+    __shared__ double warp_sums[kWarps][NT];
+    const chunk c = chunks[blockIdx.x];
+    if (!states[c.hypothesis].active) // uniform over the block
+        return;
+    load_pose(states[c.hypothesis], pose);
+    double t[NT];
+#pragma unroll
+    for (int k = 0; k < NT; ++k)
+        t[k] = 0.0;
+    double moved[3];
+    uint32_t id;
+    float d;
+    if (nearest_pair(tree, pose, model, c, bounds[iteration], moved, &id, &d) && id != kNoId) {
+        const float4 s = scene_xyz[id];
+        const float sp[3] = {s.x, s.y, s.z};
+        float n[3] = {0.0f, 0.0f, 0.0f};
+        bool usable = true;
+        if (METRIC == GRIP_ICP_POINT_TO_PLANE) {
+            const float4 nn = scene_normals[id];
+            n[0] = nn.x;
+            n[1] = nn.y;
+            n[2] = nn.z;
+            usable = finite3(nn);
+        }
+        if (usable)
+            grip_icp_pair_terms(METRIC, moved, sp, n, d, t);
+    }
+    block_sum<NT>(t, warp_sums, partial + (size_t)blockIdx.x * NT);
+}
+
+template <uint32_t METRIC>
+__global__ void __launch_bounds__(kUpdateThreads)
+    update_kernel(hyp_state *__restrict__ states, uint32_t n_hyp, const uint32_t *__restrict__ first_chunk,
+                  const double *__restrict__ partial, loop_params lp, uint32_t *active_count)
+{
+    constexpr int NT = METRIC == GRIP_ICP_POINT_TO_PLANE ? GRIP_ICP_TERMS_P2L : GRIP_ICP_TERMS_P2P;
+    const uint32_t h = blockIdx.x * blockDim.x + threadIdx.x;
+    if (h >= n_hyp || !states[h].active)
+        return;
+    hyp_state &st = states[h];
+    double sum[NT];
+    for (int k = 0; k < NT; ++k)
+        sum[k] = 0.0;
+    for (uint32_t c = first_chunk[h]; c < first_chunk[h + 1]; ++c)
+        for (int k = 0; k < NT; ++k)
+            sum[k] += partial[(size_t)c * NT + k];
+    if (sum[0] < kMinPairs) {
+        st.stop = GRIP_ICP_STOP_FEW_CORRESPONDENCES;
+        st.active = 0;
+        return;
+    }
+    double delta[16], pose[16];
+    if (METRIC == GRIP_ICP_POINT_TO_PLANE)
+        grip_icp_solve_p2l(sum, delta);
+    else
+        grip_icp_solve_p2p(sum, delta);
+    grip_icp_compose(delta, st.pose, pose);
+    if (!grip_icp_pose_finite(pose)) {
+        st.stop = GRIP_ICP_STOP_DEGENERATE;
+        st.active = 0;
+        return;
+    }
+    for (int k = 0; k < 16; ++k)
+        st.pose[k] = pose[k];
+    st.iterations += 1;
+    const int stop = grip_icp_converged(lp.max_iterations, lp.transformation_epsilon, lp.rotation_threshold,
+                                        lp.euclidean_fitness_epsilon, st.iterations, delta, sum[1] / sum[0],
+                                        &st.previous_mse);
+    if (stop >= 0) {
+        st.stop = (uint32_t)stop;
+        st.active = 0;
+    } else {
+        atomicAdd(active_count, 1u); // an integer count: its value does not depend on the order
+    }
+}
+
+// Per chunk: the points facing the viewpoint under the final pose, the inliers among them (nearest scene point
+// within the inlier bound) and the sum of their squared distances.
+__global__ void __launch_bounds__(kChunk)
+    score_kernel(kd_view tree, const chunk *__restrict__ chunks, const hyp_state *__restrict__ states,
+                 const float4 *__restrict__ model, const float4 *__restrict__ model_normals, double3 viewpoint,
+                 float inlier_bound, double *__restrict__ partial)
+{
+    __shared__ double pose[16];
+    __shared__ double warp_sums[kWarps][kScoreTerms];
+    const chunk c = chunks[blockIdx.x];
+    load_pose(states[c.hypothesis], pose);
+    double t[kScoreTerms] = {0.0, 0.0, 0.0};
+    double moved[3];
+    uint32_t id;
+    float d;
+    if (nearest_pair(tree, pose, model, c, inlier_bound, moved, &id, &d)) {
+        const double vp[3] = {viewpoint.x, viewpoint.y, viewpoint.z};
+        float n[3] = {NAN, NAN, NAN};
+        if (model_normals) {
+            const float4 nn = model_normals[c.first + threadIdx.x];
+            n[0] = nn.x;
+            n[1] = nn.y;
+            n[2] = nn.z;
+        }
+        if (grip_icp_faces_viewpoint(pose, moved, n, vp)) {
+            t[0] = 1.0;
+            if (id != kNoId) {
+                t[1] = 1.0;
+                t[2] = (double)d;
+            }
+        }
+    }
+    block_sum<kScoreTerms>(t, warp_sums, partial + (size_t)blockIdx.x * kScoreTerms);
+}
+
+// The score of each hypothesis: its chunks' counts in chunk order, fitness and RMSE.
+__global__ void score_finish_kernel(const hyp_state *__restrict__ states, uint32_t n_hyp,
+                                    const uint32_t *__restrict__ first_chunk, const double *__restrict__ partial,
+                                    double min_fitness, double max_rmse, grip_icp_result *out)
+{
+    const uint32_t h = blockIdx.x * blockDim.x + threadIdx.x;
+    if (h >= n_hyp)
+        return;
+    double s[kScoreTerms] = {0.0, 0.0, 0.0};
+    for (uint32_t c = first_chunk[h]; c < first_chunk[h + 1]; ++c)
+        for (int k = 0; k < kScoreTerms; ++k)
+            s[k] += partial[(size_t)c * kScoreTerms + k];
+    grip_icp_result r;
+    for (int k = 0; k < 16; ++k)
+        r.pose[k] = states[h].pose[k];
+    r.iterations = states[h].iterations;
+    r.stop = states[h].stop;
+    r.n_points = (size_t)s[0];
+    r.n_inliers = (size_t)s[1];
+    r.fitness = r.n_points ? (double)r.n_inliers / (double)r.n_points : 0.0;
+    r.rmse = r.n_inliers ? sqrt(s[2] / (double)r.n_inliers) : INFINITY;
+    r.accepted = r.fitness >= min_fitness && r.rmse <= max_rmse;
+    out[h] = r;
+}
+
+unsigned blocks_for(size_t n, int threads)
+{
+    return (unsigned)((n + (size_t)threads - 1) / (size_t)threads);
+}
+
+// The largest float f with (double)f <= sq: the search keeps d <= f exactly when the CPU keeps (double)d <= sq.
+float float_bound(double sq)
+{
+    if (!(sq < (double)FLT_MAX))
+        return FLT_MAX;
+    float f = (float)sq;
+    if ((double)f > sq)
+        f = nextafterf(f, 0.0f);
+    return f;
+}
+
+template <typename T> grip_status alloc(grip_ctx *ctx, T **p, size_t count)
+{
+    void *v = NULL;
+    grip_status st = grip_cuda_alloc(ctx, count * sizeof(T), &v);
+    *p = (T *)v;
+    return st;
+}
+
+template <typename T> grip_status upload(grip_ctx *ctx, T **p, const T *host, size_t count)
+{
+    grip_status st = alloc(ctx, p, count);
+    if (st == GRIP_OK && count)
+        st = grip_cuda_copy_to_device(ctx, *p, host, count * sizeof(T));
+    return st;
+}
+
+// Rows of 3 floats (stride apart) as float4, w = 0.
+float4 *pack4(const float *rows, size_t n, size_t stride)
+{
+    float4 *out = (float4 *)malloc((n ? n : 1) * sizeof *out);
+    if (out)
+        for (size_t i = 0; i < n; ++i)
+            out[i] = make_float4(rows[stride * i], rows[stride * i + 1], rows[stride * i + 2], 0.0f);
+    return out;
+}
+
+grip_status upload4(grip_ctx *ctx, float4 **dev, const float *rows, size_t n, size_t stride, const char *what)
+{
+    float4 *host = pack4(rows, n, stride);
+    if (!host)
+        return grip_fail(ctx, GRIP_ENOMEM, "verify (cuda): out of host memory for %zu %s", n, what);
+    grip_status st = upload(ctx, dev, host, n);
+    free(host);
+    return st;
+}
+
+} // namespace
+
+struct grip_icp_cuda_scene {
+    grip_kdtree3d_cuda *tree;
+    float4 *xyz;     // by row
+    float4 *normals; // by row, or NULL
+    size_t n;
+    double viewpoint[3];
+};
+
+extern "C" void grip_icp_cuda_scene_free(grip_icp_cuda_scene *s)
+{
+    if (!s)
+        return;
+    grip_kdtree3d_cuda_free(s->tree);
+    grip_cuda_free(s->xyz);
+    grip_cuda_free(s->normals);
+    free(s);
+}
+
+extern "C" grip_status grip_icp_cuda_scene_build(grip_ctx *ctx, const float *xyz, size_t n, const float *normals,
+                                                 size_t normal_stride, const double viewpoint[3],
+                                                 grip_icp_cuda_scene **out)
+{
+    if (!out)
+        return grip_fail(ctx, GRIP_EINVAL, "verify (cuda): scene out is NULL");
+    *out = NULL;
+    if ((!xyz && n > 0) || (normals && normal_stride < 3) || n > INT32_MAX)
+        return grip_fail(ctx, GRIP_EINVAL, "verify (cuda): bad scene (xyz %p, %zu points, normal stride %zu)",
+                         (const void *)xyz, n, normal_stride);
+    grip_icp_cuda_scene *s = (grip_icp_cuda_scene *)calloc(1, sizeof *s);
+    if (!s)
+        return grip_fail(ctx, GRIP_ENOMEM, "verify (cuda): out of host memory for the scene");
+    s->n = n;
+    for (int a = 0; a < 3; ++a)
+        s->viewpoint[a] = viewpoint ? viewpoint[a] : 0.0;
+    grip_status st = grip_kdtree3d_cuda_build(ctx, xyz, n, GRIP_MEM_HOST, 0, &s->tree);
+    if (st == GRIP_OK)
+        st = upload4(ctx, &s->xyz, xyz, n, 3, "scene points");
+    if (st == GRIP_OK && normals)
+        st = upload4(ctx, &s->normals, normals, n, normal_stride, "scene normals");
+    if (st != GRIP_OK) {
+        grip_icp_cuda_scene_free(s);
+        return st;
+    }
+    *out = s;
+    return GRIP_OK;
+}
+
+namespace {
+
+// Device memory of one batch; whatever is set is freed by batch_free.
+struct batch_buffers {
+    float4 *model, *model_normals;
+    chunk *chunks;
+    uint32_t *first_chunk, *active;
+    hyp_state *states;
+    float *bounds;
+    double *partial;
+    grip_icp_result *results;
+};
+
+void batch_free(batch_buffers *b)
+{
+    grip_cuda_free(b->model);
+    grip_cuda_free(b->model_normals);
+    grip_cuda_free(b->chunks);
+    grip_cuda_free(b->first_chunk);
+    grip_cuda_free(b->active);
+    grip_cuda_free(b->states);
+    grip_cuda_free(b->bounds);
+    grip_cuda_free(b->partial);
+    grip_cuda_free(b->results);
+}
+
+grip_status check_batch(grip_ctx *ctx, const grip_icp_params *p, const grip_icp_cuda_scene *scene,
+                        const grip_icp_batch *b, const grip_icp_result *out)
+{
+    grip_status st = grip_icp_params_check(ctx, p);
+    if (st != GRIP_OK)
+        return st;
+    if (!scene || !b || !out || !b->model_first || (b->n_hypotheses && (!b->hypothesis_model || !b->init_poses)))
+        return grip_fail(ctx, GRIP_EINVAL, "verify (cuda): ICP got a NULL scene, batch or output");
+    if (b->model_first[b->n_models] > 0 && !b->model_xyz)
+        return grip_fail(ctx, GRIP_EINVAL, "verify (cuda): ICP batch has model points but model_xyz is NULL");
+    if (p->metric == GRIP_ICP_POINT_TO_PLANE && !scene->normals)
+        return grip_fail(ctx, GRIP_ECONFIG,
+                         "verify.metric: point_to_plane needs scene normals, and the scene has none");
+    for (uint32_t m = 0; m < b->n_models; ++m)
+        if (b->model_first[m + 1] < b->model_first[m])
+            return grip_fail(ctx, GRIP_EINVAL, "verify (cuda): ICP batch model offsets descend at model %u", m);
+    for (uint32_t h = 0; h < b->n_hypotheses; ++h) {
+        if (b->hypothesis_model[h] >= b->n_models)
+            return grip_fail(ctx, GRIP_EINVAL, "verify (cuda): hypothesis %u names model %u of %u", h,
+                             b->hypothesis_model[h], b->n_models);
+        if (!grip_icp_pose_finite(b->init_poses + 16 * (size_t)h))
+            return grip_fail(ctx, GRIP_EINVAL, "verify (cuda): initial pose of hypothesis %u is not finite", h);
+    }
+    return GRIP_OK;
+}
+
+// The chunk table and each hypothesis' first chunk (host arrays, malloc'd into *chunks / *first).
+grip_status make_chunks(grip_ctx *ctx, const grip_icp_batch *b, chunk **chunks, uint32_t **first, size_t *n_chunks)
+{
+    size_t total = 0;
+    for (uint32_t h = 0; h < b->n_hypotheses; ++h) {
+        const uint32_t m = b->hypothesis_model[h];
+        total += (b->model_first[m + 1] - b->model_first[m] + kChunk - 1) / kChunk;
+    }
+    if (total > INT32_MAX)
+        return grip_fail(ctx, GRIP_EINVAL, "verify (cuda): %zu chunks of %d points, more than one launch holds", total,
+                         kChunk);
+    *chunks = (chunk *)malloc((total ? total : 1) * sizeof **chunks);
+    *first = (uint32_t *)malloc(((size_t)b->n_hypotheses + 1) * sizeof **first);
+    if (!*chunks || !*first)
+        return grip_fail(ctx, GRIP_ENOMEM, "verify (cuda): out of host memory for %zu chunks", total);
+    size_t k = 0;
+    for (uint32_t h = 0; h < b->n_hypotheses; ++h) {
+        const uint32_t m = b->hypothesis_model[h];
+        (*first)[h] = (uint32_t)k;
+        for (size_t row = b->model_first[m]; row < b->model_first[m + 1]; row += kChunk) {
+            const size_t left = b->model_first[m + 1] - row;
+            (*chunks)[k++] = chunk{h, (uint32_t)row, (uint32_t)(left < kChunk ? left : kChunk)};
+        }
+    }
+    (*first)[b->n_hypotheses] = (uint32_t)k;
+    *n_chunks = total;
+    return GRIP_OK;
+}
+
+grip_status upload_batch(grip_ctx *ctx, const grip_icp_params *p, const grip_icp_batch *b, batch_buffers *d,
+                         size_t *n_chunks)
+{
+    const size_t rows = b->model_first[b->n_models];
+    if (rows > INT32_MAX)
+        return grip_fail(ctx, GRIP_EINVAL, "verify (cuda): %zu model points, more than the batch indexes", rows);
+    grip_status st = upload4(ctx, &d->model, b->model_xyz, rows, 3, "model points");
+    if (st == GRIP_OK && b->model_normals)
+        st = upload4(ctx, &d->model_normals, b->model_normals, rows, 3, "model normals");
+    chunk *chunks = NULL;
+    uint32_t *first = NULL;
+    if (st == GRIP_OK)
+        st = make_chunks(ctx, b, &chunks, &first, n_chunks);
+    if (st == GRIP_OK)
+        st = upload(ctx, &d->chunks, chunks, *n_chunks);
+    if (st == GRIP_OK)
+        st = upload(ctx, &d->first_chunk, first, (size_t)b->n_hypotheses + 1);
+    free(chunks);
+    free(first);
+    hyp_state *states = (hyp_state *)calloc((size_t)b->n_hypotheses + 1, sizeof *states);
+    if (st == GRIP_OK && !states)
+        st = grip_fail(ctx, GRIP_ENOMEM, "verify (cuda): out of host memory for %u hypotheses", b->n_hypotheses);
+    for (uint32_t h = 0; h < b->n_hypotheses && st == GRIP_OK; ++h) {
+        memcpy(states[h].pose, b->init_poses + 16 * (size_t)h, sizeof states[h].pose);
+        states[h].previous_mse = DBL_MAX;
+        states[h].stop = GRIP_ICP_STOP_ITERATIONS;
+        states[h].model = b->hypothesis_model[h];
+        const bool has_points = b->model_first[states[h].model + 1] > b->model_first[states[h].model];
+        states[h].active = p->max_iterations > 0 && has_points;
+        if (p->max_iterations > 0 && !has_points) // the CPU's first iteration finds no pair
+            states[h].stop = GRIP_ICP_STOP_FEW_CORRESPONDENCES;
+    }
+    if (st == GRIP_OK)
+        st = upload(ctx, &d->states, states, b->n_hypotheses);
+    free(states);
+    float *bounds = (float *)malloc(((size_t)p->max_iterations + 1) * sizeof *bounds);
+    if (st == GRIP_OK && !bounds)
+        st = grip_fail(ctx, GRIP_ENOMEM, "verify (cuda): out of host memory for %u bounds", p->max_iterations);
+    for (uint32_t k = 0; k < p->max_iterations && st == GRIP_OK; ++k) {
+        const double r = grip_icp_correspondence_distance(p, k);
+        bounds[k] = float_bound(r * r);
+    }
+    if (st == GRIP_OK)
+        st = upload(ctx, &d->bounds, bounds, (size_t)p->max_iterations + 1);
+    free(bounds);
+    const size_t terms = grip_icp_terms(p->metric) > kScoreTerms ? grip_icp_terms(p->metric) : kScoreTerms;
+    if (st == GRIP_OK)
+        st = alloc(ctx, &d->partial, *n_chunks * terms);
+    if (st == GRIP_OK)
+        st = alloc(ctx, &d->active, 1);
+    if (st == GRIP_OK)
+        st = alloc(ctx, &d->results, b->n_hypotheses);
+    return st;
+}
+
+template <uint32_t METRIC>
+grip_status iterate(grip_ctx *ctx, const grip_icp_params *p, const grip_icp_cuda_scene *s, const batch_buffers *d,
+                    uint32_t n_hyp, size_t n_chunks)
+{
+    const kd_view tree = grip_kdtree3d_cuda_view(s->tree);
+    loop_params lp;
+    lp.metric = METRIC;
+    lp.max_iterations = p->max_iterations;
+    lp.transformation_epsilon = p->transformation_epsilon;
+    lp.rotation_threshold = p->rotation_epsilon > 0.0 ? p->rotation_epsilon : 1.0 - p->transformation_epsilon;
+    lp.euclidean_fitness_epsilon = p->euclidean_fitness_epsilon;
+    for (uint32_t k = 0; k < p->max_iterations; ++k) {
+        GRIP_CUDA_CHECK_COPY(ctx, cudaMemsetAsync(d->active, 0, sizeof(uint32_t), 0));
+        pairs_kernel<METRIC><<<(unsigned)n_chunks, kChunk>>>(tree, d->chunks, d->states, d->model, s->xyz, s->normals,
+                                                             d->bounds, k, d->partial);
+        GRIP_CUDA_CHECK_LAUNCHED(ctx);
+        update_kernel<METRIC><<<blocks_for(n_hyp, kUpdateThreads), kUpdateThreads>>>(d->states, n_hyp, d->first_chunk,
+                                                                                     d->partial, lp, d->active);
+        GRIP_CUDA_CHECK_LAUNCHED(ctx);
+        if ((k + 1) % kActiveCheckEvery == 0 && k + 1 < p->max_iterations) {
+            uint32_t active = 0;
+            GRIP_CUDA_CHECK_COPY(ctx, cudaMemcpy(&active, d->active, sizeof active, cudaMemcpyDeviceToHost));
+            if (active == 0)
+                break;
+        }
+    }
+    return GRIP_OK;
+}
+
+grip_status run_batch(grip_ctx *ctx, const grip_icp_params *p, const grip_icp_cuda_scene *s, const grip_icp_batch *b,
+                      batch_buffers *d, grip_icp_result *out)
+{
+    size_t n_chunks = 0;
+    grip_status st = upload_batch(ctx, p, b, d, &n_chunks);
+    if (st != GRIP_OK)
+        return st;
+    const uint32_t n_hyp = b->n_hypotheses;
+    if (n_chunks > 0) {
+        st = p->metric == GRIP_ICP_POINT_TO_PLANE ? iterate<GRIP_ICP_POINT_TO_PLANE>(ctx, p, s, d, n_hyp, n_chunks)
+                                                  : iterate<GRIP_ICP_POINT_TO_POINT>(ctx, p, s, d, n_hyp, n_chunks);
+        if (st != GRIP_OK)
+            return st;
+        const double3 vp = make_double3(s->viewpoint[0], s->viewpoint[1], s->viewpoint[2]);
+        score_kernel<<<(unsigned)n_chunks, kChunk>>>(grip_kdtree3d_cuda_view(s->tree), d->chunks, d->states, d->model,
+                                                     d->model_normals, vp,
+                                                     float_bound(p->inlier_distance * p->inlier_distance), d->partial);
+        GRIP_CUDA_CHECK_LAUNCHED(ctx);
+    }
+    if (n_hyp == 0)
+        return GRIP_OK;
+    score_finish_kernel<<<blocks_for(n_hyp, kUpdateThreads), kUpdateThreads>>>(
+        d->states, n_hyp, d->first_chunk, d->partial, p->min_fitness, p->max_rmse, d->results);
+    GRIP_CUDA_CHECK_LAUNCHED(ctx);
+    GRIP_CUDA_CHECK_COPY(ctx, cudaMemcpy(out, d->results, (size_t)n_hyp * sizeof *out, cudaMemcpyDeviceToHost));
+    return GRIP_OK;
+}
+
+} // namespace
+
+extern "C" grip_status grip_icp_cuda_refine(grip_ctx *ctx, const grip_icp_params *params,
+                                            const grip_icp_cuda_scene *scene, const grip_icp_batch *batch,
+                                            grip_icp_result *out)
+{
+    grip_status st = check_batch(ctx, params, scene, batch, out);
+    if (st != GRIP_OK)
+        return st;
+    batch_buffers d;
+    memset(&d, 0, sizeof d);
+    st = run_batch(ctx, params, scene, batch, &d, out);
+    batch_free(&d);
+    return st;
+}

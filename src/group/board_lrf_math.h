@@ -1,0 +1,310 @@
+/* board_lrf_math.h -- the BOARD frame of one keypoint from its support, as static inline functions that compile both
+ * as C (the CPU twin, board_lrf.c) and as CUDA device code (cuda/group/board_lrf.cu), so that both backends run the
+ * same operations in the same order on the same support list and give the same frame.
+ *
+ * The support is given as a list of point numbers and their squared distances to the keypoint, in the caller's
+ * order (board_lrf.h, grip_board_ties): FLANN's, or by squared distance with ties to the lower point number, which
+ * both backends produce (grip_kdtree3d_radius on the CPU, the GPU radius neighbourhoods of
+ * spatial/neighborhood_cuda.h). Every choice between candidates (the most different normal, a sector's first and
+ * last point) is "the first in that order", so in the second order equal candidates are decided the same way on
+ * both backends.
+ *
+ * Rounding: every float and double operation is rounded on its own (math/rounded.h: no fused multiply-add on the
+ * device), acosf is glibc's (math/libm_float.h) and the plane's eigen-decomposition is the shared double Jacobi
+ * solver (math/sym3_jacobi.h): the z axis, the chosen candidate and the hole angle are the same bits on both
+ * backends. Only cosf and sinf, which turn x into a hole, are each backend's own (within 2 ulp): the x and y axes
+ * of such frames may differ by a few 1e-7. */
+#ifndef GRIP_GROUP_BOARD_LRF_MATH_H
+#define GRIP_GROUP_BOARD_LRF_MATH_H
+
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+
+#include "math/libm_float.h"
+#include "math/rounded.h"
+#include "math/sym3_jacobi.h"
+
+#define GRIP_BOARD_MIN_SUPPORT 6          /* fewer support points (keypoint included) give a NaN frame */
+#define GRIP_BOARD_SECTORS 24             /* PCL check_margin_array_size_ */
+#define GRIP_BOARD_HOLE_MIN_FRACTION 0.2f /* PCL hole_size_prob_thresh_: a gap must cover more of the circle */
+#define GRIP_BOARD_STEEP_MIN 0.1f         /* PCL steep_thresh_ */
+/* PCL's margin: squared distance above margin_thresh^2 * tangent_radius^2, and the tangent radius is unset (0) */
+#define GRIP_BOARD_MARGIN_SQDIST 0.0f
+#define GRIP_BOARD_TWO_PI (2.0f * 3.14159265358979323846f) /* PCL: 2 * static_cast<float>(M_PI) */
+
+/* A keypoint's support: count entries, point numbers idx and squared distances sqdist to the keypoint, in the
+ * order above; xyz (n x 3) and normals (n x 4) are the surface's. */
+typedef struct grip_board_support {
+    const float *xyz, *normals;
+    const uint32_t *idx;
+    const float *sqdist;
+    uint32_t count;
+} grip_board_support;
+
+/* The border of the support seen around z: per sector whether a margin point falls in it, and its points of
+ * smallest and largest angle with their normals' cosines to z. */
+typedef struct grip_board_sectors {
+    unsigned char hit[GRIP_BOARD_SECTORS];
+    float min_angle[GRIP_BOARD_SECTORS], max_angle[GRIP_BOARD_SECTORS];
+    float min_angle_cos[GRIP_BOARD_SECTORS], max_angle_cos[GRIP_BOARD_SECTORS];
+} grip_board_sectors;
+
+GRIP_HD static inline float grip_board_dot3(const float a[3], const float b[3])
+{
+    return GRIP_FADD(GRIP_FADD(GRIP_FMUL(a[0], b[0]), GRIP_FMUL(a[1], b[1])), GRIP_FMUL(a[2], b[2]));
+}
+
+GRIP_HD static inline void grip_board_cross3(const float a[3], const float b[3], float out[3])
+{
+    out[0] = GRIP_FSUB(GRIP_FMUL(a[1], b[2]), GRIP_FMUL(a[2], b[1]));
+    out[1] = GRIP_FSUB(GRIP_FMUL(a[2], b[0]), GRIP_FMUL(a[0], b[2]));
+    out[2] = GRIP_FSUB(GRIP_FMUL(a[0], b[1]), GRIP_FMUL(a[1], b[0]));
+}
+
+/* Eigen's normalize(): a zero vector stays zero. */
+GRIP_HD static inline void grip_board_normalize3(float v[3])
+{
+    float n2 = grip_board_dot3(v, v);
+    if (n2 > 0.0f) {
+        float n = GRIP_FSQRT(n2);
+        v[0] = GRIP_FDIV(v[0], n);
+        v[1] = GRIP_FDIV(v[1], n);
+        v[2] = GRIP_FDIV(v[2], n);
+    }
+}
+
+/* The normal of the least-squares plane through the support (unit, sign arbitrary): the smallest eigenvector of the
+ * double covariance. */
+GRIP_HD static inline void grip_board_plane_normal(const grip_board_support *s, float z[3])
+{
+    double mean[3] = {0.0, 0.0, 0.0}, cov[9] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+    for (uint32_t i = 0; i < s->count; ++i)
+        for (int d = 0; d < 3; ++d)
+            mean[d] = GRIP_DADD(mean[d], (double)s->xyz[(size_t)s->idx[i] * 3 + d]);
+    for (int d = 0; d < 3; ++d)
+        mean[d] = GRIP_DDIV(mean[d], (double)s->count);
+    for (uint32_t i = 0; i < s->count; ++i) {
+        const float *p = s->xyz + (size_t)s->idx[i] * 3;
+        for (int r = 0; r < 3; ++r)
+            for (int c = r; c < 3; ++c)
+                cov[r * 3 + c] = GRIP_DADD(
+                    cov[r * 3 + c], GRIP_DMUL(GRIP_DSUB((double)p[r], mean[r]), GRIP_DSUB((double)p[c], mean[c])));
+    }
+    cov[3] = cov[1];
+    cov[6] = cov[2];
+    cov[7] = cov[5];
+    double values[3], vecs[9];
+    grip_sym3_jacobi(cov, values, vecs);
+    for (int d = 0; d < 3; ++d)
+        z[d] = (float)vecs[d * 3 + 0];
+}
+
+/* PCL normalDisambiguation: z turns toward the mean of the support's normals (a NaN normal makes the mean NaN
+ * and leaves z as it is, as in PCL). */
+GRIP_HD static inline void grip_board_orient_by_normals(const grip_board_support *s, float z[3])
+{
+    float mean[3] = {0.0f, 0.0f, 0.0f};
+    for (uint32_t i = 0; i < s->count; ++i)
+        for (int d = 0; d < 3; ++d)
+            mean[d] = GRIP_FADD(mean[d], s->normals[(size_t)s->idx[i] * 4 + d]);
+    grip_board_normalize3(mean);
+    if (grip_board_dot3(z, mean) < 0.0f)
+        for (int d = 0; d < 3; ++d)
+            z[d] = -z[d];
+}
+
+/* PCL directedOrthogonalAxis: the unit direction from origin to p's projection on the plane through origin
+ * orthogonal to z. */
+GRIP_HD static inline void grip_board_directed_axis(const float z[3], const float origin[3], const float p[3],
+                                                    float out[3])
+{
+    float rel[3] = {GRIP_FSUB(p[0], origin[0]), GRIP_FSUB(p[1], origin[1]), GRIP_FSUB(p[2], origin[2])};
+    float t = grip_board_dot3(z, rel);
+    for (int d = 0; d < 3; ++d)
+        out[d] = GRIP_FSUB(GRIP_FSUB(p[d], GRIP_FMUL(t, z[d])), origin[d]);
+    grip_board_normalize3(out);
+}
+
+/* PCL getAngleBetweenUnitVectors: the angle in [0, 2 pi) that turns v1 to v2 about axis. */
+GRIP_HD static inline float grip_board_angle_about(const float v1[3], const float v2[3], const float axis[3])
+{
+    float c[3];
+    grip_board_cross3(v1, v2, c);
+    float angle = grip_acosf(fmaxf(-1.0f, fminf(1.0f, grip_board_dot3(v1, v2))));
+    return grip_board_dot3(c, axis) < 0.0f ? GRIP_FSUB(GRIP_BOARD_TWO_PI, angle) : angle;
+}
+
+/* The sectors' origin. PCL draws it with rand(); any axis orthogonal to z gives the same frame (the gap's
+ * edges are actual support points) unless support points lie exactly on a sector boundary. Those are common
+ * along the scan lines of range images, which run along the image axes, so the axis here is the projection of a
+ * fixed direction unrelated to the coordinate axes (or of a second one when z is nearly parallel to it). */
+GRIP_HD static inline void grip_board_reference_axis(const float z[3], float x[3])
+{
+    const float g0[3] = {0.4926f, 0.7286f, 0.4759f}, g1[3] = {-0.6123f, 0.2197f, 0.7595f};
+    const float *g = fabsf(grip_board_dot3(z, g0)) < 0.9f ? g0 : g1;
+    float t = grip_board_dot3(z, g);
+    for (int d = 0; d < 3; ++d)
+        x[d] = GRIP_FSUB(g[d], GRIP_FMUL(t, z[d]));
+    grip_board_normalize3(x);
+}
+
+GRIP_HD static inline void grip_board_sectors_reset(grip_board_sectors *m)
+{
+    for (int i = 0; i < GRIP_BOARD_SECTORS; ++i) {
+        m->hit[i] = 0;
+        m->min_angle[i] = FLT_MAX;
+        m->max_angle[i] = -FLT_MAX;
+        m->min_angle_cos[i] = -1.0f;
+        m->max_angle_cos[i] = -1.0f;
+    }
+}
+
+GRIP_HD static inline void grip_board_sectors_add(grip_board_sectors *m, float angle, float normal_cos)
+{
+    int i = (int)floorf(GRIP_FDIV(angle, GRIP_FDIV(GRIP_BOARD_TWO_PI, (float)GRIP_BOARD_SECTORS)));
+    if (i > GRIP_BOARD_SECTORS - 1)
+        i = GRIP_BOARD_SECTORS - 1;
+    m->hit[i] = 1;
+    if (angle < m->min_angle[i]) {
+        m->min_angle[i] = angle;
+        m->min_angle_cos[i] = normal_cos;
+    }
+    if (angle > m->max_angle[i]) {
+        m->max_angle[i] = angle;
+        m->max_angle_cos[i] = normal_cos;
+    }
+}
+
+/* PCL's hole search: the widest gap between hit sectors covering more than 20% of the circle whose edge normals
+ * are steep enough (relative to the smallest cosine min_cos). Writes the angle, from the sectors' origin, at
+ * which x points into it. Returns 0 when there is no such gap. */
+GRIP_HD static inline int grip_board_widest_hole(const grip_board_sectors *m, float min_cos, float *angle)
+{
+    const int n = GRIP_BOARD_SECTORS;
+    int first = 0;
+    if (!m->hit[n - 1])
+        while (first < n && !m->hit[first])
+            ++first;
+    float best = -FLT_MAX;
+    for (int ch = first; ch < n; ++ch) {
+        if (m->hit[ch])
+            continue;
+        int hole_end = ch + 1;
+        while (!m->hit[hole_end % n])
+            ++hole_end;
+        int before = (ch - 1 + n) % n, after = hole_end % n;
+        float range = GRIP_FSUB(1.0f, min_cos);
+        float steep_begin = GRIP_FSUB(1.0f, GRIP_FDIV(GRIP_FSUB(m->max_angle_cos[before], min_cos), range));
+        float steep_end = GRIP_FSUB(1.0f, GRIP_FDIV(GRIP_FSUB(m->min_angle_cos[after], min_cos), range));
+        float width = after < before
+                          ? GRIP_FSUB(GRIP_FADD(m->min_angle[after], GRIP_BOARD_TWO_PI), m->max_angle[before])
+                          : GRIP_FSUB(m->min_angle[after], m->max_angle[before]);
+        float fraction = GRIP_FDIV(width, GRIP_BOARD_TWO_PI);
+        if (fraction > GRIP_BOARD_HOLE_MIN_FRACTION &&
+            GRIP_FDIV(GRIP_FADD(steep_end, steep_begin), 2.0f) > GRIP_BOARD_STEEP_MIN && fraction > best) {
+            best = fraction;
+            float weight = GRIP_FDIV(GRIP_FADD(GRIP_FSUB(steep_end, steep_begin), 1.0f), 2.0f);
+            *angle = GRIP_FADD(m->max_angle[before], GRIP_FMUL(width, weight));
+        }
+        if (hole_end >= n)
+            break;
+        ch = hole_end - 1;
+    }
+    return best > -FLT_MAX;
+}
+
+/* Rodrigues: v turned by angle about the unit axis (cosf and sinf are each backend's own). */
+GRIP_HD static inline void grip_board_rotate_about(const float axis[3], float angle, const float v[3], float out[3])
+{
+    float c = cosf(angle), s = sinf(angle), k = GRIP_FMUL(grip_board_dot3(axis, v), GRIP_FSUB(1.0f, c)), w[3];
+    grip_board_cross3(axis, v, w);
+    for (int d = 0; d < 3; ++d)
+        out[d] = GRIP_FADD(GRIP_FADD(GRIP_FMUL(v[d], c), GRIP_FMUL(w[d], s)), GRIP_FMUL(axis[d], k));
+}
+
+GRIP_HD static inline void grip_board_write_nan(float *f)
+{
+    for (int i = 0; i < 9; ++i)
+        f[i] = NAN;
+}
+
+GRIP_HD static inline void grip_board_write_frame(float *f, const float x[3], const float z[3])
+{
+    float y[3];
+    grip_board_cross3(z, x, y);
+    for (int d = 0; d < 3; ++d) {
+        f[d] = x[d];
+        f[3 + d] = y[d];
+        f[6 + d] = z[d];
+    }
+}
+
+/* Scans the margin: the point whose normal differs most from z (the first of equal ones; -1 if none has a normal)
+ * and, with holes, the sectors. Returns whether any margin point exists. */
+GRIP_HD static inline int grip_board_scan_margin(const grip_board_support *s, const float kp[3], const float z[3],
+                                                 const float x_ref[3], int find_holes, grip_board_sectors *m,
+                                                 int64_t *min_index, float *min_cos)
+{
+    int found = 0;
+    for (uint32_t i = 0; i < s->count; ++i) {
+        if (s->sqdist[i] <= GRIP_BOARD_MARGIN_SQDIST)
+            continue;
+        found = 1;
+        const float *p = s->xyz + (size_t)s->idx[i] * 3;
+        float normal_cos = grip_board_dot3(z, s->normals + (size_t)s->idx[i] * 4);
+        if (normal_cos < *min_cos) {
+            *min_index = (int64_t)s->idx[i];
+            *min_cos = normal_cos;
+        }
+        if (find_holes) {
+            float toward[3];
+            grip_board_directed_axis(z, kp, p, toward);
+            grip_board_sectors_add(m, grip_board_angle_about(x_ref, toward, z), normal_cos);
+        }
+    }
+    return found;
+}
+
+/* PCL computePointLRF for one keypoint kp given its support; writes 9 floats (rows x, y, z axis, or NaN). */
+GRIP_HD static inline void grip_board_keypoint_frame(const grip_board_support *s, const float kp[3], int find_holes,
+                                                     float frame[9])
+{
+    if (s->count < GRIP_BOARD_MIN_SUPPORT) {
+        grip_board_write_nan(frame);
+        return;
+    }
+    float z[3], x[3], x_ref[3] = {0.0f, 0.0f, 0.0f};
+    grip_board_plane_normal(s, z);
+    grip_board_orient_by_normals(s, z);
+
+    grip_board_sectors m;
+    int64_t min_index = -1;
+    float min_cos = FLT_MAX;
+    if (find_holes) {
+        grip_board_reference_axis(z, x_ref);
+        grip_board_sectors_reset(&m);
+    }
+    int margin = grip_board_scan_margin(s, kp, z, x_ref, find_holes, &m, &min_index, &min_cos);
+    if (!margin) /* only points at the keypoint's position: the most different normal among them */
+        for (uint32_t j = 0; j < s->count; ++j) {
+            float normal_cos = grip_board_dot3(z, s->normals + (size_t)s->idx[j] * 4);
+            if (normal_cos < min_cos) {
+                min_index = (int64_t)s->idx[j];
+                min_cos = normal_cos;
+            }
+        }
+
+    float hole_angle = 0.0f;
+    if (margin && find_holes && grip_board_widest_hole(&m, min_cos, &hole_angle)) {
+        grip_board_rotate_about(z, hole_angle, x_ref, x);
+    } else if (min_index >= 0) {
+        grip_board_directed_axis(z, kp, s->xyz + (size_t)min_index * 3, x);
+    } else {
+        grip_board_write_nan(frame); /* no support point has a normal */
+        return;
+    }
+    grip_board_write_frame(frame, x, z);
+}
+
+#endif
