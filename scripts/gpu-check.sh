@@ -7,6 +7,8 @@
 #
 # Steps after the build, in this order (GPU_CHECK_STEPS="tests benches" runs only those two; default: all but cpu):
 #   tests        ctest -L gpu
+#   faults       test_faults_cuda and test_faults in a tree of their own built with GRIP_FAULT_INJECTION (one more
+#                build of the kernels: not in the default steps)
 #   sanitize     compute-sanitizer's memcheck, racecheck, initcheck and synccheck on every GPU test, before the
 #                timings so that they do not share the GPU with them
 #   pcl          PCL 1.13's tutorial pipeline on the tutorial pair, for comparison (needs .pcl/pcl_ref.tar.xz, from
@@ -74,12 +76,22 @@ if want tests; then
   echo "gpu tests: rc=$?"; grep -E "tests passed|\*\*\*|Failed" "$OUT/ctest-gpu.log" | head -20
 fi
 
-# the out-of-memory tests provoke allocation failures on purpose: API errors are not findings
+if want faults; then
+  F=$B-faults
+  { cmake -S . -B "$F" -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCHITECTURES:-90}" -DGRIP_FAULT_INJECTION=ON \
+      -DGRIP_DATA_DIR="$DATA" && cmake --build "$F" -j"$(nproc)" --target test_faults_cuda test_faults
+  } > "$OUT/build-faults.log" 2>&1 || grep -E "error" "$OUT/build-faults.log" | head -20
+  ctest --test-dir "$F" -R '^test_faults' --timeout 600 --output-on-failure > "$OUT/ctest-faults.log" 2>&1
+  echo "fault tests: rc=$?"; grep -E "fault points|tests passed|\*\*\*|Failed|:F:" "$OUT/ctest-faults.log" | head -20
+fi
+
+# the out-of-memory tests provoke allocation failures on purpose: API errors are not findings; the fault tests
+# exist only in a GRIP_FAULT_INJECTION tree (the faults step), not in this one
 if want sanitize && ! command -v compute-sanitizer > /dev/null; then
   echo "compute-sanitizer: not in PATH, sanitize skipped"
 elif want sanitize; then
   mkdir -p "$OUT/sanitizer"
-  for t in ${SANITIZE:-$(names tests/gpu/test_*.c)}; do
+  for t in ${SANITIZE:-$(names tests/gpu/test_*.c | grep -v '^test_faults')}; do
     for tool in ${SANITIZE_TOOLS:-memcheck racecheck initcheck synccheck}; do printf '%s %s\n' "$t" "$tool"; done
   done | xargs -P "${SANITIZE_JOBS:-4}" -L 1 bash -c 'test=${0%%:*}; case_=; [ "$test" = "$0" ] || case_=${0#*:}
     env ${case_:+CK_RUN_CASE=$case_} timeout '"${SANITIZE_LIMIT:-150}"' compute-sanitizer --tool $1 \

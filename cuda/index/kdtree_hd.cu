@@ -1013,6 +1013,10 @@ static grip_status search_round(grip_ctx *ctx, const grip_kdtree_hd_cuda *h, sea
     GRIP_CUDA_CHECK_LAUNCHED(ctx);
     GRIP_CUDA_CHECK_LAUNCH(ctx, cub::DeviceRadixSort::SortPairs(s->temp, s->temp_bytes, s->pair_leaf, s->sorted_leaf,
                                                                 s->pair_query, s->sorted_query, (int64_t)n));
+    // Encode writes the first n_runs of the n counts (n_runs is a device value), the scan below reads all n: the rest
+    // are zeroed first, so that the scan reads no uninitialised memory (compute-sanitizer's initcheck), though
+    // k_scan_leaves only reads the first n_runs of its results
+    GRIP_CUDA_CHECK_COPY(ctx, cudaMemsetAsync(s->run_count, 0, (size_t)n * sizeof(uint32_t)));
     GRIP_CUDA_CHECK_LAUNCH(ctx, cub::DeviceRunLengthEncode::Encode(s->temp, s->temp_bytes, s->sorted_leaf, s->run_leaf,
                                                                    s->run_count, s->n_runs, (int64_t)n));
     GRIP_CUDA_CHECK_LAUNCH(

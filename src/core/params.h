@@ -20,6 +20,14 @@ typedef enum grip_device_choice { GRIP_DEVICE_AUTO = 0, GRIP_DEVICE_CUDA = 1, GR
     { sizeof(grip_param_info), GRIP_PARAM_ENUM, "device", "auto", 0, 0, "auto|cuda|cpu",                      \
       "where the stage runs: auto picks CUDA when a device exists, else the CPU" }
 
+/* The `fallback` key of the stages that have a CUDA backend: what a call does when `device = auto` put the stage on
+ * CUDA and the call fails there with a device error (stages/stage.h, grip_stage_fallback_begin). */
+typedef enum grip_fallback_choice { GRIP_FALLBACK_NONE = 0, GRIP_FALLBACK_CPU = 1 } grip_fallback_choice;
+#define GRIP_PARAM_FALLBACK                                                                                    \
+    { sizeof(grip_param_info), GRIP_PARAM_ENUM, "fallback", "none", 0, 0, "none|cpu",                         \
+      "when device = auto put the stage on CUDA and a call fails there (device memory, a launch, a copy): "    \
+      "cpu runs that call again on the CPU twin, none returns the failure" }
+
 /* Resolves auto/cuda/cpu for a stage that has a CUDA implementation when `has_cuda`. Returns GRIP_ECONFIG
  * (with a clear text naming the stage) for `cuda` when no device is usable. *use_cuda gets the decision. */
 grip_status grip_device_resolve(grip_ctx *ctx, const char *stage, int choice, int has_cuda, int *use_cuda);

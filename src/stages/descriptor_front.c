@@ -252,9 +252,10 @@ void grip_descriptor_front_close(grip_descriptor_front *front)
     memset(front, 0, sizeof *front);
 }
 
-grip_status grip_descriptor_front_describe(grip_stage *st, const grip_cloud *cloud, uint32_t role,
-                                           const grip_array *keypoints, uint32_t out_memory, uint32_t descriptor_dim,
-                                           grip_descriptor_body body, grip_features **out)
+/* One describe() on the side st->use_cuda says. */
+static grip_status describe_once(grip_stage *st, const grip_cloud *cloud, uint32_t role, const grip_array *keypoints,
+                                 uint32_t out_memory, uint32_t descriptor_dim, grip_descriptor_body body,
+                                 grip_features **out)
 {
     grip_status s = grip_stage_check_run(st, out, out_memory);
     if (s)
@@ -266,5 +267,14 @@ grip_status grip_descriptor_front_describe(grip_stage *st, const grip_cloud *clo
     if (!s)
         s = grip_descriptor_front_finish(&front, out_memory, out);
     grip_descriptor_front_close(&front);
+    return s;
+}
+
+grip_status grip_descriptor_front_describe(grip_stage *st, const grip_cloud *cloud, uint32_t role,
+                                           const grip_array *keypoints, uint32_t out_memory, uint32_t descriptor_dim,
+                                           grip_descriptor_body body, grip_features **out)
+{
+    grip_status s;
+    GRIP_STAGE_CALL(st, s, describe_once(st, cloud, role, keypoints, out_memory, descriptor_dim, body, out));
     return s;
 }

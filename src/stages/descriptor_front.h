@@ -47,6 +47,7 @@
  * the front; a stage reads only its own keys. */
 #define GRIP_DESCRIPTOR_FRONT_PARAMS                                                                           \
     GRIP_PARAM_DEVICE,                                                                                         \
+    GRIP_PARAM_FALLBACK,                                                                                       \
     {sizeof(grip_param_info), GRIP_PARAM_INT, "normals_k", "10", 0, 1000, NULL,                                \
      "neighbours for normal estimation (0: use normals_radius instead)"},                                     \
     {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "normals_radius", "0", 0, 100, NULL,                           \
@@ -89,7 +90,7 @@ typedef grip_status (*grip_descriptor_body)(grip_stage *st, grip_descriptor_fron
 
 /* The whole describe() of a descriptor stage: checks the run arguments (out, out_memory, role), opens the front,
  * runs body, places every array of the features in out_memory and hands them to *out (NULL after a failure),
- * closes the front. */
+ * closes the front; a device failure under `fallback = cpu` runs it all again on the CPU twin (GRIP_STAGE_CALL). */
 grip_status grip_descriptor_front_describe(grip_stage *st, const grip_cloud *cloud, uint32_t role,
                                            const grip_array *keypoints, uint32_t out_memory, uint32_t descriptor_dim,
                                            grip_descriptor_body body, grip_features **out);

@@ -18,6 +18,7 @@
  * values, which build() casts the choice's index to. */
 static const grip_param_info bruteforce_params[] = {
     GRIP_PARAM_DEVICE,
+    GRIP_PARAM_FALLBACK,
     {sizeof(grip_param_info), GRIP_PARAM_ENUM, "screen_precision", "int8", 0, 0, "int8|fp16",
      "GPU screening products (k <= 16, 32 <= D <= 368): int8 (fp16 off Hopper) or fp16; both give the same results"},
     {sizeof(grip_param_info), GRIP_PARAM_ENUM, "screen_kernel", "auto", 0, 0, "auto|mma_sync",
@@ -111,12 +112,11 @@ static grip_status device_rows_make(bruteforce_index *ix, const grip_array *refe
     return GRIP_OK;
 }
 
-static grip_status bruteforce_build(grip_stage *st, const grip_array *reference, const grip_array *model_ids,
-                                    grip_index **out)
+/* One build() where st->use_cuda says, once the call is checked. */
+static grip_status build_once(grip_stage *st, const grip_array *reference, const grip_array *model_ids,
+                              grip_index **out)
 {
-    grip_status s = grip_stage_check_call(&grip_index_bruteforce, st, out, GRIP_MEM_HOST);
-    if (s)
-        return s;
+    grip_status s;
     bruteforce_index *ix = calloc(1, sizeof *ix);
     if (!ix)
         return grip_fail(st->ctx, GRIP_ENOMEM, "index: out of memory");
@@ -138,6 +138,15 @@ static grip_status bruteforce_build(grip_stage *st, const grip_array *reference,
     ix->head.pub.exact = 1;
     *out = &ix->head.pub;
     return GRIP_OK;
+}
+
+static grip_status bruteforce_build(grip_stage *st, const grip_array *reference, const grip_array *model_ids,
+                                    grip_index **out)
+{
+    grip_status s = grip_stage_check_call(&grip_index_bruteforce, st, out, GRIP_MEM_HOST);
+    if (!s)
+        GRIP_STAGE_CALL(st, s, build_once(st, reference, model_ids, out));
+    return s;
 }
 
 const grip_bruteforce_cuda_options *grip_index_bruteforce_options(const grip_index *index)

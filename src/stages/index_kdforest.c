@@ -8,6 +8,7 @@
 
 static const grip_param_info kdforest_params[] = {
     GRIP_PARAM_DEVICE,
+    GRIP_PARAM_FALLBACK,
     {sizeof(grip_param_info), GRIP_PARAM_INT, "trees", "4", 1, 64, NULL,
      "randomized trees, each over every reference row"},
     {sizeof(grip_param_info), GRIP_PARAM_INT, "top_spans", "5", 1, 64, NULL,

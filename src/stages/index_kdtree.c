@@ -7,6 +7,7 @@
 
 static const grip_param_info kdtree_params[] = {
     GRIP_PARAM_DEVICE,
+    GRIP_PARAM_FALLBACK,
     {sizeof(grip_param_info), GRIP_PARAM_INT, "node_size", "32", 1, 65536, NULL,
      "most reference rows per leaf (a node with more splits unless all its rows are equal)"},
     {sizeof(grip_param_info), GRIP_PARAM_INT, "checks", "0", 0, 4294967295.0, NULL,

@@ -75,9 +75,10 @@ static grip_status device_build(kdtree_hd_index *ix, const grip_array *reference
     return GRIP_OK;
 }
 
-grip_status grip_kdtree_hd_index_build(grip_stage *st, const grip_array *reference, const grip_array *model_ids,
-                                       const grip_kdtree_hd_params *tree, const grip_kdtree_hd_search_params *search,
-                                       grip_index **out)
+/* One build() where st->use_cuda says. */
+static grip_status build_once(grip_stage *st, const grip_array *reference, const grip_array *model_ids,
+                              const grip_kdtree_hd_params *tree, const grip_kdtree_hd_search_params *search,
+                              grip_index **out)
 {
     grip_status s = grip_stage_check_run(st, out, GRIP_MEM_HOST);
     if (s)
@@ -101,4 +102,13 @@ grip_status grip_kdtree_hd_index_build(grip_stage *st, const grip_array *referen
     ix->head.pub.exact = search->checks == 0;
     *out = &ix->head.pub;
     return GRIP_OK;
+}
+
+grip_status grip_kdtree_hd_index_build(grip_stage *st, const grip_array *reference, const grip_array *model_ids,
+                                       const grip_kdtree_hd_params *tree, const grip_kdtree_hd_search_params *search,
+                                       grip_index **out)
+{
+    grip_status s;
+    GRIP_STAGE_CALL(st, s, build_once(st, reference, model_ids, tree, search, out));
+    return s;
 }

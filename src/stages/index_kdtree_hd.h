@@ -16,7 +16,8 @@ typedef struct grip_kdtree_hd_search_params {
 
 /* The build() of both stages, once the stage's own entry point has checked its call (grip_stage_check_call):
  * checks the reference rows and model ids (stages/index_common.h), builds the forest
- * where the stage runs and writes a new index to *out, which the caller releases through its release pointer. */
+ * where the stage runs and writes a new index to *out, which the caller releases through its release pointer; a
+ * device failure under `fallback = cpu` builds it again on the CPU (GRIP_STAGE_CALL). */
 grip_status grip_kdtree_hd_index_build(grip_stage *stage, const grip_array *reference, const grip_array *model_ids,
                                        const grip_kdtree_hd_params *tree, const grip_kdtree_hd_search_params *search,
                                        grip_index **out);

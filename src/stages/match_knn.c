@@ -18,6 +18,7 @@
 
 static const grip_param_info knn_params[] = {
     GRIP_PARAM_DEVICE,
+    GRIP_PARAM_FALLBACK,
     {sizeof(grip_param_info), GRIP_PARAM_INT, "k", "1", 1, 1000, NULL, "correspondences kept per query, best first"},
     {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "max_sqdist", "0", 0, 1e30, NULL,
      "keep a pair only when its squared descriptor distance is below this (0: no bound)"},
@@ -166,14 +167,12 @@ static grip_status pack_matches(grip_ctx *ctx, const grip_index *index, const gr
     return GRIP_OK;
 }
 
-static grip_status knn_match(grip_stage *st, grip_index *index, const grip_array *queries, uint32_t out_memory,
-                             grip_matches **out)
+/* One match() where st->use_cuda says, once the call is checked. */
+static grip_status match_once(grip_stage *st, grip_index *index, const grip_array *queries, uint32_t out_memory,
+                              grip_matches **out)
 {
-    grip_status s = grip_stage_check_call(&grip_match_knn, st, out, out_memory);
-    if (s)
-        return s;
     grip_ctx *ctx = st->ctx;
-    s = check_index(ctx, index);
+    grip_status s = check_index(ctx, index);
     if (s)
         return s;
     s = grip_array_check(ctx, queries, GRIP_F32, 0, "match: queries");
@@ -200,6 +199,15 @@ static grip_status knn_match(grip_stage *st, grip_index *index, const grip_array
     free(nearest);
     grip_array_free_host(&ids);
     grip_array_free_host(&sqdist);
+    return s;
+}
+
+static grip_status knn_match(grip_stage *st, grip_index *index, const grip_array *queries, uint32_t out_memory,
+                             grip_matches **out)
+{
+    grip_status s = grip_stage_check_call(&grip_match_knn, st, out, out_memory);
+    if (!s)
+        GRIP_STAGE_CALL(st, s, match_once(st, index, queries, out_memory, out));
     return s;
 }
 

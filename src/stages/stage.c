@@ -125,6 +125,19 @@ grip_status grip_stage_check_run(grip_stage *stage, void *out, uint32_t out_memo
     return GRIP_OK;
 }
 
+int grip_stage_fallback_begin(grip_stage *stage, grip_status s)
+{
+    if (!(s == GRIP_ENOMEM || s == GRIP_ECUDA || s == GRIP_ENODEV) || !stage || stage->live != GRIP_STAGE_LIVE ||
+        !stage->use_cuda || grip_stage_choice(stage, "device") != GRIP_DEVICE_AUTO ||
+        grip_stage_choice(stage, "fallback") != GRIP_FALLBACK_CPU) /* a stage without the key reads none */
+        return 0;
+    stage->use_cuda = 0;
+    grip_ctx_clear_error(stage->ctx);
+    return 1;
+}
+
+void grip_stage_fallback_end(grip_stage *stage) { stage->use_cuda = 1; }
+
 /* rows x cols elements of dtype in bytes; GRIP_ENOMEM when that overflows a size_t */
 static grip_status array_bytes(grip_ctx *ctx, uint32_t dtype, uint64_t rows, uint64_t cols, size_t *bytes)
 {

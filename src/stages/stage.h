@@ -12,7 +12,8 @@
 struct grip_stage {
     const grip_stage_impl *impl;
     grip_ctx *ctx;                                 /* borrowed: outlives the stage */
-    int use_cuda;                                  /* decided at create() from the `device` key */
+    int use_cuda;                                  /* decided at create() from the `device` key; 0 while a call
+                                                      falls back to the CPU (grip_stage_fallback_begin) */
     grip_param_value values[GRIP_STAGE_MAX_PARAMS]; /* resolved parameters, in table order */
     uint32_t live;                                 /* set by create, cleared by destroy (see grip_stage_check_call) */
 };
@@ -46,6 +47,26 @@ grip_status grip_stage_check_call(const grip_stage_impl *impl, grip_stage *stage
  * context, a non-NULL out and an out_memory the build can deliver (GRIP_EINVAL, GRIP_ENODEV). Clears the context's
  * last error. */
 grip_status grip_stage_check_run(grip_stage *stage, void *out, uint32_t out_memory);
+
+/* The `fallback = cpu` rule (core/params.h, GRIP_PARAM_FALLBACK), written once for every stage with a CUDA
+ * backend: after a run function's call returned s, says whether to run the same call again on the CPU twin. Yes
+ * (1) when the stage has fallback = cpu, its `device = auto` put it on CUDA, and s is a device failure
+ * (GRIP_ENOMEM, GRIP_ECUDA, GRIP_ENODEV); the stage then runs on the CPU until grip_stage_fallback_end, which
+ * puts it back on CUDA for the next call. A call that failed has released what it made, so the context and its
+ * device stay as they were; the second call starts with a clear last error (a failure there reports its own). A
+ * result object made on the CPU lives in host memory and is placed in out_memory as any result is; an index built
+ * on the CPU also searches there. Use GRIP_STAGE_CALL, not these two, where the call is one expression. */
+int grip_stage_fallback_begin(grip_stage *stage, grip_status s);
+void grip_stage_fallback_end(grip_stage *stage);
+/* s = call; then the same call on the CPU twin where grip_stage_fallback_begin says so. */
+#define GRIP_STAGE_CALL(stage, s, call)                                                                        \
+    do {                                                                                                       \
+        (s) = (call);                                                                                          \
+        if (grip_stage_fallback_begin((stage), (s))) {                                                         \
+            (s) = (call);                                                                                      \
+            grip_stage_fallback_end(stage);                                                                    \
+        }                                                                                                      \
+    } while (0)
 
 /* A result array of rows x cols elements in `memory`: zeroed host memory (grip_array_alloc_host), or uninitialised
  * memory of the context's device (grip_cuda_alloc; GRIP_EUNSUPPORTED on a CPU-only build). Released with

@@ -8,7 +8,9 @@
  * (tests/support/fault_walk.h). A fault that a fallback absorbs (smaller chunks, a streamed index) must leave the
  * clean results. Two pipelines: features in host memory with the brute-force index and the mutual filter, and
  * features left on the device with the kd-tree index. FPFH, not SHOT: its kernels vote in integers, so a run's
- * descriptors are the same bits every time. Skips (77) without a usable device. */
+ * descriptors are the same bits every time. A third case walks the device faults of one call of each stage with a
+ * CUDA backend (descriptor, index, match) under `device = auto` and `fallback = cpu`: every call must succeed, with
+ * the CPU twin's result where it fell back. Skips (77) without a usable device. */
 #define _POSIX_C_SOURCE 200809L /* setenv */
 #include "test_support.h"
 #include "fault_walk.h"
@@ -16,19 +18,25 @@
 #ifdef GRIP_HAVE_CUDA
 #include <cuda_runtime_api.h>
 #endif
+#include "core/array.h"
+#include "stages/stage.h"
+
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define FPFH_SETTINGS                                                                                                 \
-    "descriptor.impl=fpfh", "descriptor.device=cuda", "descriptor.radius=0.04", "descriptor.model_leaf=0.012",         \
+    "descriptor.impl=fpfh", "descriptor.radius=0.04", "descriptor.model_leaf=0.012",         \
         "descriptor.scene_leaf=0.012", "group.impl=hough3d", "group.bin_size=0.02", "group.threshold=3",              \
         "group.frame_radius=0.03", "group.ransac_iterations=5", "verify.impl=icp", "verify.max_iterations=5"
 
-static const char *const host_features[] = {FPFH_SETTINGS,      "index.impl=bruteforce", "index.device=cuda",
-                                            "match.impl=knn",   "match.device=cuda",     "match.mutual=true",
-                                            "match.k=3",        NULL};
-static const char *const device_features[] = {FPFH_SETTINGS, "index.impl=kdtree", "index.device=cuda",
-                                              "match.impl=knn", "match.device=cuda", NULL};
+static const char *const host_features[] = {FPFH_SETTINGS,           "descriptor.device=cuda", "index.impl=bruteforce",
+                                            "index.device=cuda",     "match.impl=knn",         "match.device=cuda",
+                                            "match.mutual=true",     "match.k=3",              NULL};
+static const char *const device_features[] = {FPFH_SETTINGS,       "descriptor.device=cuda", "index.impl=kdtree",
+                                              "index.device=cuda", "match.impl=knn",         "match.device=cuda",
+                                              NULL};
 
 #ifdef GRIP_HAVE_CUDA
 /* Device memory in use, between runs (nothing of grip's alive): the default pool's bytes handed out, then the
@@ -86,6 +94,215 @@ START_TEST(device_features_kdtree)
 }
 END_TEST
 
+/* ---- device = auto, fallback = cpu ------------------------------------------------------------------------- */
+#ifdef GRIP_HAVE_CUDA /* the walk reads the device's memory in use (device_usage) */
+
+/* The fallback case's two pipelines: everything on the CPU twins, and `device = auto` with `fallback = cpu` */
+#define FALLBACK_SETTINGS(device)                                                                                     \
+    FPFH_SETTINGS, "index.impl=bruteforce", "match.impl=knn", "match.mutual=true", "match.k=3",                       \
+        "descriptor.device=" device, "index.device=" device, "match.device=" device
+static const char *const on_cpu[] = {FALLBACK_SETTINGS("cpu"), NULL};
+static const char *const auto_fallback[] = {FALLBACK_SETTINGS("auto"), "descriptor.fallback=cpu", "index.fallback=cpu",
+                                            "match.fallback=cpu", NULL};
+
+
+/* The inputs of the stage under test, all made by the CPU twins, in host memory. */
+typedef struct fallback_kit {
+    fault_pipeline cpu;   /* every stage on the CPU: the twins whose results a fallen-back call must give */
+    fault_pipeline fb;    /* device = auto, fallback = cpu (a context of its own) */
+    grip_cloud model;     /* the first model */
+    grip_features *model_features, *scene_features;
+    grip_index *index;    /* the CPU index over the model's descriptors */
+} fallback_kit;
+
+/* What one call of the stage under test gave, in host memory: a descriptor's features, an index with the scene's
+ * descriptors searched in it (k = 3), or a match's matches. */
+typedef struct outcome {
+    grip_features *features;
+    grip_index *index;
+    grip_array ids, sqdist;
+    grip_matches *matches;
+} outcome;
+
+static void outcome_free(outcome *o)
+{
+    if (o->features)
+        o->features->release(o->features);
+    if (o->index)
+        o->index->release(o->index);
+    if (o->matches)
+        o->matches->release(o->matches);
+    grip_array_free_host(&o->ids);
+    grip_array_free_host(&o->sqdist);
+    memset(o, 0, sizeof *o);
+}
+
+/* The one call of `kind` on stage (a stage of pipeline p), into *o. */
+static grip_status call_stage(fallback_kit *t, fault_pipeline *p, uint32_t kind, outcome *o)
+{
+    memset(o, 0, sizeof *o);
+    const grip_stage_impl *impl = p->impl[kind];
+    grip_stage *st = p->stage[kind];
+    if (kind == GRIP_STAGE_DESCRIPTOR)
+        return impl->describe(st, &t->model, GRIP_ROLE_MODEL, NULL, GRIP_MEM_HOST, &o->features);
+    if (kind == GRIP_STAGE_INDEX)
+        return impl->build(st, &t->model_features->descriptors, NULL, &o->index);
+    return impl->match(st, t->index, &t->scene_features->descriptors, GRIP_MEM_HOST, &o->matches);
+}
+
+/* After the call (nothing armed): an index answers the scene's descriptors, k = 3. */
+static void outcome_finish(fallback_kit *t, outcome *o)
+{
+    if (!o->index)
+        return;
+    const grip_array *q = &t->scene_features->descriptors;
+    ck_assert_int_eq(grip_array_alloc_host(NULL, &o->ids, GRIP_U32, q->rows, 3), GRIP_OK);
+    ck_assert_int_eq(grip_array_alloc_host(NULL, &o->sqdist, GRIP_F32, q->rows, 3), GRIP_OK);
+    ck_assert_int_eq(o->index->search(o->index, q, 3, INFINITY, &o->ids, &o->sqdist), GRIP_OK);
+}
+
+/* Two host arrays of the same shape and bytes. */
+static int same_array(const grip_array *a, const grip_array *b)
+{
+    return a->memory == GRIP_MEM_HOST && b->memory == GRIP_MEM_HOST && a->dtype == b->dtype && a->rows == b->rows &&
+           a->cols == b->cols &&
+           (a->rows * a->cols == 0 || memcmp(a->data, b->data, a->rows * a->cols * grip_dtype_size(a->dtype)) == 0);
+}
+
+static int same_outcome(const outcome *a, const outcome *b)
+{
+    if (a->features)
+        return b->features && same_array(&a->features->keypoints, &b->features->keypoints) &&
+               same_array(&a->features->normals, &b->features->normals) &&
+               same_array(&a->features->descriptors, &b->features->descriptors);
+    if (a->index)
+        return b->index && same_array(&a->ids, &b->ids) && same_array(&a->sqdist, &b->sqdist);
+    return a->matches && b->matches && a->matches->count == b->matches->count &&
+           same_array(&a->matches->query, &b->matches->query) &&
+           same_array(&a->matches->reference, &b->matches->reference) &&
+           same_array(&a->matches->model_id, &b->matches->model_id) &&
+           same_array(&a->matches->sqdist, &b->matches->sqdist);
+}
+
+/* Every device allocation, launch and copy of one call of `kind` made to fail in turn, on the fallback stage: each
+ * call must succeed, with the CPU twin's result bit for bit (it fell back) or, where the stage's own fallback
+ * absorbed the fault on the device (smaller chunks, a streamed index), the clean device call's; device memory in use
+ * is back to the clean call's after each; afterwards the stage runs on the device again. (Where the twin and the
+ * device give the same bits, as the mutual filter's exact searches do, a result counts as the twin's.) Returns the
+ * calls that gave the CPU twin's result. */
+static uint64_t walk_fallback(fallback_kit *t, uint32_t kind)
+{
+    const char *name = grip_stage_kind_name(kind);
+    outcome want_cpu, want_device, got;
+    ck_assert_int_eq(call_stage(t, &t->cpu, kind, &want_cpu), GRIP_OK);
+    outcome_finish(t, &want_cpu);
+    ck_assert_int_eq(call_stage(t, &t->fb, kind, &want_device), GRIP_OK); /* warm-up */
+    outcome_free(&want_device);
+    uint64_t points[GRIP_FAULT_KIND_COUNT] = {0}, fell_back = 0;
+    grip_fault_disarm();
+    ck_assert_int_eq(call_stage(t, &t->fb, kind, &want_device), GRIP_OK);
+    for (int k = 0; k < GRIP_FAULT_KIND_COUNT; k++)
+        points[k] = grip_fault_calls((grip_fault_kind)k);
+    outcome_finish(t, &want_device);
+    ck_assert_msg(points[GRIP_FAULT_DEVICE_ALLOC] > 0, "%s: device = auto did not put the stage on the device", name);
+    fault_device_usage clean;
+    device_usage(&clean);
+    for (int k = GRIP_FAULT_DEVICE_ALLOC; k <= GRIP_FAULT_COPY; k++) {
+        uint64_t back = 0, absorbed = 0;
+        for (uint64_t nth = 1; nth <= points[k]; nth++) {
+            grip_fault_arm((grip_fault_kind)k, nth);
+            grip_status s = call_stage(t, &t->fb, kind, &got);
+            int fired = grip_fault_fired();
+            grip_fault_disarm();
+            ck_assert_msg(fired, "%s: %s %llu did not fire", name, grip_fault_kind_name(k), (unsigned long long)nth);
+            ck_assert_msg(s == GRIP_OK, "%s: %s %llu: %s: %s", name, grip_fault_kind_name(k), (unsigned long long)nth,
+                          t->fb.plugin->status_str(s), t->fb.plugin->ctx_last_error(t->fb.ctx));
+            outcome_finish(t, &got);
+            if (same_outcome(&want_cpu, &got))
+                back++;
+            else if (same_outcome(&want_device, &got))
+                absorbed++;
+            else
+                ck_abort_msg("%s: %s %llu: the result is neither the CPU twin's nor the clean device call's", name,
+                             grip_fault_kind_name(k), (unsigned long long)nth);
+            outcome_free(&got);
+            fault_device_usage now;
+            device_usage(&now);
+            ck_assert_msg(now.pool_used == clean.pool_used && now.device_used == clean.device_used,
+                          "%s: %s %llu: device memory in use went from %llu / %llu to %llu / %llu bytes", name,
+                          grip_fault_kind_name(k), (unsigned long long)nth, (unsigned long long)clean.pool_used,
+                          (unsigned long long)clean.device_used, (unsigned long long)now.pool_used,
+                          (unsigned long long)now.device_used);
+        }
+        fprintf(stderr, "fallback: %s: %s: %llu fault points, %llu gave the CPU twin's result, %llu the device's\n",
+                name, grip_fault_kind_name(k), (unsigned long long)points[k], (unsigned long long)back,
+                (unsigned long long)absorbed);
+        fell_back += back;
+    }
+    /* the stage is on the device again: a clean call gives the clean device result */
+    ck_assert_int_eq(call_stage(t, &t->fb, kind, &got), GRIP_OK);
+    ck_assert_uint_gt(grip_fault_calls(GRIP_FAULT_DEVICE_ALLOC), 0);
+    grip_fault_disarm();
+    outcome_finish(t, &got);
+    ck_assert(same_outcome(&want_device, &got));
+    outcome_free(&got);
+    outcome_free(&want_device);
+    outcome_free(&want_cpu);
+    return fell_back;
+}
+
+/* A descriptor stage made on fb's context from kv, whose first device allocation fails: it must fail with
+ * GRIP_ENOMEM, naming the stage (no fallback asked for, or the device asked for by name). */
+static void expect_no_fallback(fallback_kit *t, const grip_kv *kv, uint32_t n_kv)
+{
+    const grip_stage_impl *impl = t->fb.impl[GRIP_STAGE_DESCRIPTOR];
+    grip_stage *st = NULL;
+    grip_features *f = NULL;
+    ck_assert_int_eq(impl->create(t->fb.ctx, kv, n_kv, &st), GRIP_OK);
+    grip_fault_arm(GRIP_FAULT_DEVICE_ALLOC, 1);
+    grip_status s = impl->describe(st, &t->model, GRIP_ROLE_MODEL, NULL, GRIP_MEM_HOST, &f);
+    int fired = grip_fault_fired();
+    grip_fault_disarm();
+    ck_assert(fired);
+    ck_assert_int_eq(s, GRIP_ENOMEM);
+    ck_assert_ptr_null(f);
+    ck_assert_msg(strncmp(t->fb.plugin->ctx_last_error(t->fb.ctx), "descriptor", 10) == 0, "%s",
+                  t->fb.plugin->ctx_last_error(t->fb.ctx));
+    impl->destroy(st);
+}
+
+START_TEST(auto_falls_back_to_cpu)
+{
+    fallback_kit t;
+    memset(&t, 0, sizeof t);
+    fault_pipeline_open(&t.cpu, on_cpu, 1, GRIP_MEM_HOST);
+    fault_pipeline_open(&t.fb, auto_fallback, 1, GRIP_MEM_HOST);
+    t.model = fault_cloud_of(&t.cpu.models[0]);
+    grip_cloud scene = fault_cloud_of(t.cpu.scene_cloud);
+    const grip_stage_impl *const *impl = t.cpu.impl;
+    grip_stage *const *st = t.cpu.stage;
+    ck_assert_int_eq(impl[GRIP_STAGE_DESCRIPTOR]->describe(st[GRIP_STAGE_DESCRIPTOR], &t.model, GRIP_ROLE_MODEL, NULL,
+                                                           GRIP_MEM_HOST, &t.model_features),
+                     GRIP_OK);
+    ck_assert_int_eq(impl[GRIP_STAGE_DESCRIPTOR]->describe(st[GRIP_STAGE_DESCRIPTOR], &scene, GRIP_ROLE_SCENE, NULL,
+                                                           GRIP_MEM_HOST, &t.scene_features),
+                     GRIP_OK);
+    ck_assert_int_eq(impl[GRIP_STAGE_INDEX]->build(st[GRIP_STAGE_INDEX], &t.model_features->descriptors, NULL, &t.index),
+                     GRIP_OK);
+    for (uint32_t kind = GRIP_STAGE_DESCRIPTOR; kind <= GRIP_STAGE_MATCH; kind++)
+        ck_assert_msg(walk_fallback(&t, kind) > 0, "%s: no fault fell back to the CPU", grip_stage_kind_name(kind));
+    static const grip_kv auto_none[] = {{"device", "auto"}}, cuda_cpu[] = {{"device", "cuda"}, {"fallback", "cpu"}};
+    expect_no_fallback(&t, auto_none, 1);
+    expect_no_fallback(&t, cuda_cpu, 2);
+    t.index->release(t.index);
+    t.scene_features->release(t.scene_features);
+    t.model_features->release(t.model_features);
+    fault_pipeline_close(&t.fb);
+    fault_pipeline_close(&t.cpu);
+}
+END_TEST
+#endif
+
 int main(void)
 {
     /* every kernel image loaded when CUDA starts, not at a kernel's first launch, so that the device memory a
@@ -94,5 +311,8 @@ int main(void)
     Suite *s = suite_create("faults_cuda");
     grip_test_add_case(s, "host_features", host_features_bruteforce_mutual);
     grip_test_add_case(s, "device_features", device_features_kdtree);
+#ifdef GRIP_HAVE_CUDA
+    grip_test_add_case(s, "auto_fallback", auto_falls_back_to_cpu);
+#endif
     return grip_test_run_gpu(s);
 }

@@ -149,7 +149,7 @@ typedef struct run_state {
     uint64_t calls_after[GRIP_STAGE_KIND_COUNT]; /* the walked kind's fault points passed when each stage returned */
 } run_state;
 
-static grip_cloud cloud_of(const host_cloud *c)
+grip_cloud fault_cloud_of(const host_cloud *c)
 {
     grip_cloud g;
     memset(&g, 0, sizeof g);
@@ -244,7 +244,7 @@ static grip_status run(fault_pipeline *p, run_state *s, grip_fault_kind walked)
     grip_stage *const *stage = p->stage;
     grip_status st = GRIP_OK;
     for (uint32_t i = 0; i <= p->n_models && st == GRIP_OK; i++) {
-        s->clouds[i] = cloud_of(i < p->n_models ? &p->models[i] : p->scene_cloud);
+        s->clouds[i] = fault_cloud_of(i < p->n_models ? &p->models[i] : p->scene_cloud);
         st = impl[GRIP_STAGE_DESCRIPTOR]->describe(stage[GRIP_STAGE_DESCRIPTOR], &s->clouds[i],
                                                    i < p->n_models ? GRIP_ROLE_MODEL : GRIP_ROLE_SCENE, NULL,
                                                    p->features_memory, &s->features[i]);

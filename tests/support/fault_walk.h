@@ -45,6 +45,9 @@ typedef struct fault_pipeline {
 void fault_pipeline_open(fault_pipeline *p, const char *const *settings, uint32_t threads, uint32_t features_memory);
 void fault_pipeline_close(fault_pipeline *p);
 
+/* A grip_cloud view of c's arrays (borrowed: c outlives it). */
+grip_cloud fault_cloud_of(const host_cloud *c);
+
 /* What one walk saw. */
 typedef struct fault_walk_report {
     uint64_t points;                             /* the kind's fault points in a clean run */

@@ -1,8 +1,8 @@
 /* plugin_abi_support.h -- what the tests that drive libgrip.so through its ABI alone share (test_hostile_host,
  * test_threads): loading the plugin ($GRIP_PLUGIN, which ctest sets) with dlopen, its stages by kind, a small
  * synthetic cloud made here (a floor, a wall and two balls, sampled on lattices), and a whole pipeline
- * (descriptor -> index -> match -> group -> verify) run through the table with every kind's default stage,
- * summarised by counts and a digest of every output byte. Header-only (static inline). */
+ * (descriptor -> index -> match -> group -> verify) run through the table with every kind's default stage on the
+ * CPU, summarised by counts and a digest of every output byte. Header-only (static inline). */
 #ifndef GRIP_TEST_PLUGIN_ABI_SUPPORT_H
 #define GRIP_TEST_PLUGIN_ABI_SUPPORT_H
 
@@ -64,6 +64,18 @@ static inline const grip_stage_impl *abi_default_stage(const grip_plugin *api, u
         if (api->stages[i]->kind == kind)
             return api->stages[i];
     return NULL;
+}
+
+/* Whether the implementation's parameter table has `key` (entries params[0].struct_size apart). */
+static inline int abi_has_param(const grip_stage_impl *impl, const char *key)
+{
+    for (uint32_t i = 0; i < impl->n_params; i++) {
+        const grip_param_info *p =
+            (const grip_param_info *)((const char *)impl->params + i * impl->params[0].struct_size);
+        if (strcmp(p->key, key) == 0)
+            return 1;
+    }
+    return 0;
 }
 
 /* A grip_array over host memory the caller owns. */
@@ -203,9 +215,10 @@ static inline void abi_digest_results(uint64_t *h, const grip_matches *m, const 
     }
 }
 
-/* Runs the pipeline with the default stage of every kind (default parameters) on one model and one scene in ctx,
- * all outputs in host memory, and summarises it in *run. Returns the first failure's status (the context's text
- * says why). Safe from any thread: it fails no Check assertion. */
+/* Runs the pipeline with the default stage of every kind (default parameters, but device = cpu where the stage has
+ * that key: GPU kernels that accumulate with float atomics, as SHOT's, are not bit-reproducible from run to run) on
+ * one model and one scene in ctx, all outputs in host memory, and summarises it in *run. Returns the first failure's
+ * status (the context's text says why). Safe from any thread: it fails no Check assertion. */
 static inline grip_status abi_pipeline_run(const grip_plugin *api, grip_ctx *ctx, const grip_cloud *model,
                                            const grip_cloud *scene, abi_run *run)
 {
@@ -215,8 +228,12 @@ static inline grip_status abi_pipeline_run(const grip_plugin *api, grip_ctx *ctx
     grip_stage *st[GRIP_STAGE_KIND_COUNT] = {NULL};
     grip_status s = GRIP_OK;
     for (uint32_t k = 0; k < GRIP_STAGE_KIND_COUNT && !s; k++) {
+        static const grip_kv on_cpu[] = {{"device", "cpu"}};
         impl[k] = abi_default_stage(api, k);
-        s = impl[k] ? impl[k]->create(ctx, NULL, 0, &st[k]) : GRIP_EUNSUPPORTED;
+        if (!impl[k])
+            s = GRIP_EUNSUPPORTED;
+        else
+            s = impl[k]->create(ctx, on_cpu, abi_has_param(impl[k], "device") ? 1 : 0, &st[k]);
     }
     grip_features *mf = NULL, *sf = NULL;
     grip_index *index = NULL;

@@ -65,10 +65,10 @@ static grip_stage *stage_new(grip_ctx *ctx, const grip_kv *kv, uint32_t n_kv)
 
 START_TEST(shared_parameters_splice_into_a_table)
 {
-    static const char *keys[] = {"device", "normals_k", "normals_radius", "keypoints", "model_leaf", "scene_leaf",
-                                 "radius"};
-    ck_assert_uint_eq(front_impl.n_params, 7);
-    for (size_t i = 0; i < 7; ++i)
+    static const char *keys[] = {"device",     "fallback",   "normals_k", "normals_radius", "keypoints",
+                                 "model_leaf", "scene_leaf", "radius"};
+    ck_assert_uint_eq(front_impl.n_params, 8);
+    for (size_t i = 0; i < 8; ++i)
         ck_assert_str_eq(front_params[i].key, keys[i]);
     grip_ctx *ctx = grip_test_ctx();
     grip_kv bad[] = {{"keypoints", "some"}};

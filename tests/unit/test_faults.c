@@ -19,6 +19,15 @@ static const char *const cpu_pipeline[] = {
     "group.frame_radius=0.03",     "group.ransac_iterations=5",   "verify.impl=icp",
     "verify.max_iterations=5",     NULL};
 
+/* The other grouping (geometric consistency, its own RANSAC caller) behind the kd-tree index and the ratio test. */
+static const char *const cpu_pipeline_gc[] = {
+    "descriptor.impl=shot",        "descriptor.device=cpu",       "descriptor.radius=0.05",
+    "descriptor.model_leaf=0.015", "descriptor.scene_leaf=0.015", "index.impl=kdtree",
+    "index.device=cpu",            "match.impl=knn",              "match.device=cpu",
+    "match.ratio=0.9",             "group.impl=gc",               "group.size=0.01",
+    "group.threshold=10",          "group.ransac_iterations=3",   "verify.impl=icp",
+    "verify.max_iterations=3",     NULL};
+
 START_TEST(every_lapacke_call_fails_cleanly)
 {
     fault_pipeline p;
@@ -29,6 +38,20 @@ START_TEST(every_lapacke_call_fails_cleanly)
     ck_assert_uint_gt(r.by_stage[GRIP_STAGE_GROUP], 0);
     ck_assert_uint_eq(r.by_stage[GRIP_STAGE_VERIFY], 0); /* icp_math.h's Horn quaternion: no LAPACKE */
     ck_assert_uint_eq(r.absorbed, 0); /* a failed SVD is an error wherever it happens */
+    fault_pipeline_close(&p);
+}
+END_TEST
+
+START_TEST(every_lapacke_call_of_gc_fails_cleanly)
+{
+    fault_pipeline p;
+    fault_pipeline_open(&p, cpu_pipeline_gc, 1, GRIP_MEM_HOST);
+    fault_walk_report r;
+    fault_walk(&p, GRIP_FAULT_LAPACKE, GRIP_ELAPACK, NULL, &r);
+    fault_walk_print("cpu, gc", GRIP_FAULT_LAPACKE, &r);
+    ck_assert_uint_gt(r.by_stage[GRIP_STAGE_GROUP], 0);
+    ck_assert_uint_eq(r.by_stage[GRIP_STAGE_VERIFY], 0); /* as above: ICP calls no LAPACKE */
+    ck_assert_uint_eq(r.absorbed, 0);
     fault_pipeline_close(&p);
 }
 END_TEST
@@ -53,6 +76,7 @@ int main(void)
 {
     Suite *s = suite_create("faults");
     grip_test_add_case(s, "lapacke", every_lapacke_call_fails_cleanly);
+    grip_test_add_case(s, "lapacke_gc", every_lapacke_call_of_gc_fails_cleanly);
     grip_test_add_case(s, "cpu_no_device_hooks", cpu_stages_pass_no_device_hook);
     return grip_test_run(s);
 }

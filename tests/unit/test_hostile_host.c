@@ -277,7 +277,9 @@ static void hostile_check(kit *t, grip_status got, grip_status want, const grip_
     } while (0)
 
 #if !UNDER_ASAN
-/* The stage's result released twice: the second release is refused (best effort), not a double free. */
+/* The stage's result released twice: the second release is refused (best effort), not a double free. The host
+ * keeps the release pointer it read before the first release: reading it again from the released object would be
+ * the host's own use after free, which no plugin can survive (malloc may have written over it). */
 static void release_twice(kit *t)
 {
     grip_stage *st = t->st;
@@ -285,36 +287,41 @@ static void release_twice(kit *t)
     case GRIP_STAGE_DESCRIPTOR: {
         grip_features *f = NULL;
         ck_assert_int_eq(t->impl->describe(st, &t->cloud.cloud, GRIP_ROLE_MODEL, NULL, GRIP_MEM_HOST, &f), GRIP_OK);
-        f->release(f);
-        f->release(f);
+        void (*release)(grip_features *) = f->release;
+        release(f);
+        release(f);
         break;
     }
     case GRIP_STAGE_INDEX: {
         grip_index *ix = NULL;
         ck_assert_int_eq(t->impl->build(st, &t->reference, &t->model_ids, &ix), GRIP_OK);
-        ix->release(ix);
-        ix->release(ix);
+        void (*release)(grip_index *) = ix->release;
+        release(ix);
+        release(ix);
         break;
     }
     case GRIP_STAGE_MATCH: {
         grip_matches *m = NULL;
         ck_assert_int_eq(t->impl->match(st, t->index, &t->queries, GRIP_MEM_HOST, &m), GRIP_OK);
-        m->release(m);
-        m->release(m);
+        void (*release)(grip_matches *) = m->release;
+        release(m);
+        release(m);
         break;
     }
     case GRIP_STAGE_GROUP: {
         grip_hypotheses *h = NULL;
         ck_assert_int_eq(t->impl->group(st, &t->view, 1, &t->view, &t->matches, &h), GRIP_OK);
-        h->release(h);
-        h->release(h);
+        void (*release)(grip_hypotheses *) = h->release;
+        release(h);
+        release(h);
         break;
     }
     case GRIP_STAGE_VERIFY: {
         grip_verdicts *v = NULL;
         ck_assert_int_eq(t->impl->verify(st, &t->view, 1, &t->view, &t->hypotheses, &v), GRIP_OK);
-        v->release(v);
-        v->release(v);
+        void (*release)(grip_verdicts *) = v->release;
+        release(v);
+        release(v);
         break;
     }
     }
@@ -345,9 +352,11 @@ START_TEST(every_stage_refuses_bad_stages_and_outs)
     HOSTILE(&t, impl->create(t.ctx, NULL, 2, &st), GRIP_EINVAL, t.ctx, "kv is NULL");
     ck_assert_ptr_null(st);
     HOSTILE(&t, impl->create(t.ctx, null_key, 1, &st), GRIP_ECONFIG, t.ctx, "a key is NULL");
-    HOSTILE(&t, impl->create(t.ctx, null_value, 1, &st), GRIP_ECONFIG, t.ctx, "device");
     HOSTILE(&t, impl->create(t.ctx, unknown, 1, &st), GRIP_ECONFIG, t.ctx, "no_such_key");
-    HOSTILE(&t, impl->create(t.ctx, bad_device, 1, &st), GRIP_ECONFIG, t.ctx, "tpu");
+    if (abi_has_param(impl, "device")) { /* the key every stage of this plugin has */
+        HOSTILE(&t, impl->create(t.ctx, null_value, 1, &st), GRIP_ECONFIG, t.ctx, "device");
+        HOSTILE(&t, impl->create(t.ctx, bad_device, 1, &st), GRIP_ECONFIG, t.ctx, "tpu");
+    }
     ck_assert_ptr_null(st);
     impl->destroy(NULL);
 
@@ -569,9 +578,13 @@ static void index_calls(kit *t)
     HOSTILE(t, search(ix, &t->queries, K, NAN, &oi, &os), GRIP_EINVAL, t->ctx, "index.search: max_sqdist is NaN");
     ix->release(NULL);
 #if !UNDER_ASAN
-    ix->release(ix);
-    HOSTILE(t, search(ix, &t->queries, K, INFINITY, &oi, &os), GRIP_EINVAL, NULL, "not a live index");
-    ix->release(ix);
+    /* used after its release, through the entry points read before it (see release_twice) */
+    grip_status (*search_fn)(grip_index *, const grip_array *, uint32_t, float, grip_array *, grip_array *) =
+        ix->search;
+    void (*release_fn)(grip_index *) = ix->release;
+    release_fn(ix);
+    HOSTILE(t, search_fn(ix, &t->queries, K, INFINITY, &oi, &os), GRIP_EINVAL, NULL, "not a live index");
+    release_fn(ix);
 #else
     ix->release(ix);
 #endif
@@ -618,16 +631,6 @@ static foreign_index foreign_of(grip_index *real, foreign_mode mode)
     f.real = real;
     f.mode = mode;
     return f;
-}
-
-static int has_param(const grip_stage_impl *impl, const char *key)
-{
-    for (uint32_t i = 0; i < impl->n_params; i++) {
-        const grip_param_info *p = (const grip_param_info *)((const char *)impl->params + i * impl->params[0].struct_size);
-        if (strcmp(p->key, key) == 0)
-            return 1;
-    }
-    return 0;
 }
 
 static void match_calls(kit *t)
@@ -684,7 +687,7 @@ static void match_calls(kit *t)
     count = 1;
     VALID(t, match(t, t->st, t->index, &q, GRIP_MEM_HOST, &count));
     ck_assert_uint_eq(count, 0);
-    if (has_param(t->impl, "max_sqdist")) {
+    if (abi_has_param(t->impl, "max_sqdist")) {
         static const grip_kv tight[] = {{"max_sqdist", "1e-30"}};
         grip_stage *strict = kit_stage(t, t->impl, tight, 1);
         count = 1;

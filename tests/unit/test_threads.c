@@ -1,7 +1,8 @@
 /* test_threads.c -- libgrip.so in a multi-threaded host, through its ABI alone: 4 threads at once, each with 4
- * contexts of its own, run the whole pipeline (every kind's default stage) on one small synthetic model and scene,
- * and every one of the 16 runs gives the results of a run on the main thread, bit for bit; and the plugin goes
- * through 50 dlopen/dlclose cycles, making and freeing a context and a stage of every implementation in each.
+ * contexts of its own, run the whole pipeline (every kind's default stage, on the CPU, whose results reproduce bit
+ * for bit) on one small synthetic model and scene, and every one of the 16 runs gives the results of a run on the
+ * main thread, bit for bit; and the plugin goes through 50 dlopen/dlclose cycles, making and freeing a context and
+ * a stage of every implementation in each.
  * Every context asks for threads = 1, so that OpenMP starts no thread pools: this test also runs under
  * ThreadSanitizer, which does not see into libgomp. */
 #define _POSIX_C_SOURCE 200809L
