@@ -12,6 +12,7 @@
 
 static const grip_param_info gc_params[] = {
     GRIP_PARAM_DEVICE,
+    GRIP_PARAM_FALLBACK,
     {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "size", "0.01", 1e-9, 100, NULL,
      "largest disagreement between scene and model keypoint distances within a set (cloud units)"},
     {sizeof(grip_param_info), GRIP_PARAM_INT, "threshold", "5", 0, 1000000, NULL,
@@ -52,7 +53,9 @@ static grip_status gc_group(grip_stage *st, const grip_view *models, uint32_t n_
                             const grip_matches *matches, grip_hypotheses **out)
 {
     grip_status s = grip_stage_check_call(&grip_group_gc, st, out, GRIP_MEM_HOST);
-    return s ? s : grip_group_run(st, models, n_models, scene, matches, NULL, group_model, out);
+    if (!s)
+        GRIP_STAGE_CALL(st, s, grip_group_run(st, models, n_models, scene, matches, NULL, group_model, out));
+    return s;
 }
 
 static grip_status gc_create(grip_ctx *ctx, const grip_kv *kv, uint32_t n_kv, grip_stage **out);

@@ -18,6 +18,7 @@
 
 static const grip_param_info hough3d_params[] = {
     GRIP_PARAM_DEVICE,
+    GRIP_PARAM_FALLBACK,
     {sizeof(grip_param_info), GRIP_PARAM_ENUM, "frames", "board", 0, 0, "board|descriptor",
      "local reference frames to vote in: BOARD frames computed here, or the descriptor stage's frames"},
     {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "frame_radius", "0.015", 1e-6, 100, NULL,
@@ -131,7 +132,9 @@ static grip_status hough3d_group(grip_stage *st, const grip_view *models, uint32
                                  const grip_matches *matches, grip_hypotheses **out)
 {
     grip_status s = grip_stage_check_call(&grip_group_hough3d, st, out, GRIP_MEM_HOST);
-    return s ? s : grip_group_run(st, models, n_models, scene, matches, view_frames, group_model, out);
+    if (!s)
+        GRIP_STAGE_CALL(st, s, grip_group_run(st, models, n_models, scene, matches, view_frames, group_model, out));
+    return s;
 }
 
 static grip_status hough3d_create(grip_ctx *ctx, const grip_kv *kv, uint32_t n_kv, grip_stage **out);

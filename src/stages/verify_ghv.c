@@ -20,6 +20,7 @@
 
 static const grip_param_info ghv_params[] = {
     GRIP_PARAM_DEVICE,
+    GRIP_PARAM_FALLBACK,
     {sizeof(grip_param_info), GRIP_PARAM_INT, "icp_iterations", "5", 0, 1000, NULL,
      "ICP iterations refining each hypothesis before verification (PCL's GHV tutorial: 5; 0: off)"},
     {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "icp_distance", "0", 0, 1e9, NULL,
@@ -305,14 +306,11 @@ static void ghv_run_free(ghv_run *r)
     free(r->hyps);
 }
 
-static grip_status ghv_verify(grip_stage *st, const grip_view *models, uint32_t n_models, const grip_view *scene,
+/* One verify() call whose arguments were checked, on the stage's backend. */
+static grip_status ghv_verify_once(grip_stage *st, const grip_view *models, uint32_t n_models, const grip_view *scene,
                               const grip_hypotheses *h, grip_verdicts **out)
 {
-    grip_status s = grip_stage_check_call(&grip_verify_ghv, st, out, GRIP_MEM_HOST);
-    if (!s)
-        s = grip_verify_check_inputs(st->ctx, models, n_models, scene, h);
-    if (s)
-        return s;
+    grip_status s = GRIP_OK;
     grip_cloud_input sc;
     ghv_run r;
     memset(&r, 0, sizeof r);
@@ -348,6 +346,17 @@ static grip_status ghv_verify(grip_stage *st, const grip_view *models, uint32_t 
     }
     *out = v;
     return GRIP_OK;
+}
+
+static grip_status ghv_verify(grip_stage *st, const grip_view *models, uint32_t n_models, const grip_view *scene,
+                              const grip_hypotheses *h, grip_verdicts **out)
+{
+    grip_status s = grip_stage_check_call(&grip_verify_ghv, st, out, GRIP_MEM_HOST);
+    if (!s)
+        s = grip_verify_check_inputs(st->ctx, models, n_models, scene, h);
+    if (!s)
+        GRIP_STAGE_CALL(st, s, ghv_verify_once(st, models, n_models, scene, h, out));
+    return s;
 }
 
 static grip_status ghv_create(grip_ctx *ctx, const grip_kv *kv, uint32_t n_kv, grip_stage **out);

@@ -26,6 +26,7 @@
 
 static const grip_param_info icp_params[] = {
     GRIP_PARAM_DEVICE,
+    GRIP_PARAM_FALLBACK,
     {sizeof(grip_param_info), GRIP_PARAM_INT, "max_hypotheses", "100", 0, 1000000, NULL,
      "only the hypotheses with the most votes are refined, at most this many; the rest are rejected (0: all)"},
     {sizeof(grip_param_info), GRIP_PARAM_ENUM, "metric", "point_to_point", 0, 0, "point_to_point|point_to_plane",
@@ -441,16 +442,12 @@ static grip_status suppress_duplicates(grip_stage *st, uint32_t n_models, const 
     return s;
 }
 
-static grip_status icp_verify(grip_stage *st, const grip_view *models, uint32_t n_models, const grip_view *scene,
+/* One verify() call whose arguments were checked, on the stage's backend. */
+static grip_status icp_verify_once(grip_stage *st, const grip_view *models, uint32_t n_models, const grip_view *scene,
                               const grip_hypotheses *h, grip_verdicts **out)
 {
-    grip_status s = grip_stage_check_call(&grip_verify_icp, st, out, GRIP_MEM_HOST);
-    if (!s)
-        s = grip_verify_check_inputs(st->ctx, models, n_models, scene, h);
-    if (s)
-        return s;
     grip_cloud_input sc;
-    s = grip_cloud_input_open(st->ctx, scene->cloud, "verify: scene.cloud", &sc);
+    grip_status s = grip_cloud_input_open(st->ctx, scene->cloud, "verify: scene.cloud", &sc);
     grip_verdicts *v = NULL;
     grip_model_spread *spreads = calloc((size_t)n_models + 1, sizeof *spreads);
     if (!s && !spreads)
@@ -470,6 +467,17 @@ static grip_status icp_verify(grip_stage *st, const grip_view *models, uint32_t 
     }
     *out = v;
     return GRIP_OK;
+}
+
+static grip_status icp_verify(grip_stage *st, const grip_view *models, uint32_t n_models, const grip_view *scene,
+                              const grip_hypotheses *h, grip_verdicts **out)
+{
+    grip_status s = grip_stage_check_call(&grip_verify_icp, st, out, GRIP_MEM_HOST);
+    if (!s)
+        s = grip_verify_check_inputs(st->ctx, models, n_models, scene, h);
+    if (!s)
+        GRIP_STAGE_CALL(st, s, icp_verify_once(st, models, n_models, scene, h, out));
+    return s;
 }
 
 static grip_status icp_create(grip_ctx *ctx, const grip_kv *kv, uint32_t n_kv, grip_stage **out);
