@@ -50,7 +50,7 @@ extern "C" {
 #endif
 
 #define GRIP_ABI_MAJOR 1
-#define GRIP_ABI_MINOR 0
+#define GRIP_ABI_MINOR 1
 
 #if defined(_WIN32)
 #define GRIP_EXPORT __declspec(dllexport)
@@ -151,7 +151,14 @@ typedef struct grip_param_info {
     double min, max;            /* inclusive range for INT and FLOAT */
     const char *choices;        /* ENUM: "auto|cuda|cpu"; otherwise NULL */
     const char *doc;            /* one line, with the unit */
+    /* since ABI 1.1; a host reads it only when struct_size covers it (older tables: 0) */
+    uint32_t flags;             /* GRIP_PARAM_FLAG_* */
 } grip_param_info;
+
+/* The parameter is a length in the cloud's unit (type FLOAT). A host may let the user write it as a multiple of
+ * the cloud's measured resolution ("20 mr", grip_plugin.cloud_resolution) and passes the stage the product as a
+ * plain number: a stage itself only ever gets numbers. */
+#define GRIP_PARAM_FLAG_LENGTH 1u
 
 typedef struct grip_kv {
     const char *key;
@@ -340,6 +347,11 @@ typedef struct grip_plugin {
 
     uint32_t n_stages;
     const grip_stage_impl *const *stages; /* n_stages pointers, static */
+
+    /* since ABI 1.1 (read it only when struct_size covers it). The cloud's resolution: the mean distance from
+     * each finite point to its nearest other point, in the cloud's unit, measured on the CPU. A cloud with fewer
+     * than two distinct finite points fails with GRIP_EINVAL. */
+    grip_status (*cloud_resolution)(grip_ctx *ctx, const grip_cloud *cloud, double *out);
 } grip_plugin;
 
 /* The one exported symbol. Returns the plugin table for the host's ABI major, or NULL when the plugin does not

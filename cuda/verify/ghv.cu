@@ -12,6 +12,7 @@ extern "C" {
 #include "descriptor/uniform_sampling_cuda.h"
 #include "spatial/kdtree3d_cuda.h"
 #include "spatial/neighborhood_cuda.h"
+#include "spatial/resolution.h"
 #include "verify/ghv.h"
 #include "verify/ghv_cuda.h"
 }
@@ -395,7 +396,7 @@ static grip_status measure_resolution(grip_ctx *ctx, grip_ghv_scene_cuda *s, siz
     if (!st)
         st = grip_cuda_copy_to_host(ctx, host, d2, n * 2 * sizeof *host);
     if (!st)
-        s->host.resolution = grip_ghv_mean_spacing(host, n, 2);
+        s->host.resolution = grip_mean_spacing(host, n, 2);
     grip_kdtree3d_cuda_free(full);
     grip_cuda_free(ids);
     grip_cuda_free(d2);

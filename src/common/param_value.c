@@ -1,8 +1,10 @@
 /* param_value.c -- see param_value.h. */
 #include "common/param_value.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +55,46 @@ const char *grip_param_type_name(uint32_t type)
     return "?";
 }
 
+int grip_param_is_length(const grip_param_info *info)
+{
+    return info->struct_size >= offsetof(grip_param_info, flags) + sizeof info->flags &&
+           (info->flags & GRIP_PARAM_FLAG_LENGTH) != 0;
+}
+
+int grip_param_split_mr(const char *text, double *multiple)
+{
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (errno || end == text || !isfinite(v))
+        return 0;
+    while (*end == ' ' || *end == '\t')
+        end++;
+    if (strcmp(end, "mr") != 0)
+        return 0;
+    *multiple = v;
+    return 1;
+}
+
+/* Why a number followed by a word is no FLOAT value: a unit the parser does not know, or `mr` where it cannot be
+ * resolved (it is resolved by the host, only for lengths). */
+static void explain_unit(const grip_param_info *info, const char *text, const char *unit, char *err, size_t errlen)
+{
+    double m;
+    int length = grip_param_is_length(info);
+    if (!grip_param_split_mr(text, &m))
+        snprintf(err, errlen, "'%s': unknown unit '%s' (%s)", text, unit,
+                 length ? "a length is a number in the cloud's unit, or a multiple of the cloud's resolution as "
+                          "'N mr'"
+                        : "this value is a plain number");
+    else if (!length)
+        snprintf(err, errlen, "'%s': mr (multiples of the cloud's resolution) is for lengths only, and this is "
+                 "not a length", text);
+    else
+        snprintf(err, errlen, "'%s': a multiple of the cloud's resolution must be resolved to a number by the host "
+                 "(grip-host run does: grip_plugin.cloud_resolution) before the stage gets it", text);
+}
+
 static int parse_bool(const char *t, int *out)
 {
     static const char *yes[] = {"true", "1", "yes", "on"}, *no[] = {"false", "0", "no", "off"};
@@ -101,6 +143,15 @@ int grip_param_parse(const grip_param_info *info, const char *text, grip_param_v
     case GRIP_PARAM_FLOAT:
         errno = 0;
         out->number = strtod(text, &end);
+        if (!errno && end != text && isfinite(out->number) && *end) {
+            const char *unit = end;
+            while (*unit == ' ' || *unit == '\t')
+                unit++;
+            if (isalpha((unsigned char)*unit)) {
+                explain_unit(info, text, unit, err, errlen);
+                return -1;
+            }
+        }
         if (errno || end == text || *end || !isfinite(out->number)) {
             snprintf(err, errlen, "'%s' is not a finite number", text);
             return -1;

@@ -19,6 +19,13 @@ typedef struct grip_param_value {
 int grip_param_parse(const grip_param_info *info, const char *text, grip_param_value *out, char *err,
                      size_t errlen);
 
+/* Whether the entry is a length (GRIP_PARAM_FLAG_LENGTH; read only when its struct_size covers `flags`). */
+int grip_param_is_length(const grip_param_info *info);
+
+/* A value written as a multiple of the cloud's resolution, "<number> mr" (blanks between optional): returns 1
+ * and the number in *multiple; 0 for any other text. */
+int grip_param_split_mr(const char *text, double *multiple);
+
 /* Index of `word` among the '|'-separated `choices`, or -1. */
 int grip_param_choice_index(const char *choices, const char *word);
 

@@ -9,7 +9,7 @@
 static const grip_param_info fpfh_params[] = {
     GRIP_DESCRIPTOR_FRONT_PARAMS,
     {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "radius", "0.015", 1e-6, 100, NULL,
-     "FPFH feature radius (cloud units): the keypoint's neighbours and each neighbour's own SPFH support"},
+     "FPFH feature radius (cloud units): the keypoint's neighbours and each neighbour's own SPFH support", GRIP_PARAM_FLAG_LENGTH},
 };
 
 static grip_status fpfh_body(grip_stage *st, grip_descriptor_front *front)

@@ -51,13 +51,13 @@
     {sizeof(grip_param_info), GRIP_PARAM_INT, "normals_k", "10", 0, 1000, NULL,                                \
      "neighbours for normal estimation (0: use normals_radius instead)"},                                     \
     {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "normals_radius", "0", 0, 100, NULL,                           \
-     "radius for normal estimation in cloud units, used when normals_k is 0"},                                \
+     "radius for normal estimation in cloud units, used when normals_k is 0", GRIP_PARAM_FLAG_LENGTH},                                \
     {sizeof(grip_param_info), GRIP_PARAM_ENUM, "keypoints", "uniform", 0, 0, "uniform|all",                    \
      "keypoint selection when the host gives none: uniform sampling, or every finite point"},                 \
     {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "model_leaf", "0.01", 1e-6, 100, NULL,                         \
-     "uniform-sampling leaf size on model clouds (cloud units)"},                                             \
+     "uniform-sampling leaf size on model clouds (cloud units)", GRIP_PARAM_FLAG_LENGTH},                                             \
     {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "scene_leaf", "0.03", 1e-6, 100, NULL,                         \
-     "uniform-sampling leaf size on scene clouds (cloud units)"}
+     "uniform-sampling leaf size on scene clouds (cloud units)", GRIP_PARAM_FLAG_LENGTH}
 
 typedef struct grip_descriptor_front {
     grip_stage *stage;        /* borrowed */

@@ -10,7 +10,7 @@
 static const grip_param_info pfh_params[] = {
     GRIP_DESCRIPTOR_FRONT_PARAMS,
     {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "radius", "0.015", 1e-6, 100, NULL,
-     "PFH feature radius (cloud units): every pair of the keypoint's neighbours votes"},
+     "PFH feature radius (cloud units): every pair of the keypoint's neighbours votes", GRIP_PARAM_FLAG_LENGTH},
 };
 
 static grip_status pfh_body(grip_stage *st, grip_descriptor_front *front)

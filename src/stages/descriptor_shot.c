@@ -11,9 +11,9 @@
 
 static const grip_param_info shot_params[] = {
     GRIP_DESCRIPTOR_FRONT_PARAMS,
-    {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "radius", "0.02", 1e-6, 100, NULL, "SHOT support radius (cloud units)"},
+    {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "radius", "0.02", 1e-6, 100, NULL, "SHOT support radius (cloud units)", GRIP_PARAM_FLAG_LENGTH},
     {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "lrf_radius", "0", 0, 100, NULL,
-     "radius of the SHOT local reference frame (0: the support radius, as PCL)"},
+     "radius of the SHOT local reference frame (0: the support radius, as PCL)", GRIP_PARAM_FLAG_LENGTH},
     {sizeof(grip_param_info), GRIP_PARAM_INT, "max_neighbors", "0", 0, 1000000, NULL,
      "cap on the support size of frame and descriptor, nearest first (approximate G-SHOT); 0: no cap (exact SHOT)"},
 };

@@ -12,7 +12,7 @@
 static const grip_param_info spin_image_params[] = {
     GRIP_DESCRIPTOR_FRONT_PARAMS,
     {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "radius", "0.02", 1e-6, 100, NULL,
-     "support radius (cloud units): the sphere searched; the image covers the cylinder inscribed in it"},
+     "support radius (cloud units): the sphere searched; the image covers the cylinder inscribed in it", GRIP_PARAM_FLAG_LENGTH},
     {sizeof(grip_param_info), GRIP_PARAM_INT, "width", "8", 1, GRIP_SPIN_IMAGE_MAX_WIDTH, NULL,
      "image width in bins: (width + 1) x (2 width + 1) values, 153 for 8 (PCL's default)"},
     {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "support_angle_cos", "0", 0, 1, NULL,

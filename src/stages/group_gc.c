@@ -14,7 +14,7 @@ static const grip_param_info gc_params[] = {
     GRIP_PARAM_DEVICE,
     GRIP_PARAM_FALLBACK,
     {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "size", "0.01", 1e-9, 100, NULL,
-     "largest disagreement between scene and model keypoint distances within a set (cloud units)"},
+     "largest disagreement between scene and model keypoint distances within a set (cloud units)", GRIP_PARAM_FLAG_LENGTH},
     {sizeof(grip_param_info), GRIP_PARAM_INT, "threshold", "5", 0, 1000000, NULL,
      "a set is an instance when it has more correspondences than this"},
     {sizeof(grip_param_info), GRIP_PARAM_INT, "ransac_iterations", "10000", 1, 100000000, NULL,

@@ -1,6 +1,8 @@
 /* plugin.c -- the plugin table and the one exported symbol, grip_plugin_get(). Loading the library and calling
  * the entry touch no CUDA: a device is probed lazily by the first stage that needs one. */
 #include "core/ctx.h"
+#include "spatial/resolution.h"
+#include "stages/cloud_input.h"
 #include "stages/registry.h"
 
 #define GRIP_STAGE_ENTRY(name) &grip_##name,
@@ -17,6 +19,25 @@ static const char *plugin_last_error(const grip_ctx *ctx)
     if (ctx && !grip_ctx_is_live(ctx))
         return "ctx_last_error: ctx is not a live grip context (destroyed?)";
     return grip_ctx_error_text(ctx);
+}
+
+static grip_status plugin_cloud_resolution(grip_ctx *ctx, const grip_cloud *cloud, double *out)
+{
+    if (!ctx || !grip_ctx_is_live(ctx) || !out)
+        return grip_fail(ctx && grip_ctx_is_live(ctx) ? ctx : NULL, GRIP_EINVAL,
+                         "cloud_resolution: ctx and out must be given");
+    *out = 0;
+    grip_cloud_input in = {0};
+    grip_status st = grip_cloud_input_open(ctx, cloud, "cloud_resolution: cloud", &in);
+    if (!st)
+        st = grip_cloud_resolution_measure(ctx, in.xyz, in.n, out);
+    if (!st && !(*out > 0))
+        st = grip_fail(ctx, GRIP_EINVAL,
+                       "cloud_resolution: the cloud%s%s%s has no two distinct finite points, so it has no resolution "
+                       "to measure lengths in (give lengths in the cloud's unit instead of mr)",
+                       cloud->name ? " '" : "", cloud->name ? cloud->name : "", cloud->name ? "'" : "");
+    grip_cloud_input_close(&in);
+    return st;
 }
 
 static const grip_plugin plugin = {
@@ -37,6 +58,7 @@ static const grip_plugin plugin = {
     .device_count = grip_ctx_device_count,
     .n_stages = sizeof stages / sizeof stages[0],
     .stages = stages,
+    .cloud_resolution = plugin_cloud_resolution,
 };
 
 GRIP_EXPORT const grip_plugin *grip_plugin_get(uint32_t host_abi_major, uint32_t host_abi_minor)

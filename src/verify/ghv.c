@@ -3,6 +3,7 @@
 #include "verify/ghv.h"
 #include "verify/ghv_math.h"
 #include "descriptor/uniform_sampling.h"
+#include "spatial/resolution.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -29,20 +30,6 @@ grip_status grip_ghv_params_check(grip_ctx *ctx, const grip_ghv_params *p)
     if (p->search != GRIP_GHV_SEARCH_LOCAL && p->search != GRIP_GHV_SEARCH_ANNEALING)
         return grip_fail(ctx, GRIP_ECONFIG, "verify.search: unknown search %u", p->search);
     return GRIP_OK;
-}
-
-double grip_ghv_mean_spacing(const float *sqdist, size_t rows, size_t stride)
-{
-    double sum = 0;
-    size_t n = 0;
-    for (size_t i = 0; i < rows; i++) {
-        float d2 = sqdist[i * stride + 1];
-        if (isfinite(d2)) {
-            sum += sqrt((double)d2);
-            n++;
-        }
-    }
-    return n ? sum / (double)n : 0.0;
 }
 
 grip_status grip_ghv_scene_resolve(grip_ctx *ctx, const grip_ghv_params *p, grip_ghv_scene *s)
@@ -90,24 +77,6 @@ static void knn_rows(const grip_kdtree3d *tree, const float *xyz, size_t n, size
     }
 }
 
-static grip_status measure_resolution(grip_ctx *ctx, const float *xyz, size_t n, double *resolution)
-{
-    grip_kdtree3d *full = NULL;
-    uint32_t *ids = malloc(n * 2 * sizeof *ids + 1);
-    float *d2 = malloc(n * 2 * sizeof *d2 + 1);
-    grip_status st = ids && d2 ? GRIP_OK : grip_fail(ctx, GRIP_ENOMEM, "verify: out of memory");
-    if (!st)
-        st = grip_kdtree3d_build(ctx, xyz, n, &full);
-    if (!st) {
-        knn_rows(full, xyz, n, 2, ids, d2);
-        *resolution = grip_ghv_mean_spacing(d2, n, 2);
-    }
-    grip_kdtree3d_free(full);
-    free(ids);
-    free(d2);
-    return st;
-}
-
 grip_status grip_ghv_scene_tree(grip_ctx *ctx, grip_ghv_scene *s)
 {
     return s->tree ? GRIP_OK : grip_kdtree3d_build(ctx, s->xyz, s->n, &s->tree);
@@ -119,7 +88,7 @@ grip_status grip_ghv_scene_prepare(grip_ctx *ctx, const float *xyz, size_t n, ui
     memset(out, 0, sizeof *out);
     grip_status st = grip_ghv_params_check(ctx, p);
     if (!st)
-        st = measure_resolution(ctx, xyz, n, &out->resolution);
+        st = grip_cloud_resolution_measure(ctx, xyz, n, &out->resolution);
     if (!st)
         st = grip_ghv_scene_resolve(ctx, p, out);
     if (!st)

@@ -128,10 +128,6 @@ typedef struct grip_ghv_terms {
 /* GRIP_ECONFIG naming the key ("verify.<key>") for a negative length or regularizer, NaN, an unknown search. */
 grip_status grip_ghv_params_check(grip_ctx *ctx, const grip_ghv_params *p);
 
-/* The mean of sqrt(sqdist[i * stride + 1]) over the rows whose value is finite, in double, in row order (the
- * resolution from 2-nearest lists whose first entry is the point itself); 0 when no row is. */
-double grip_ghv_mean_spacing(const float *sqdist, size_t rows, size_t stride);
-
 /* Fills the derived lengths of *s from s->resolution and p, and the float thresholds. GRIP_EINVAL when a length
  * would be 0 (a scene without two distinct finite points and no lengths given). */
 grip_status grip_ghv_scene_resolve(grip_ctx *ctx, const grip_ghv_params *p, grip_ghv_scene *s);

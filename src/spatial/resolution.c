@@ -1,0 +1,45 @@
+/* resolution.c -- see resolution.h. */
+#include "spatial/resolution.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "spatial/kdtree3d.h"
+
+double grip_mean_spacing(const float *sqdist, size_t rows, size_t stride)
+{
+    double sum = 0;
+    size_t n = 0;
+    for (size_t i = 0; i < rows; i++) {
+        float d2 = sqdist[i * stride + 1];
+        if (isfinite(d2)) {
+            sum += sqrt((double)d2);
+            n++;
+        }
+    }
+    return n ? sum / (double)n : 0.0;
+}
+
+grip_status grip_cloud_resolution_measure(grip_ctx *ctx, const float *xyz, size_t n, double *out)
+{
+    *out = 0;
+    grip_kdtree3d *tree = NULL;
+    float *d2 = malloc(n * 2 * sizeof *d2 + 1);
+    grip_status st = d2 ? GRIP_OK : grip_fail(ctx, GRIP_ENOMEM, "resolution: out of memory");
+    if (!st)
+        st = grip_kdtree3d_build(ctx, xyz, n, &tree);
+    if (!st) {
+#pragma omp parallel for schedule(dynamic, 256)
+        for (size_t i = 0; i < n; i++) {
+            uint32_t ids[2];
+            size_t got = grip_kdtree3d_knn(tree, xyz + 3 * i, 2, ids, d2 + 2 * i);
+            for (size_t j = got; j < 2; j++)
+                d2[2 * i + j] = INFINITY;
+        }
+        *out = grip_mean_spacing(d2, n, 2);
+    }
+    grip_kdtree3d_free(tree);
+    free(d2);
+    return st;
+}
