@@ -83,6 +83,7 @@ static void entry_free(grip_config_entry *e)
     free(e->key);
     free(e->value);
     free(e->origin);
+    free(e->resolved);
 }
 
 static int entry_fill(grip_config_entry *e, const char *section, const char *key, const char *value,

@@ -27,6 +27,8 @@ typedef struct grip_config_entry {
     char *value;  /* trimmed, may be empty */
     char *origin; /* the file it came from, or "--set" */
     int line;     /* 1-based line in origin; 0 for --set */
+    char *resolved; /* a length written "N mr": N times grip_config.resolution as the stage gets it (set by
+                       grip_config_validate, malloc'd); NULL otherwise */
 } grip_config_entry;
 
 /* A stage as grip_config_validate() resolved it. */
@@ -42,6 +44,8 @@ typedef struct grip_config {
     grip_config_entry *entries;
     size_t count, capacity;
     grip_config_stage stages[GRIP_STAGE_KIND_COUNT]; /* filled by grip_config_validate() */
+    double resolution; /* the scene's measured resolution, which a length written "N mr" multiplies; 0: not
+                          measured, and "N mr" is an error */
 } grip_config;
 
 /* The pipeline section's settings, with defaults for what the config leaves unset. */

@@ -2,6 +2,7 @@
  * and resolving each stage's implementation and create() key/value list. */
 #include "config.h"
 #include "common/param_value.h"
+#include "host_util.h"
 #include "suggest.h"
 
 #include <stdio.h>
@@ -44,9 +45,11 @@ static void key_hint(const char *key, const grip_param_info *table, uint32_t n, 
         buf[0] = '\0';
 }
 
-/* Checks one entry against its table: unknown key (with a hint), malformed or out-of-range value. */
-static void check_entry(const grip_config_entry *e, const grip_param_info *table, uint32_t n, const char *owner,
-                        int stage, grip_diag *diag)
+/* Checks one entry against its table: unknown key (with a hint), malformed or out-of-range value. A length
+ * written "N mr" is resolved first with `resolution` (> 0; 0: not measured) into e->resolved, which is what is
+ * checked and what the stage gets. */
+static void check_entry(grip_config_entry *e, const grip_param_info *table, uint32_t n, const char *owner, int stage,
+                        double resolution, grip_diag *diag)
 {
     const grip_param_info *p = n ? grip_param_find(table, n, e->key) : NULL;
     if (!p) {
@@ -55,17 +58,38 @@ static void check_entry(const grip_config_entry *e, const grip_param_info *table
         grip_config_report(diag, e, "unknown key for %s%s", owner, hint);
         return;
     }
+    free(e->resolved);
+    e->resolved = NULL;
+    double multiple;
+    if (grip_param_is_length(p) && grip_param_split_mr(e->value, &multiple)) {
+        if (!(resolution > 0)) {
+            grip_config_report(diag, e, "'%s' needs the scene's measured resolution, which is not known here "
+                               "(the plugin cannot measure it, or this command reads no scene)", e->value);
+            return;
+        }
+        char number[64];
+        snprintf(number, sizeof number, "%.9g", multiple * resolution);
+        e->resolved = host_strdup(number);
+        if (!e->resolved) {
+            grip_config_report(diag, e, "out of memory");
+            return;
+        }
+    }
     char why[256];
     grip_param_value v;
-    if (grip_param_parse(p, e->value, &v, why, sizeof why) != 0)
-        grip_config_report(diag, e, "%s", why);
+    if (grip_param_parse(p, e->resolved ? e->resolved : e->value, &v, why, sizeof why) != 0) {
+        if (e->resolved)
+            grip_config_report(diag, e, "%s = %s: %s", e->value, e->resolved, why);
+        else
+            grip_config_report(diag, e, "%s", why);
+    }
 }
 
-static void validate_pipeline(const grip_config *cfg, grip_diag *diag)
+static void validate_pipeline(grip_config *cfg, grip_diag *diag)
 {
     for (size_t i = 0; i < cfg->count; i++)
         if (strcmp(cfg->entries[i].section, "pipeline") == 0)
-            check_entry(&cfg->entries[i], pipeline_params, N_PIPELINE_PARAMS, "the pipeline", 0, diag);
+            check_entry(&cfg->entries[i], pipeline_params, N_PIPELINE_PARAMS, "the pipeline", 0, 0, diag);
 }
 
 /* The implementations of `kind` the plugin offers, comma-separated, into buf. */
@@ -157,11 +181,11 @@ static void validate_stage(grip_config *cfg, uint32_t kind, const grip_loaded_pl
         snprintf(owner, sizeof owner, "%s (%s offers no %s stage)", section, lp->path, section);
     size_t n_keys = 0;
     for (size_t i = 0; i < cfg->count; i++) {
-        const grip_config_entry *e = &cfg->entries[i];
+        grip_config_entry *e = &cfg->entries[i];
         if (strcmp(e->section, section) != 0 || host_key(e->key))
             continue;
         if (st->impl)
-            check_entry(e, st->impl->params, st->impl->n_params, owner, 1, diag);
+            check_entry(e, st->impl->params, st->impl->n_params, owner, 1, cfg->resolution, diag);
         else
             grip_config_report(diag, e, "cannot be set: %s", owner);
         n_keys++;
@@ -177,7 +201,7 @@ static void validate_stage(grip_config *cfg, uint32_t kind, const grip_loaded_pl
     for (size_t i = 0; i < cfg->count; i++) {
         const grip_config_entry *e = &cfg->entries[i];
         if (strcmp(e->section, section) == 0 && !host_key(e->key))
-            st->kv[st->n_kv++] = (grip_kv){e->key, e->value};
+            st->kv[st->n_kv++] = (grip_kv){e->key, e->resolved ? e->resolved : e->value};
     }
     if (device)
         st->kv[st->n_kv++] = (grip_kv){"device", device->value};

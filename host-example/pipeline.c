@@ -2,6 +2,7 @@
 #include "pipeline.h"
 #include "host_util.h"
 #include "model_merge.h"
+#include "common/param_value.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -76,13 +77,46 @@ static int create_stages(grip_pipeline *p, const grip_config *cfg, grip_diag *di
     return bad ? -1 : 0;
 }
 
-int pipeline_open(grip_pipeline *p, const char *plugin_path, grip_config *cfg, grip_diag *diag)
+static grip_cloud cloud_of(const host_cloud *c);
+
+/* cfg->resolution from the scene; 0 when the plugin cannot measure it. A failure is reported only when some
+ * entry is written in mr (validation then names each such key). */
+static void measure_resolution(const grip_loaded_plugin *lp, const host_cloud *scene, grip_config *cfg,
+                               grip_diag *diag)
+{
+    cfg->resolution = 0;
+    const grip_plugin *t = &lp->table;
+    if (!scene || !t->cloud_resolution)
+        return;
+    grip_ctx *ctx = NULL;
+    grip_cloud cloud = cloud_of(scene);
+    grip_status s = t->ctx_create(NULL, &ctx);
+    if (s == GRIP_OK)
+        s = t->cloud_resolution(ctx, &cloud, &cfg->resolution);
+    if (s != GRIP_OK) {
+        cfg->resolution = 0;
+        for (size_t i = 0; i < cfg->count; i++) {
+            double m;
+            if (grip_param_split_mr(cfg->entries[i].value, &m)) {
+                grip_diag_add(diag, "%s: cannot measure the resolution: %s", scene->path ? scene->path : "scene",
+                              ctx ? t->ctx_last_error(ctx) : t->status_str(s));
+                break;
+            }
+        }
+    }
+    t->ctx_destroy(ctx);
+}
+
+int pipeline_open_for(grip_pipeline *p, const char *plugin_path, grip_config *cfg, const host_cloud *scene,
+                      grip_diag *diag)
 {
     memset(p, 0, sizeof *p);
     const grip_loaded_plugin *of_kind[GRIP_STAGE_KIND_COUNT];
     int ok = load_plugins(p, plugin_path, cfg, diag) == 0;
     for (uint32_t k = 0; k < GRIP_STAGE_KIND_COUNT; k++)
         of_kind[k] = p->plugins[p->of_stage[k]].handle ? &p->plugins[p->of_stage[k]] : NULL;
+    if (p->plugins[0].handle)
+        measure_resolution(&p->plugins[0], scene, cfg, diag);
     if (p->plugins[0].handle && grip_config_validate(cfg, of_kind, diag) != 0)
         ok = 0;
     if (ok)
@@ -92,6 +126,11 @@ int pipeline_open(grip_pipeline *p, const char *plugin_path, grip_config *cfg, g
         return -1;
     }
     return 0;
+}
+
+int pipeline_open(grip_pipeline *p, const char *plugin_path, grip_config *cfg, grip_diag *diag)
+{
+    return pipeline_open_for(p, plugin_path, cfg, NULL, diag);
 }
 
 void pipeline_close(grip_pipeline *p)

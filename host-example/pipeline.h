@@ -21,6 +21,12 @@ typedef struct grip_pipeline {
  * context per plugin and the five stages. Every problem goes to diag (all at once where they are independent).
  * Returns 0, or -1 with nothing left open. Close with pipeline_close(). */
 int pipeline_open(grip_pipeline *p, const char *plugin_path, grip_config *cfg, grip_diag *diag);
+/* pipeline_open for a run on `scene` (may be NULL: as pipeline_open): measures the scene's resolution with the
+ * default plugin (grip_plugin.cloud_resolution, when it has one) into cfg->resolution before validating, so that
+ * lengths written "N mr" resolve to N times it (cfg's entries keep both, for the report). A scene whose resolution
+ * cannot be measured fails only when a length uses mr. */
+int pipeline_open_for(grip_pipeline *p, const char *plugin_path, grip_config *cfg, const host_cloud *scene,
+                      grip_diag *diag);
 void pipeline_close(grip_pipeline *p);
 
 /* Runs descriptor (every model cloud, then the scene), index (all models' descriptors, tagged by model), match

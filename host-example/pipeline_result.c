@@ -1,5 +1,6 @@
 /* pipeline_result.c -- see pipeline_result.h. */
 #include "pipeline_result.h"
+#include "config.h"
 #include "host_util.h"
 
 #include <math.h>
@@ -14,7 +15,30 @@ void pipeline_result_free(pipeline_result *r)
         return;
     free(r->model_keypoints);
     free(r->hypotheses);
+    for (size_t i = 0; i < r->n_lengths; i++)
+        free(r->lengths[i]);
+    free(r->lengths);
     memset(r, 0, sizeof *r);
+}
+
+int pipeline_result_set_units(pipeline_result *r, const grip_config *cfg)
+{
+    r->scene_resolution = cfg->resolution;
+    r->lengths = calloc(cfg->count + 1, sizeof *r->lengths);
+    if (!r->lengths)
+        return -1;
+    for (size_t i = 0; i < cfg->count; i++) {
+        const grip_config_entry *e = &cfg->entries[i];
+        if (!e->resolved)
+            continue;
+        int n = snprintf(NULL, 0, "%s.%s = %s = %s", e->section, e->key, e->value, e->resolved);
+        char *text = n >= 0 ? malloc((size_t)n + 1) : NULL;
+        if (!text)
+            return -1;
+        snprintf(text, (size_t)n + 1, "%s.%s = %s = %s", e->section, e->key, e->value, e->resolved);
+        r->lengths[r->n_lengths++] = text;
+    }
+    return 0;
 }
 
 size_t pipeline_result_accepted(const pipeline_result *r)
@@ -60,7 +84,18 @@ void pipeline_result_print_json(FILE *out, const pipeline_result *r, const char 
             r->scene_keypoints, r->correspondences, r->n_hypotheses);
     for (int s = 0; s < PIPELINE_STAGES; s++)
         fprintf(out, "\"%s\":%.3f,", pipeline_stage_names[s], r->timings_ms[s]);
-    fprintf(out, "\"total\":%.3f}}\n", total_ms(r));
+    fprintf(out, "\"total\":%.3f},\"units\":{\"scene_resolution\":", total_ms(r));
+    if (r->scene_resolution > 0)
+        fprintf(out, "%.9g", r->scene_resolution);
+    else
+        fputs("null", out);
+    fputs(",\"lengths\":[", out);
+    for (size_t i = 0; i < r->n_lengths; i++) {
+        if (i)
+            fputc(',', out);
+        host_json_string(out, r->lengths[i]);
+    }
+    fputs("]}}\n", out);
 }
 
 static void print_pose(FILE *out, const double pose[16])
@@ -74,6 +109,11 @@ void pipeline_result_print_text(FILE *out, const pipeline_result *r, const char 
 {
     for (uint32_t m = 0; m < r->n_models; m++)
         fprintf(out, "model %u (%s): %zu keypoints\n", m, model_names ? model_names[m] : "?", r->model_keypoints[m]);
+    if (r->scene_resolution > 0)
+        fprintf(out, "scene resolution: %.6g (mean nearest-neighbour distance, in the cloud's unit)\n",
+                r->scene_resolution);
+    for (size_t i = 0; i < r->n_lengths; i++)
+        fprintf(out, "  %s\n", r->lengths[i]);
     fprintf(out, "scene: %zu keypoints, %zu correspondences, %zu hypotheses, %zu accepted\n", r->scene_keypoints,
             r->correspondences, r->n_hypotheses, pipeline_result_accepted(r));
     for (size_t i = 0; i < r->n_hypotheses; i++) {

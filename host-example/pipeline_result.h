@@ -27,7 +27,16 @@ typedef struct pipeline_result {
     size_t n_hypotheses;
     pipeline_instance *hypotheses; /* n_hypotheses, accepted or not, in the group stage's order */
     double timings_ms[PIPELINE_STAGES]; /* descriptor (all clouds), index, match, group, verify */
+    double scene_resolution;     /* the scene's measured resolution, in its unit (0: not measured) */
+    size_t n_lengths;
+    char **lengths;              /* n_lengths malloc'd texts, one per length written in mr, as it was resolved:
+                                    "descriptor.radius = 20 mr = 0.0358" */
 } pipeline_result;
+
+/* Sets scene_resolution and lengths from a validated config (config.h: resolution, entries' resolved values).
+ * Returns 0, or -1 when out of memory. */
+struct grip_config;
+int pipeline_result_set_units(pipeline_result *r, const struct grip_config *cfg);
 
 void pipeline_result_free(pipeline_result *r);
 /* Number of accepted hypotheses. */
@@ -39,7 +48,8 @@ void pipeline_result_print_text(FILE *out, const pipeline_result *r, const char 
  * {"instances":[{"model":i,"model_name":"…","pose":[16 numbers],"correspondences":n,"votes":v,"fitness":f,
  *                 "rmse":r[,"violation":x when measured]}],   (accepted hypotheses only)
  *  "counts":{"model_keypoints":[…],"scene_keypoints":n,"correspondences":n,"hypotheses":n},
- *  "timings_ms":{"descriptor":…,"index":…,"match":…,"group":…,"verify":…,"total":…}} */
+ *  "timings_ms":{"descriptor":…,"index":…,"match":…,"group":…,"verify":…,"total":…},
+ *  "units":{"scene_resolution":r or null,"lengths":["descriptor.radius = 20 mr = 0.0358",…]}} */
 void pipeline_result_print_json(FILE *out, const pipeline_result *r, const char *const *model_names);
 
 extern const char *const pipeline_stage_names[PIPELINE_STAGES];

@@ -78,11 +78,15 @@ int host_run_pipeline(const host_options *o, const char *const *default_sets, co
     grip_diag diag = {0};
     grip_pipeline p;
     int rc = 0;
-    if (build_config(o, default_sets, &cfg, &diag) != 0 || pipeline_open(&p, path, &cfg, &diag) != 0) {
+    if (build_config(o, default_sets, &cfg, &diag) != 0 || pipeline_open_for(&p, path, &cfg, scene, &diag) != 0) {
         rc = 2;
     } else {
         rc = run_repeated(&p, o->repeat > 1 ? o->repeat : 1, models, n_models, model_of_cloud, n_model_ids, scene,
                           result, &diag);
+        if (rc == 0 && pipeline_result_set_units(result, &cfg) != 0) {
+            grip_diag_add(&diag, "out of memory");
+            rc = 1;
+        }
         pipeline_close(&p);
     }
     grip_diag_print(&diag, stderr);
