@@ -15,7 +15,8 @@ static void print_params(const grip_param_info *table, uint32_t n)
             snprintf(range, sizeof range, " [%g, %g]", p->min, p->max);
         else if (p->type == GRIP_PARAM_ENUM)
             snprintf(range, sizeof range, " {%s}", p->choices ? p->choices : "");
-        printf("    %-28s %-6s = %-8s%s\n", p->key, grip_param_type_name(p->type), p->default_value, range);
+        printf("    %-28s %-6s = %-8s%s%s\n", p->key, grip_param_is_length(p) ? "length" : grip_param_type_name(p->type),
+               p->default_value, range, grip_param_is_length(p) ? " (or N mr: N x the scene's resolution)" : "");
         if (p->doc)
             printf("        %s\n", p->doc);
     }

@@ -76,17 +76,15 @@ int grip_param_split_mr(const char *text, double *multiple)
     return 1;
 }
 
-/* Why a number followed by a word is no FLOAT value: a unit the parser does not know, or `mr` where it cannot be
- * resolved (it is resolved by the host, only for lengths). */
+/* Why a number followed by a word is no value: a unit a length cannot have, or `mr` where it cannot be resolved
+ * (the host resolves it, for lengths only). */
 static void explain_unit(const grip_param_info *info, const char *text, const char *unit, char *err, size_t errlen)
 {
     double m;
     int length = grip_param_is_length(info);
     if (!grip_param_split_mr(text, &m))
-        snprintf(err, errlen, "'%s': unknown unit '%s' (%s)", text, unit,
-                 length ? "a length is a number in the cloud's unit, or a multiple of the cloud's resolution as "
-                          "'N mr'"
-                        : "this value is a plain number");
+        snprintf(err, errlen, "'%s': unknown unit '%s' (a length is a number in the cloud's unit, or a multiple of "
+                 "the cloud's resolution as 'N mr')", text, unit);
     else if (!length)
         snprintf(err, errlen, "'%s': mr (multiples of the cloud's resolution) is for lengths only, and this is "
                  "not a length", text);
@@ -135,7 +133,11 @@ int grip_param_parse(const grip_param_info *info, const char *text, grip_param_v
         errno = 0;
         out->integer = strtoll(text, &end, 10);
         if (errno || end == text || *end) {
-            snprintf(err, errlen, "'%s' is not an integer", text);
+            double multiple;
+            if (grip_param_split_mr(text, &multiple))
+                explain_unit(info, text, "mr", err, errlen);
+            else
+                snprintf(err, errlen, "'%s' is not an integer", text);
             return -1;
         }
         out->number = (double)out->integer;
@@ -147,7 +149,8 @@ int grip_param_parse(const grip_param_info *info, const char *text, grip_param_v
             const char *unit = end;
             while (*unit == ' ' || *unit == '\t')
                 unit++;
-            if (isalpha((unsigned char)*unit)) {
+            double multiple;
+            if (isalpha((unsigned char)*unit) && (grip_param_is_length(info) || grip_param_split_mr(text, &multiple))) {
                 explain_unit(info, text, unit, err, errlen);
                 return -1;
             }

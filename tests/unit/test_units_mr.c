@@ -7,6 +7,7 @@
 #include "test_support.h"
 #include "config.h"
 #include "pipeline.h"
+#include "common/param_value.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -97,7 +98,8 @@ START_TEST(bad_units_are_config_errors_naming_the_key)
     grip_diag_print(&diag, stderr);
     ck_assert_int_eq(opened, -1);
     ck_assert(diag_has(&diag, "t.conf:3: descriptor.radius: '20 mx': unknown unit 'mx'"));
-    ck_assert(diag_has(&diag, "t.conf:4: descriptor.normals_k: '3 mr' is not an integer"));
+    ck_assert(diag_has(&diag, "t.conf:4: descriptor.normals_k: '3 mr': mr (multiples of the cloud's resolution) "
+                              "is for lengths only"));
     ck_assert(diag_has(&diag, "t.conf:7: group.threshold: '5 mr': mr (multiples of the cloud's resolution) is for "
                               "lengths only"));
     ck_assert(!diag_has(&diag, "bin_size")); /* "2mr": no blank needed */
@@ -105,6 +107,28 @@ START_TEST(bad_units_are_config_errors_naming_the_key)
     grip_config_free(&cfg);
     grip_diag_free(&diag);
     host_cloud_free(&scene);
+}
+END_TEST
+
+/* A stage itself only takes numbers: "20 mr" that reaches the parser unresolved says who resolves it. */
+START_TEST(the_stage_parser_refuses_unresolved_mr)
+{
+    const grip_param_info length = {sizeof length, GRIP_PARAM_FLOAT, "radius", "0.02", 0, 100, NULL, "r",
+                                    GRIP_PARAM_FLAG_LENGTH};
+    grip_param_value v;
+    char why[256];
+    ck_assert_int_eq(grip_param_parse(&length, "20 mr", &v, why, sizeof why), -1);
+    ck_assert_ptr_nonnull(strstr(why, "must be resolved to a number by the host"));
+    ck_assert_int_eq(grip_param_parse(&length, "20 mx", &v, why, sizeof why), -1);
+    ck_assert_str_eq(why, "'20 mx': unknown unit 'mx' (a length is a number in the cloud's unit, or a multiple of the "
+                          "cloud's resolution as 'N mr')");
+    ck_assert_int_eq(grip_param_parse(&length, "0.5", &v, why, sizeof why), 0);
+    ck_assert_double_eq(v.number, 0.5);
+    double m = 0;
+    ck_assert_int_eq(grip_param_split_mr("2.5mr", &m), 1);
+    ck_assert_double_eq(m, 2.5);
+    ck_assert_int_eq(grip_param_split_mr("2.5 mrr", &m), 0);
+    ck_assert_int_eq(grip_param_split_mr("mr", &m), 0);
 }
 END_TEST
 
@@ -207,6 +231,7 @@ int main(void)
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, resolution_is_the_mean_nearest_neighbour_distance);
     tcase_add_test(tc, bad_units_are_config_errors_naming_the_key);
+    tcase_add_test(tc, the_stage_parser_refuses_unresolved_mr);
     tcase_add_test(tc, mr_without_a_measurable_scene_fails);
     char path[4096];
     if (grip_test_data_path(path, sizeof path, SCENE_REL) && grip_test_data_path(path, sizeof path, MODEL_REL))
