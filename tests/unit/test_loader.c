@@ -137,7 +137,7 @@ END_TEST
 
 START_TEST(null_table_refused)
 {
-    expect_refusal("stub_no_table", "grip_plugin_get(1, 0) returned NULL: the plugin does not speak ABI major 1");
+    expect_refusal("stub_no_table", "grip_plugin_get(1, 1) returned NULL: the plugin does not speak ABI major 1");
 }
 END_TEST
 
