@@ -79,32 +79,49 @@ static int create_stages(grip_pipeline *p, const grip_config *cfg, grip_diag *di
 
 static grip_cloud cloud_of(const host_cloud *c);
 
+/* The resolution of c measured by the plugin lp in a context of its own; 0 when it cannot (why into err). */
+static double measure_cloud(const grip_loaded_plugin *lp, const host_cloud *c, char *err, size_t errlen)
+{
+    const grip_plugin *t = &lp->table;
+    double resolution = 0;
+    snprintf(err, errlen, "the plugin cannot measure a resolution (ABI 1.0)");
+    if (!t->cloud_resolution)
+        return 0;
+    grip_ctx *ctx = NULL;
+    grip_cloud cloud = cloud_of(c);
+    grip_status s = t->ctx_create(NULL, &ctx);
+    if (s == GRIP_OK)
+        s = t->cloud_resolution(ctx, &cloud, &resolution);
+    if (s != GRIP_OK) {
+        snprintf(err, errlen, "%s", ctx ? t->ctx_last_error(ctx) : t->status_str(s));
+        resolution = 0;
+    }
+    t->ctx_destroy(ctx);
+    return resolution;
+}
+
+double pipeline_cloud_resolution(const grip_pipeline *p, const host_cloud *c)
+{
+    char err[512];
+    return p->plugins[0].handle ? measure_cloud(&p->plugins[0], c, err, sizeof err) : 0;
+}
+
 /* cfg->resolution from the scene; 0 when the plugin cannot measure it. A failure is reported only when some
  * entry is written in mr (validation then names each such key). */
 static void measure_resolution(const grip_loaded_plugin *lp, const host_cloud *scene, grip_config *cfg,
                                grip_diag *diag)
 {
-    cfg->resolution = 0;
-    const grip_plugin *t = &lp->table;
-    if (!scene || !t->cloud_resolution)
+    char err[512];
+    cfg->resolution = scene ? measure_cloud(lp, scene, err, sizeof err) : 0;
+    if (!scene || cfg->resolution > 0)
         return;
-    grip_ctx *ctx = NULL;
-    grip_cloud cloud = cloud_of(scene);
-    grip_status s = t->ctx_create(NULL, &ctx);
-    if (s == GRIP_OK)
-        s = t->cloud_resolution(ctx, &cloud, &cfg->resolution);
-    if (s != GRIP_OK) {
-        cfg->resolution = 0;
-        for (size_t i = 0; i < cfg->count; i++) {
-            double m;
-            if (grip_param_split_mr(cfg->entries[i].value, &m)) {
-                grip_diag_add(diag, "%s: cannot measure the resolution: %s", scene->path ? scene->path : "scene",
-                              ctx ? t->ctx_last_error(ctx) : t->status_str(s));
-                break;
-            }
+    for (size_t i = 0; i < cfg->count; i++) {
+        double m;
+        if (grip_param_split_mr(cfg->entries[i].value, &m)) {
+            grip_diag_add(diag, "%s: cannot measure the resolution: %s", scene->path ? scene->path : "scene", err);
+            return;
         }
     }
-    t->ctx_destroy(ctx);
 }
 
 int pipeline_open_for(grip_pipeline *p, const char *plugin_path, grip_config *cfg, const host_cloud *scene,

@@ -29,6 +29,10 @@ int pipeline_open_for(grip_pipeline *p, const char *plugin_path, grip_config *cf
                       grip_diag *diag);
 void pipeline_close(grip_pipeline *p);
 
+/* The resolution of c as the default plugin measures it (grip_plugin.cloud_resolution; the unit of "N mr"), or 0
+ * when it cannot (a plugin of ABI 1.0, fewer than two distinct points). */
+double pipeline_cloud_resolution(const grip_pipeline *p, const host_cloud *c);
+
 /* Runs descriptor (every model cloud, then the scene), index (all models' descriptors, tagged by model), match
  * (scene against the index), group and verify. Fills *r (free with pipeline_result_free()). Returns 0, or -1 with
  * a message naming the stage and the plugin's own error text in diag.

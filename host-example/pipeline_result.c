@@ -18,6 +18,7 @@ void pipeline_result_free(pipeline_result *r)
     for (size_t i = 0; i < r->n_lengths; i++)
         free(r->lengths[i]);
     free(r->lengths);
+    free(r->cloud_resolutions);
     memset(r, 0, sizeof *r);
 }
 
@@ -89,7 +90,14 @@ void pipeline_result_print_json(FILE *out, const pipeline_result *r, const char 
         fprintf(out, "%.9g", r->scene_resolution);
     else
         fputs("null", out);
-    fputs(",\"lengths\":[", out);
+    fputs(",\"model_resolutions\":[", out);
+    for (uint32_t i = 0; i < r->n_clouds; i++) {
+        if (r->cloud_resolutions[i] > 0)
+            fprintf(out, "%s%.9g", i ? "," : "", r->cloud_resolutions[i]);
+        else
+            fprintf(out, "%snull", i ? "," : "");
+    }
+    fputs("],\"lengths\":[", out);
     for (size_t i = 0; i < r->n_lengths; i++) {
         if (i)
             fputc(',', out);
@@ -112,6 +120,9 @@ void pipeline_result_print_text(FILE *out, const pipeline_result *r, const char 
     if (r->scene_resolution > 0)
         fprintf(out, "scene resolution: %.6g (mean nearest-neighbour distance, in the cloud's unit)\n",
                 r->scene_resolution);
+    for (uint32_t i = 0; i < r->n_clouds; i++)
+        if (r->cloud_resolutions[i] > 0)
+            fprintf(out, "model cloud %u resolution: %.6g\n", i, r->cloud_resolutions[i]);
     for (size_t i = 0; i < r->n_lengths; i++)
         fprintf(out, "  %s\n", r->lengths[i]);
     fprintf(out, "scene: %zu keypoints, %zu correspondences, %zu hypotheses, %zu accepted\n", r->scene_keypoints,

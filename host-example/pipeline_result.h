@@ -28,6 +28,8 @@ typedef struct pipeline_result {
     pipeline_instance *hypotheses; /* n_hypotheses, accepted or not, in the group stage's order */
     double timings_ms[PIPELINE_STAGES]; /* descriptor (all clouds), index, match, group, verify */
     double scene_resolution;     /* the scene's measured resolution, in its unit (0: not measured) */
+    uint32_t n_clouds;
+    double *cloud_resolutions;   /* n_clouds: each model cloud's, in the order given (0: not measured) */
     size_t n_lengths;
     char **lengths;              /* n_lengths malloc'd texts, one per length written in mr, as it was resolved:
                                     "descriptor.radius = 20 mr = 0.0358" */
@@ -49,7 +51,7 @@ void pipeline_result_print_text(FILE *out, const pipeline_result *r, const char 
  *                 "rmse":r[,"violation":x when measured]}],   (accepted hypotheses only)
  *  "counts":{"model_keypoints":[…],"scene_keypoints":n,"correspondences":n,"hypotheses":n},
  *  "timings_ms":{"descriptor":…,"index":…,"match":…,"group":…,"verify":…,"total":…},
- *  "units":{"scene_resolution":r or null,"lengths":["descriptor.radius = 20 mr = 0.0358",…]}} */
+ *  "units":{"scene_resolution":r or null,"model_resolutions":[r or null per model cloud],"lengths":["descriptor.radius = 20 mr = 0.0358",…]}} */
 void pipeline_result_print_json(FILE *out, const pipeline_result *r, const char *const *model_names);
 
 extern const char *const pipeline_stage_names[PIPELINE_STAGES];

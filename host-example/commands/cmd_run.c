@@ -83,10 +83,13 @@ int host_run_pipeline(const host_options *o, const char *const *default_sets, co
     } else {
         rc = run_repeated(&p, o->repeat > 1 ? o->repeat : 1, models, n_models, model_of_cloud, n_model_ids, scene,
                           result, &diag);
-        if (rc == 0 && pipeline_result_set_units(result, &cfg) != 0) {
+        if (rc == 0 && (pipeline_result_set_units(result, &cfg) != 0 ||
+                        !(result->cloud_resolutions = calloc((size_t)n_models + 1, sizeof(double))))) {
             grip_diag_add(&diag, "out of memory");
             rc = 1;
         }
+        for (int i = 0; rc == 0 && i < n_models; i++)
+            result->cloud_resolutions[result->n_clouds++] = pipeline_cloud_resolution(&p, &models[i]);
         pipeline_close(&p);
     }
     grip_diag_print(&diag, stderr);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Lengths in mr on the command line: `run --json` carries the scene's measured resolution and each length as it was
+# Lengths in mr on the command line: `run --json` carries the clouds' measured resolutions and each length as it was
 # resolved ("units"), on a generated 30 x 30 grid of 2 mm spacing (resolution 0.002); a wrong unit and mr on a key
 # that is not a length fail with exit 2 and a message naming the key.
 set -u
@@ -24,6 +24,7 @@ python3 - "$dir/out.json" <<'PY'
 import json, sys
 u = json.load(open(sys.argv[1]))["units"]
 assert abs(u["scene_resolution"] - 0.002) < 1e-6, u
+assert len(u["model_resolutions"]) == 1 and abs(u["model_resolutions"][0] - 0.002) < 1e-6, u
 lengths = dict(l.split(" = ", 1) for l in u["lengths"])
 assert lengths["group.bin_size"].startswith("5 mr = "), lengths
 assert abs(float(lengths["group.bin_size"].split(" = ")[1]) - 0.01) < 1e-6, lengths
