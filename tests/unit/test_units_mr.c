@@ -113,8 +113,8 @@ END_TEST
 /* A stage itself only takes numbers: "20 mr" that reaches the parser unresolved says who resolves it. */
 START_TEST(the_stage_parser_refuses_unresolved_mr)
 {
-    const grip_param_info length = {sizeof length, GRIP_PARAM_FLOAT, "radius", "0.02", 0, 100, NULL, "r",
-                                    GRIP_PARAM_FLAG_LENGTH};
+    const grip_param_info length = {sizeof length, GRIP_PARAM_FLOAT,      "radius", "0.02", 0, 100, NULL,
+                                    "r",           GRIP_PARAM_FLAG_LENGTH};
     grip_param_value v;
     char why[256];
     ck_assert_int_eq(grip_param_parse(&length, "20 mr", &v, why, sizeof why), -1);
@@ -135,18 +135,18 @@ END_TEST
 START_TEST(mr_without_a_measurable_scene_fails)
 {
     host_cloud one = grid_cloud(1, 0.01f); /* a single point: no nearest other point */
+    const char *text = "[group]\nimpl = hough3d\nbin_size = 4 mr\n";
     grip_config cfg = {0};
     grip_diag diag = {0};
     grip_pipeline p;
-    ck_assert_int_eq(open_text("[group]\nimpl = hough3d\nbin_size = 4 mr\n", &one, &cfg, &p, &diag), -1);
+    ck_assert_int_eq(open_text(text, &one, &cfg, &p, &diag), -1);
     grip_diag_print(&diag, stderr);
     ck_assert(diag_has(&diag, "has no two distinct finite points"));
     ck_assert(diag_has(&diag, "t.conf:3: group.bin_size: '4 mr' needs the scene's measured resolution"));
     grip_config_free(&cfg);
     grip_diag_free(&diag);
     /* no scene at all (pipeline_open): the same key error */
-    ck_assert_int_eq(grip_config_load_mem("t.conf", "[group]\nimpl = hough3d\nbin_size = 4 mr\n", 39, &cfg, &diag),
-                     0);
+    ck_assert_int_eq(grip_config_load_mem("t.conf", text, strlen(text), &cfg, &diag), 0);
     ck_assert_int_eq(pipeline_open(&p, getenv("GRIP_PLUGIN"), &cfg, &diag), -1);
     ck_assert(diag_has(&diag, "t.conf:3: group.bin_size: '4 mr' needs the scene's measured resolution"));
     grip_config_free(&cfg);
