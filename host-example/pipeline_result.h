@@ -2,6 +2,8 @@
 #ifndef GRIP_HOST_PIPELINE_RESULT_H
 #define GRIP_HOST_PIPELINE_RESULT_H
 
+#include "explain.h"
+
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -17,6 +19,7 @@ typedef struct pipeline_instance {
     float fitness, rmse;
     float violation;          /* free-space violation fraction (NaN: not measured) */
     int accepted;
+    uint32_t reason;          /* grip_verdict_reason: why verification rejected it (explain.h) */
 } pipeline_instance;
 
 typedef struct pipeline_result {
@@ -27,17 +30,22 @@ typedef struct pipeline_result {
     size_t n_hypotheses;
     pipeline_instance *hypotheses; /* n_hypotheses, accepted or not, in the group stage's order */
     double timings_ms[PIPELINE_STAGES]; /* descriptor (all clouds), index, match, group, verify */
+    explain_settings settings;          /* the values the rejections name */
+    char hint[512];                     /* a run with no correspondence or no hypothesis: why, likely; else "" */
 } pipeline_result;
 
 void pipeline_result_free(pipeline_result *r);
 /* Number of accepted hypotheses. */
 size_t pipeline_result_accepted(const pipeline_result *r);
 
-/* Human-readable report: counts, instances with pose, fitness and RMSE, per-stage times. */
+/* Human-readable report: counts, instances with pose, fitness and RMSE, each rejected hypothesis with the test
+ * that rejected it, per-stage times. */
 void pipeline_result_print_text(FILE *out, const pipeline_result *r, const char *const *model_names);
 /* The JSON document of `grip-host run --json`:
  * {"instances":[{"model":i,"model_name":"…","pose":[16 numbers],"correspondences":n,"votes":v,"fitness":f,
  *                 "rmse":r[,"violation":x when measured]}],   (accepted hypotheses only)
+ *  "rejected":[{"hypothesis":i,"model":i,"model_name":"…","fitness":f,"rmse":r,"rejected_by":"min_fitness",
+ *               "why":"fitness 0.120 < min_fitness 0.3"}],   (the key a user would change; explain.h)
  *  "counts":{"model_keypoints":[…],"scene_keypoints":n,"correspondences":n,"hypotheses":n},
  *  "timings_ms":{"descriptor":…,"index":…,"match":…,"group":…,"verify":…,"total":…}} */
 void pipeline_result_print_json(FILE *out, const pipeline_result *r, const char *const *model_names);

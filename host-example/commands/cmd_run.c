@@ -84,6 +84,8 @@ int host_run_pipeline(const host_options *o, const char *const *default_sets, co
         rc = run_repeated(&p, o->repeat > 1 ? o->repeat : 1, models, n_models, model_of_cloud, n_model_ids, scene,
                           result, &diag);
         pipeline_close(&p);
+        if (rc == 0 && result->hint[0])
+            fprintf(stderr, "grip-host: %s\n", result->hint);
     }
     grip_diag_print(&diag, stderr);
     grip_diag_free(&diag);
