@@ -109,7 +109,7 @@ double explain_cloud_resolution(const host_cloud *c)
 
 /* The likely cause, from the descriptor radius against the clouds' resolutions, appended to buf. */
 static void radius_cause(char *buf, size_t n, const host_cloud *models, size_t n_models, const host_cloud *scene,
-                         const explain_settings *s)
+                         const explain_settings *s, const char *otherwise)
 {
     size_t used = strlen(buf);
     const double scene_res = explain_cloud_resolution(scene);
@@ -136,16 +136,18 @@ static void radius_cause(char *buf, size_t n, const host_cloud *models, size_t n
                  "the cloud is in metres?",
                  s->descriptor_radius, radius / scene_res, scene_res);
     else
-        snprintf(buf + used, n - used,
-                 "; the scene's resolution is %.3g%s%s: check the match stage's distance bound and that normals "
-                 "point to the sensor",
-                 scene_res, *s->descriptor_radius ? ", descriptor.radius " : "", s->descriptor_radius);
+        snprintf(buf + used, n - used, "; the scene's resolution is %.3g%s%s: %s", scene_res,
+                 *s->descriptor_radius ? ", descriptor.radius " : "", s->descriptor_radius, otherwise);
 }
 
 int explain_empty_run(char *buf, size_t n, size_t scene_keypoints, size_t correspondences, size_t hypotheses,
                       const host_cloud *models, size_t n_models, const host_cloud *scene, const explain_settings *s)
 {
     buf[0] = '\0';
+    const char *otherwise = "check the match stage's distance bound and that normals point to the sensor";
+    if (hypotheses == 0 && correspondences > 0)
+        otherwise = "check the group stage's vote threshold and bin or consensus size, and that normals point to "
+                    "the sensor (frames are built on them)";
     if (scene_keypoints == 0)
         snprintf(buf, n, "the scene gave no keypoint, so no correspondence: check the descriptor's keypoint settings");
     else if (correspondences == 0)
@@ -155,6 +157,6 @@ int explain_empty_run(char *buf, size_t n, size_t scene_keypoints, size_t corres
                  correspondences);
     else
         return 0;
-    radius_cause(buf, n, models, n_models, scene, s);
+    radius_cause(buf, n, models, n_models, scene, s, otherwise);
     return 1;
 }

@@ -3,7 +3,8 @@
 # every hypothesis is rejected and the JSON says by what (the one with the fewest votes by max_hypotheses, the
 # others, each seeing through 0.1-0.3 % of free space, by max_violation); the text names the key and its value
 # (min_fitness above every fitness); a descriptor radius far below the scene's resolution makes no correspondence
-# and stderr says so, naming the radius against the measured resolution.
+# and stderr says so, naming the radius against the measured resolution; the verdicts of a verify stage built
+# against ABI 1.0 (tests/stubs/stub_verify_1_0.c, shorter verdicts, a trap past the last) read "unspecified".
 set -u
 host=${GRIP_HOST:?GRIP_HOST is not set}
 plugin=${GRIP_PLUGIN:?GRIP_PLUGIN is not set}
@@ -49,6 +50,26 @@ cat "$tmp/empty.err"
 check $rc "demo with a tiny radius exits $rc"
 grep -q "no correspondence.*descriptor.radius 0.0001 is [0-9.]* x the scene's resolution 0.00" "$tmp/empty.err"
 check $? "stderr does not explain the run without correspondences"
+
+# 4. a 1.0 plugin's verify stage: rejections without a reason, read within each verdict's struct_size
+stubs=${GRIP_STUBS:?GRIP_STUBS is not set}
+"$host" synth --out "$tmp" --objects 1 > /dev/null 2>&1
+check $? "synth failed"
+older="$stubs/stub_verify_1_0.so"
+printf '[descriptor]\nimpl = shot\nscene_leaf = 0.03\nmodel_leaf = 0.01\n[index]\nimpl = bruteforce\n[match]\nimpl = knn\n[group]\nplugin = %s\nimpl = older\n[verify]\nplugin = %s\nimpl = older\n' \
+  "$older" "$older" > "$tmp/older.conf"
+"$host" --plugin "$plugin" run --json --config "$tmp/older.conf" --model "$tmp/model_blob.pcd" --scene "$tmp/scene.pcd" \
+  > "$tmp/older.json" 2> "$tmp/older.err"
+rc=$?
+check $rc "run with a 1.0 verify stage exits $rc: $(cat "$tmp/older.err")"
+python3 - "$tmp/older.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+print(d["rejected"])
+assert d["instances"] == [] and len(d["rejected"]) == 2, d
+assert all(x["rejected_by"] == "unspecified" for x in d["rejected"]), d["rejected"]
+PY
+check $? "a 1.0 plugin's rejections do not read as unspecified"
 
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

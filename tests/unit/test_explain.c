@@ -100,6 +100,10 @@ START_TEST(an_empty_run_names_its_likely_cause)
     /* a model in metres, a scene in millimetres */
     ck_assert_int_eq(explain_empty_run(buf, sizeof buf, 100, 5, 0, &model_m, 1, &scene_mm, &s), 1);
     ck_assert_msg(strstr(buf, "5 correspondences but no hypothesis") && strstr(buf, "same units"), "%s", buf);
+    /* units and radius in order, correspondences but no hypothesis: the group stage's settings */
+    snprintf(s.descriptor_radius, EXPLAIN_VALUE_SIZE, "10");
+    ck_assert_int_eq(explain_empty_run(buf, sizeof buf, 100, 5, 0, &model_mm, 1, &scene_mm, &s), 1);
+    ck_assert_msg(strstr(buf, "descriptor.radius 10: check the group stage's vote threshold"), "%s", buf);
     /* a run with hypotheses needs no explanation */
     ck_assert_int_eq(explain_empty_run(buf, sizeof buf, 100, 5, 1, &model_mm, 1, &scene_mm, &s), 0);
     ck_assert_str_eq(buf, "");
