@@ -235,8 +235,9 @@ typedef enum grip_verdict_reason {
     GRIP_VERDICT_ACCEPTED = 0,    /* not rejected */
     GRIP_VERDICT_UNSPECIFIED = 1, /* rejected; the plugin says no more */
     GRIP_VERDICT_CAP = 2,         /* not verified: fewer votes than the max_hypotheses best */
-    GRIP_VERDICT_ICP_FAILED = 3,  /* ICP paired fewer than 3 points, or its update was not finite (e.g. no scene
-                                     point within max_correspondence_distance) */
+    GRIP_VERDICT_ICP_FAILED = 3,  /* ICP's update was not finite (a degenerate pairing): the refined pose means
+                                     nothing; max_correspondence_distance sets which pairs it uses. (A pose with no
+                                     pair at all keeps its place and fails on fitness.) */
     GRIP_VERDICT_FITNESS = 4,     /* fitness below min_fitness */
     GRIP_VERDICT_RMSE = 5,        /* rmse above max_rmse */
     GRIP_VERDICT_DRIFT = 6,       /* ICP moved the model farther than max_drift from the grouped pose */
