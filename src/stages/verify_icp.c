@@ -5,7 +5,8 @@
  * grouped pose or it floats in space an organized scene's camera saw through; then, per model, accepted
  * hypotheses that put the model where a better one already does are rejected as duplicates. The drift, free-space
  * and duplicate checks run on the host on both backends: they read each model once per hypothesis, a small part
- * of the time ICP takes (docs/performance.md). */
+ * of the time ICP takes (docs/performance.md). Each rejection records the first test it failed, in that order: cap,
+ * ICP failure, fitness, RMSE, drift, free space, duplicate (grip_verdict.reason). */
 #include "stages/stage.h"
 #include "stages/cloud_input.h"
 #include "stages/registry.h"
