@@ -1,5 +1,5 @@
 /*
- * plugin.h -- the whole public ABI of a grip recognition plugin (ABI 1.0).
+ * plugin.h -- the whole public ABI of a grip recognition plugin (ABI 1.1).
  *
  * A grip plugin is a shared object that exports exactly one symbol, grip_plugin_get(). A host dlopen()s it,
  * asks for the ABI it speaks, and receives a table of five kinds of pipeline stages:
@@ -235,6 +235,25 @@ typedef struct grip_hypotheses {
     void (*release)(struct grip_hypotheses *self);
 } grip_hypotheses;
 
+/* Why the verify stage rejected a hypothesis (grip_verdict.reason, ABI 1.1): the first test it failed, in the
+ * order below. Each names the stage key that sets the test. A host whose grip_verdict ends before `reason`, or a
+ * verdict whose struct_size does not cover it, reads GRIP_VERDICT_UNSPECIFIED for a rejected hypothesis. */
+typedef enum grip_verdict_reason {
+    GRIP_VERDICT_ACCEPTED = 0,    /* not rejected */
+    GRIP_VERDICT_UNSPECIFIED = 1, /* rejected; the plugin says no more */
+    GRIP_VERDICT_CAP = 2,         /* not verified: fewer votes than the max_hypotheses best */
+    GRIP_VERDICT_ICP_FAILED = 3,  /* ICP's update was not finite (a degenerate pairing): the refined pose means
+                                     nothing; max_correspondence_distance sets which pairs it uses. (A pose with no
+                                     pair at all keeps its place and fails on fitness.) */
+    GRIP_VERDICT_FITNESS = 4,     /* fitness below min_fitness */
+    GRIP_VERDICT_RMSE = 5,        /* rmse above max_rmse */
+    GRIP_VERDICT_DRIFT = 6,       /* ICP moved the model farther than max_drift from the grouped pose */
+    GRIP_VERDICT_FREE_SPACE = 7,  /* violation above max_violation */
+    GRIP_VERDICT_DUPLICATE = 8,   /* within duplicate_distance of a better accepted pose of the same model */
+    GRIP_VERDICT_GHV = 9          /* not in the subset that global hypotheses verification found to explain the
+                                     scene best */
+} grip_verdict_reason;
+
 /* the verify stage's verdict on one hypothesis */
 typedef struct grip_verdict {
     uint32_t struct_size;
@@ -247,6 +266,7 @@ typedef struct grip_verdict {
     float violation;          /* of the model points an organized scene's camera should see in place, the fraction
                                  it sees through (a farther surface where the model would be); NaN when the scene
                                  is not organized */
+    uint32_t reason;          /* grip_verdict_reason (ABI 1.1): GRIP_VERDICT_ACCEPTED when accepted, else why not */
 } grip_verdict;
 
 typedef struct grip_verdicts {

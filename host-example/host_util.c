@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "host_util.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -56,6 +57,14 @@ grip_array host_array(uint32_t dtype, uint64_t rows, uint64_t cols, void *data)
 {
     grip_array a = {sizeof a, dtype, GRIP_MEM_HOST, -1, rows, cols, data};
     return a;
+}
+
+void host_json_number(FILE *out, double v)
+{
+    if (isfinite(v))
+        fprintf(out, "%.9g", v);
+    else
+        fputs("null", out);
 }
 
 void host_json_string(FILE *out, const char *s)

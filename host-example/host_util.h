@@ -18,6 +18,8 @@ void host_dirname(const char *path, char *buf, size_t n);
 grip_array host_array(uint32_t dtype, uint64_t rows, uint64_t cols, void *data);
 /* Writes s as a JSON string: quoted, with quotes, backslashes and control characters escaped (NULL: ""). */
 void host_json_string(FILE *out, const char *s);
+/* Writes v as a JSON number (%.9g), or null when it is not finite (JSON has no NaN or infinity). */
+void host_json_number(FILE *out, double v);
 /* 1 if the file exists and is readable. */
 int host_file_readable(const char *path);
 

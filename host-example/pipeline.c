@@ -5,6 +5,7 @@
 #include "common/param_value.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +52,29 @@ static int create_contexts(grip_pipeline *p, const grip_config *cfg, grip_diag *
     return 0;
 }
 
+/* The value `key` gets in a stage created from kv: kv's, else the table's default; "" when the stage has no such
+ * key. Copied into out (EXPLAIN_VALUE_SIZE bytes). */
+static void setting_of(const grip_stage_impl *impl, const grip_kv *kv, uint32_t n_kv, const char *key, char *out)
+{
+    const char *value = "";
+    for (uint32_t i = 0; i < impl->n_params; i++)
+        if (strcmp(impl->params[i].key, key) == 0)
+            value = impl->params[i].default_value ? impl->params[i].default_value : "";
+    for (uint32_t i = 0; *value && i < n_kv; i++)
+        if (strcmp(kv[i].key, key) == 0)
+            value = kv[i].value;
+    snprintf(out, EXPLAIN_VALUE_SIZE, "%s", value);
+}
+
+/* The settings a run's explanations name (explain.h), from the stage of kind k as created from kv. */
+static void remember_settings(grip_pipeline *p, uint32_t k, const grip_kv *kv, uint32_t n_kv)
+{
+    if (k == GRIP_STAGE_DESCRIPTOR)
+        setting_of(p->impl[k], kv, n_kv, "radius", p->explain.descriptor_radius);
+    for (uint32_t reason = 0; k == GRIP_STAGE_VERIFY && reason < EXPLAIN_REASONS; reason++)
+        setting_of(p->impl[k], kv, n_kv, explain_reason_key(reason), p->explain.value[reason]);
+}
+
 static int create_stages(grip_pipeline *p, const grip_config *cfg, grip_diag *diag)
 {
     int bad = 0;
@@ -66,6 +90,7 @@ static int create_stages(grip_pipeline *p, const grip_config *cfg, grip_diag *di
             bad = 1;
             continue;
         }
+        remember_settings(p, k, kv, n_kv);
         grip_status s = p->impl[k]->create(p->ctxs[slot], kv, n_kv, &p->stage[k]);
         if (s != GRIP_OK) {
             grip_diag_add(diag, "%s '%s': %s: %s", grip_loader_kind_name(k), p->impl[k]->name, t->status_str(s),
@@ -376,6 +401,7 @@ static int collect_result(const run_state *st, pipeline_result *r, grip_diag *di
         out->violation = v->struct_size >= offsetof(grip_verdict, violation) + sizeof v->violation ? v->violation
                                                                                                   : NAN;
         out->accepted = v->accepted != 0;
+        out->reason = explain_verdict_reason(v);
     }
     return 0;
 }
@@ -425,6 +451,11 @@ int pipeline_run(grip_pipeline *p, const host_cloud *clouds, uint32_t n_clouds, 
         grip_diag_add(diag, "no model to look for (give at least one --model)");
     else
         rc = run_stages(p, &st, clouds, model_of_cloud, scene, r, diag);
+    if (rc == 0) {
+        r->settings = p->explain;
+        explain_empty_run(r->hint, sizeof r->hint, r->scene_keypoints, r->correspondences, r->n_hypotheses, clouds,
+                          n_clouds, scene, &p->explain);
+    }
     run_state_free(&st);
     if (rc != 0)
         pipeline_result_free(r);

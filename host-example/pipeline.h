@@ -5,6 +5,7 @@
 
 #include "config.h"
 #include "diag.h"
+#include "explain.h"
 #include "io/cloud_io.h"
 #include "loader.h"
 #include "pipeline_result.h"
@@ -15,6 +16,7 @@ typedef struct grip_pipeline {
     int of_stage[GRIP_STAGE_KIND_COUNT];                   /* which plugins[] slot each stage comes from */
     const grip_stage_impl *impl[GRIP_STAGE_KIND_COUNT];
     grip_stage *stage[GRIP_STAGE_KIND_COUNT];
+    explain_settings explain;                              /* the values the verdicts' reasons name */
 } grip_pipeline;
 
 /* Loads the default plugin and any plugin a stage section names, validates cfg against their tables, creates a
@@ -35,7 +37,8 @@ double pipeline_cloud_resolution(const grip_pipeline *p, const host_cloud *c);
 
 /* Runs descriptor (every model cloud, then the scene), index (all models' descriptors, tagged by model), match
  * (scene against the index), group and verify. Fills *r (free with pipeline_result_free()). Returns 0, or -1 with
- * a message naming the stage and the plugin's own error text in diag.
+ * a message naming the stage and the plugin's own error text in diag. A run that made no correspondence or no
+ * hypothesis leaves what happened and its likely cause in r->hint (explain.h).
  * model_of_cloud (n_clouds entries, each < n_models) makes several clouds views of one model: each view is
  * described alone, then the views of a model are merged (model_merge.h). NULL: every cloud is its own model and
  * n_models is ignored. */

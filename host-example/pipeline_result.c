@@ -78,6 +78,27 @@ void pipeline_result_print_json(FILE *out, const pipeline_result *r, const char 
         fputc('}', out);
         first = 0;
     }
+    fprintf(out, "],\"rejected\":[");
+    first = 1;
+    for (size_t i = 0; i < r->n_hypotheses; i++) {
+        const pipeline_instance *h = &r->hypotheses[i];
+        if (h->accepted)
+            continue;
+        char why[256];
+        explain_rejection(why, sizeof why, h->reason, h->fitness, h->rmse, h->violation, &r->settings);
+        fprintf(out, "%s{\"hypothesis\":%zu,\"model\":%u,\"model_name\":", first ? "" : ",", i, h->model);
+        host_json_string(out, model_names ? model_names[h->model] : "");
+        fprintf(out, ",\"fitness\":");
+        host_json_number(out, h->fitness);
+        fprintf(out, ",\"rmse\":");
+        host_json_number(out, h->rmse);
+        fprintf(out, ",\"rejected_by\":");
+        host_json_string(out, explain_reason_key(h->reason));
+        fprintf(out, ",\"why\":");
+        host_json_string(out, why);
+        fputc('}', out);
+        first = 0;
+    }
     fprintf(out, "],\"counts\":{\"model_keypoints\":[");
     for (uint32_t m = 0; m < r->n_models; m++)
         fprintf(out, "%s%zu", m ? "," : "", r->model_keypoints[m]);
@@ -134,8 +155,13 @@ void pipeline_result_print_text(FILE *out, const pipeline_result *r, const char 
                 "free-space violation %.3f\n",
                 h->accepted ? "ACCEPTED" : "rejected", i, h->model, model_names ? model_names[h->model] : "?",
                 h->correspondences, h->votes, h->fitness, h->rmse * 1e3, h->violation);
-        if (h->accepted)
+        if (h->accepted) {
             print_pose(out, h->pose);
+        } else {
+            char why[256];
+            explain_rejection(why, sizeof why, h->reason, h->fitness, h->rmse, h->violation, &r->settings);
+            fprintf(out, "      rejected by %s: %s\n", explain_reason_key(h->reason), why);
+        }
     }
     fprintf(out, "timings (ms):");
     for (int s = 0; s < PIPELINE_STAGES; s++)

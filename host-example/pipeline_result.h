@@ -2,6 +2,8 @@
 #ifndef GRIP_HOST_PIPELINE_RESULT_H
 #define GRIP_HOST_PIPELINE_RESULT_H
 
+#include "explain.h"
+
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -17,6 +19,7 @@ typedef struct pipeline_instance {
     float fitness, rmse;
     float violation;          /* free-space violation fraction (NaN: not measured) */
     int accepted;
+    uint32_t reason;          /* grip_verdict_reason: why verification rejected it (explain.h) */
 } pipeline_instance;
 
 typedef struct pipeline_result {
@@ -33,6 +36,8 @@ typedef struct pipeline_result {
     size_t n_lengths;
     char **lengths;              /* n_lengths malloc'd texts, one per length written in mr, as it was resolved:
                                     "descriptor.radius = 20 mr = 0.0358" */
+    explain_settings settings;          /* the values the rejections name */
+    char hint[512];                     /* a run with no correspondence or no hypothesis: why, likely; else "" */
 } pipeline_result;
 
 /* Sets scene_resolution and lengths from a validated config (config.h: resolution, entries' resolved values).
@@ -44,11 +49,14 @@ void pipeline_result_free(pipeline_result *r);
 /* Number of accepted hypotheses. */
 size_t pipeline_result_accepted(const pipeline_result *r);
 
-/* Human-readable report: counts, instances with pose, fitness and RMSE, per-stage times. */
+/* Human-readable report: counts, instances with pose, fitness and RMSE, each rejected hypothesis with the test
+ * that rejected it, per-stage times. */
 void pipeline_result_print_text(FILE *out, const pipeline_result *r, const char *const *model_names);
 /* The JSON document of `grip-host run --json`:
  * {"instances":[{"model":i,"model_name":"…","pose":[16 numbers],"correspondences":n,"votes":v,"fitness":f,
  *                 "rmse":r[,"violation":x when measured]}],   (accepted hypotheses only)
+ *  "rejected":[{"hypothesis":i,"model":i,"model_name":"…","fitness":f,"rmse":r,"rejected_by":"min_fitness",
+ *               "why":"fitness 0.120 < min_fitness 0.3"}],   (the key a user would change; explain.h)
  *  "counts":{"model_keypoints":[…],"scene_keypoints":n,"correspondences":n,"hypotheses":n},
  *  "timings_ms":{"descriptor":…,"index":…,"match":…,"group":…,"verify":…,"total":…},
  *  "units":{"scene_resolution":r or null,"model_resolutions":[r or null per model cloud],"lengths":["descriptor.radius = 20 mr = 0.0358",…]}} */

@@ -50,7 +50,7 @@ static int eval_scene(const host_options *o, synth_params *sp, eval_recognition 
     rc = host_run_task(o, task_synth_pipeline, &t, &r);
     double seconds = (host_now_ms() - t0) / 1e3;
     if (rc == 0 && judge_recognition(&r, t.truth, t.n_truth, &j) == 0) {
-        eval_add_scene(e, &t, &j, seconds);
+        eval_add_scene(e, &t, &r, &j, seconds);
         fprintf(stderr, "scene %u (seed %llu, %zu objects, visible", e->scenes, (unsigned long long)sp->seed,
                 t.n_truth);
         for (size_t i = 0; i < t.n_truth; i++)

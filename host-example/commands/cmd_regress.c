@@ -168,9 +168,12 @@ static void print_row(const case_run *r)
             const pipeline_instance *h = &r->result.hypotheses[rejected];
             judge_error e;
             judge_compare(tr->points, tr->pose, h->pose, &e);
-            printf("): hypothesis %d, %.2f mm and %.1f deg off, was rejected by verification (fitness %.3f, RMSE "
+            char why[256];
+            explain_rejection(why, sizeof why, h->reason, h->fitness, h->rmse, h->violation, &r->result.settings);
+            printf("): hypothesis %d, %.2f mm and %.1f deg off, was rejected by verify: %s (%s; fitness %.3f, RMSE "
                    "%.2f mm, free-space violation %.3f)",
-                   rejected, e.distance * 1e3, e.angle_deg, h->fitness, h->rmse * 1e3, h->violation);
+                   rejected, e.distance * 1e3, e.angle_deg, explain_reason_key(h->reason), why, h->fitness,
+                   h->rmse * 1e3, h->violation);
         } else if (isfinite(j->truth_error[o].distance))
             printf("): nearest instance %.2f mm, %.1f deg off", j->truth_error[o].distance * 1e3,
                    j->truth_error[o].angle_deg);
@@ -186,22 +189,14 @@ static void print_row(const case_run *r)
                    j->instance_error[h].angle_deg, t->model_names[r->result.hypotheses[h].model]);
 }
 
-static void json_number(FILE *f, double v)
-{
-    if (isfinite(v))
-        fprintf(f, "%.9g", v);
-    else
-        fputs("null", f);
-}
-
 static void json_error(FILE *f, const judge_error *e)
 {
     fputs("\"distance\":", f);
-    json_number(f, e->distance);
+    host_json_number(f, e->distance);
     fputs(",\"angle_deg\":", f);
-    json_number(f, e->angle_deg);
+    host_json_number(f, e->angle_deg);
     fputs(",\"translation\":", f);
-    json_number(f, e->translation);
+    host_json_number(f, e->translation);
 }
 
 static void print_json_case(const case_run *r, int first)
@@ -222,6 +217,11 @@ static void print_json_case(const case_run *r, int first)
         host_json_string(stdout, t->model_names[t->truth[o].model]);
         printf(",\"found\":%s,\"instance\":%d,\"rejected_hypothesis\":%d,",
                j->instance_of_truth[o] >= 0 ? "true" : "false", j->instance_of_truth[o], j->rejected_of_truth[o]);
+        if (j->rejected_of_truth[o] >= 0) {
+            printf("\"rejected_by\":");
+            host_json_string(stdout, explain_reason_key(r->result.hypotheses[j->rejected_of_truth[o]].reason));
+            putchar(',');
+        }
         json_error(stdout, &j->truth_error[o]);
         if (t->visible_fraction)
             printf(",\"visible_fraction\":%.4f", t->visible_fraction[o]);

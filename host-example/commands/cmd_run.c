@@ -91,6 +91,8 @@ int host_run_pipeline(const host_options *o, const char *const *default_sets, co
         for (int i = 0; rc == 0 && i < n_models; i++)
             result->cloud_resolutions[result->n_clouds++] = pipeline_cloud_resolution(&p, &models[i]);
         pipeline_close(&p);
+        if (rc == 0 && result->hint[0])
+            fprintf(stderr, "grip-host: %s\n", result->hint);
     }
     grip_diag_print(&diag, stderr);
     grip_diag_free(&diag);

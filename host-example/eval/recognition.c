@@ -34,7 +34,8 @@ static void tally_add(eval_tally *t, int found, int rejected, const judge_error 
     t->max_translation = fmax(t->max_translation, err->translation);
 }
 
-void eval_add_scene(eval_recognition *e, const recognition_task *t, const judge_result *j, double seconds)
+void eval_add_scene(eval_recognition *e, const recognition_task *t, const pipeline_result *r, const judge_result *j,
+                    double seconds)
 {
     e->scenes++;
     e->seconds += seconds;
@@ -44,6 +45,8 @@ void eval_add_scene(eval_recognition *e, const recognition_task *t, const judge_
         int found = j->instance_of_truth[o] >= 0, rejected = j->rejected_of_truth[o] >= 0;
         tally_add(&e->all, found, rejected, &j->truth_error[o]);
         tally_add(&e->bins[eval_bin_of(1 - t->visible_fraction[o])], found, rejected, &j->truth_error[o]);
+        if (!found && rejected)
+            e->rejected_by[r->hypotheses[j->rejected_of_truth[o]].reason]++;
     }
 }
 
@@ -100,6 +103,10 @@ void eval_write_json(FILE *f, const eval_setup *s, const eval_recognition *e)
     json_number(f, e->scenes ? (double)e->false_instances / e->scenes : NAN);
     fprintf(f, ",\"seconds\":%.3f,\"all\":{", e->seconds);
     json_tally(f, &e->all);
+    fputs("},\"missed_rejected_by\":{", f);
+    for (uint32_t reason = 0, any = 0; reason < EXPLAIN_REASONS; reason++)
+        if (e->rejected_by[reason])
+            fprintf(f, "%s\"%s\":%u", any++ ? "," : "", explain_reason_key(reason), e->rejected_by[reason]);
     fputs("},\"bins\":[", f);
     for (int b = 0; b < EVAL_BINS; b++) {
         fprintf(f, "%s{\"occlusion\":[%.1f,%.1f],", b ? "," : "", 0.1 * b, b == EVAL_BINS - 1 ? 1.0 : 0.1 * (b + 1));
@@ -145,8 +152,12 @@ void eval_write_markdown(FILE *f, const eval_setup *s, const eval_recognition *e
     }
     md_row(f, "**all**", &e->all);
     fputs("\n\"Missed, rejected by verify\": objects no accepted instance found although verification rejected a "
-          "hypothesis within the tolerances; the other misses had no such hypothesis (lost before verification).\n",
+          "hypothesis within the tolerances; the other misses had no such hypothesis (lost before verification).",
           f);
+    for (uint32_t reason = 0, any = 0; reason < EXPLAIN_REASONS; reason++)
+        if (e->rejected_by[reason])
+            fprintf(f, "%s%s %u", any++ ? ", " : " Rejected by: ", explain_reason_key(reason), e->rejected_by[reason]);
+    fputc('\n', f);
     fprintf(f,
             "\nFalse positives: %u in %u scenes (%.2f per scene; %u of them duplicates of a found object). "
             "%u scenes failed. %.1f s in the pipeline (%.1f s per scene).\n",

@@ -27,13 +27,16 @@ typedef struct eval_recognition {
     uint32_t false_instances, duplicates;
     double seconds; /* in the pipeline, all scenes */
     eval_tally all, bins[EVAL_BINS];
+    uint32_t rejected_by[EXPLAIN_REASONS]; /* the missed objects of all.rejected, by what rejected the hypothesis
+                                              within their tolerances (grip_verdict_reason) */
 } eval_recognition;
 
 /* The bin of an occlusion (0..1). */
 int eval_bin_of(double occlusion);
 
-/* Adds one judged scene (t must know each object's visible fraction). */
-void eval_add_scene(eval_recognition *e, const recognition_task *t, const judge_result *j, double seconds);
+/* Adds one scene, r as judge_recognition() judged it into j (t must know each object's visible fraction). */
+void eval_add_scene(eval_recognition *e, const recognition_task *t, const pipeline_result *r, const judge_result *j,
+                    double seconds);
 
 /* What the run was, for the reports' headers. */
 typedef struct eval_setup {

@@ -1,4 +1,4 @@
-"""ctypes mirror of plugin.h (ABI 1.0), and the rule for reading what a plugin writes.
+"""ctypes mirror of plugin.h (ABI 1.1), and the rule for reading what a plugin writes.
 
 Every struct a plugin hands over starts with ``struct_size``, the size the plugin was compiled with; fields are
 only ever appended. :func:`read_prefix` copies no more than that many bytes into a zeroed struct of this
@@ -11,7 +11,7 @@ from ctypes import (CFUNCTYPE, POINTER, Structure, c_char_p, c_double, c_float, 
                     c_uint64, c_void_p)
 
 ABI_MAJOR = 1
-ABI_MINOR = 0
+ABI_MINOR = 1
 ENTRY = b"grip_plugin_get"
 
 # grip_status
@@ -93,7 +93,14 @@ class Hypotheses(Structure):
 
 class Verdict(Structure):
     _fields_ = [("struct_size", c_uint32), ("hypothesis", c_uint32), ("pose", c_float * 16), ("fitness", c_float),
-                ("rmse", c_float), ("iterations", c_uint32), ("accepted", c_uint32), ("violation", c_float)]
+                ("rmse", c_float), ("iterations", c_uint32), ("accepted", c_uint32), ("violation", c_float),
+                ("reason", c_uint32)]
+
+
+# grip_verdict_reason, each by the verify key that sets its test (plugin.h)
+VERDICT_REASON_KEYS = ("", "unspecified", "max_hypotheses", "max_correspondence_distance", "min_fitness", "max_rmse",
+                       "max_drift", "max_violation", "duplicate_distance", "ghv")
+VERDICT_UNSPECIFIED = 1
 
 
 class Verdicts(Structure):

@@ -468,7 +468,8 @@ class Hypotheses(_Owned):
 
 class Verdict:
     """The verify stage's verdict on hypothesis ``hypothesis``: refined pose (4 x 4 float64), fitness, rmse,
-    iterations, accepted, violation (NaN when not measured)."""
+    iterations, accepted, violation (NaN when not measured), and ``rejected_by``: "" when accepted, else the verify
+    key whose test rejected it ("min_fitness", "max_drift", ...; "unspecified" from a plugin that does not say)."""
 
     def __init__(self, raw, size):
         self.hypothesis = int(raw.hypothesis)
@@ -477,6 +478,10 @@ class Verdict:
         self.iterations, self.accepted = int(raw.iterations), bool(raw.accepted)
         # a verdict written before the field existed has not measured it
         self.violation = float(raw.violation) if size >= _abi.field_end(_abi.Verdict, "violation") else float("nan")
+        reason = int(raw.reason) if size >= _abi.field_end(_abi.Verdict, "reason") else _abi.VERDICT_UNSPECIFIED
+        if not self.accepted and not 0 < reason < len(_abi.VERDICT_REASON_KEYS):
+            reason = _abi.VERDICT_UNSPECIFIED
+        self.rejected_by = "" if self.accepted else _abi.VERDICT_REASON_KEYS[reason]
 
     def __repr__(self):
         return f"<grip.Verdict on {self.hypothesis}: {'accepted' if self.accepted else 'rejected'}, fitness " \

@@ -21,7 +21,8 @@ from .cloud import Cloud, _is_open3d, as_cloud
 class Instance:
     """One pose hypothesis with its verdict. ``pose`` is 4 x 4 (float64, model -> scene; the refined pose when it
     was verified); ``correspondences`` the hypothesis' member count, ``members`` their indices into
-    Result.matches; ``violation`` is NaN when not measured."""
+    Result.matches; ``violation`` is NaN when not measured; ``rejected_by`` is "" when accepted, else the verify key
+    whose test rejected it (grip.Verdict)."""
     model: int
     model_name: str
     pose: np.ndarray
@@ -31,6 +32,7 @@ class Instance:
     rmse: float = float("nan")
     violation: float = float("nan")
     accepted: bool = False
+    rejected_by: str = "unspecified"
     members: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.uint32), repr=False)
 
 
@@ -64,14 +66,18 @@ class Result:
     timings_ms: dict
 
     def to_dict(self):
-        """The document of ``grip-host run --json`` (accepted instances, counts, timings)."""
+        """The document of ``grip-host run --json`` (accepted instances, rejected hypotheses with what rejected
+        them, less grip-host's sentence saying why, counts, timings)."""
         def instance(h):
             d = {"model": h.model, "model_name": h.model_name, "pose": [float(v) for v in h.pose.reshape(-1)],
                  "correspondences": h.correspondences, "votes": h.votes, "fitness": h.fitness, "rmse": h.rmse}
             if not np.isnan(h.violation):
                 d["violation"] = h.violation
             return d
-        return {"instances": [instance(h) for h in self.instances],
+        rejected = [{"hypothesis": i, "model": h.model, "model_name": h.model_name, "fitness": h.fitness,
+                     "rmse": h.rmse, "rejected_by": h.rejected_by} for i, h in enumerate(self.hypotheses)
+                    if not h.accepted]
+        return {"instances": [instance(h) for h in self.instances], "rejected": rejected,
                 "counts": {"model_keypoints": [len(k) for k in self.model_keypoints],
                            "scene_keypoints": len(self.scene_keypoints), "correspondences": self.correspondences,
                            "hypotheses": len(self.hypotheses)},
@@ -225,6 +231,7 @@ def _collect(names, model_features, scene_features, matches, hypotheses, verdict
             raise GripError(f"verify: verdict {j} names hypothesis {v.hypothesis}, but there are {len(out)}")
         h = out[v.hypothesis]
         h.pose, h.fitness, h.rmse, h.violation, h.accepted = v.pose, v.fitness, v.rmse, v.violation, v.accepted
+        h.rejected_by = v.rejected_by
     return Result(
         instances=[h for h in out if h.accepted], hypotheses=out, correspondences=len(matches),
         matches=Correspondences(matches.query, matches.reference, matches.model_id, matches.sqdist),

@@ -47,6 +47,7 @@ def test_generated_scene_is_recognised(plugin, generated):
     assert set(r.timings_ms) == set(grip.KINDS) | {"total"}
     d = r.to_dict()
     assert d["counts"]["correspondences"] == r.correspondences and len(d["instances"]) == 1
+    assert len(d["rejected"]) == len(r.hypotheses) - 1 and all(x["rejected_by"] for x in d["rejected"])
 
 
 def test_stages_one_by_one_match_the_pipeline(plugin, generated):
@@ -72,6 +73,8 @@ def test_stages_one_by_one_match_the_pipeline(plugin, generated):
         assert len(matches) == whole.correspondences
         assert len(hyps) == len(whole.hypotheses) and len(verdicts) == len(hyps)
         v = verdicts[0]
+        for x in verdicts:  # a rejection says which test made it (ABI 1.1)
+            assert (x.rejected_by == "") == x.accepted and x.rejected_by in grip._abi.VERDICT_REASON_KEYS, x
         np.testing.assert_array_equal(v.pose, whole.hypotheses[v.hypothesis].pose)
         with pytest.raises(TypeError, match="no describe"):
             stages["index"].describe(model)

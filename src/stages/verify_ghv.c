@@ -252,6 +252,7 @@ static void fill_verdicts(const ghv_run *r, const grip_ghv_terms *t, const uint3
         memcpy(vd->pose, hy->pose, sizeof vd->pose);
         vd->rmse = INFINITY;
         vd->violation = NAN;
+        vd->reason = GRIP_VERDICT_CAP;
     }
     for (size_t k = 0; k < r->n_verified; k++) {
         grip_verdict *vd = &v->items[r->order[k]];
@@ -263,6 +264,7 @@ static void fill_verdicts(const ghv_run *r, const grip_ghv_terms *t, const uint3
                            : INFINITY;
         vd->iterations = r->iterations[k];
         vd->accepted = accepted[k];
+        vd->reason = accepted[k] ? GRIP_VERDICT_ACCEPTED : GRIP_VERDICT_GHV;
         if (sc->camera.valid) {
             const grip_ghv_model *m = &r->models[r->hyps[k].model];
             size_t seen = 0, violations = 0;

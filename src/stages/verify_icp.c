@@ -5,7 +5,8 @@
  * grouped pose or it floats in space an organized scene's camera saw through; then, per model, accepted
  * hypotheses that put the model where a better one already does are rejected as duplicates. The drift, free-space
  * and duplicate checks run on the host on both backends: they read each model once per hypothesis, a small part
- * of the time ICP takes (docs/performance.md). */
+ * of the time ICP takes (docs/performance.md). Each rejection records the first test it failed, in that order: cap,
+ * ICP failure, fitness, RMSE, drift, free space, duplicate (grip_verdict.reason). */
 #include "stages/stage.h"
 #include "stages/cloud_input.h"
 #include "stages/registry.h"
@@ -341,27 +342,41 @@ static grip_status refine_cuda(grip_stage *st, const grip_icp_params *p, const o
     return s;
 }
 
-/* The verdict of hypothesis i from its refinement r: the host's checks (drift, free space) may still reject it. */
-static void verdict_of(grip_stage *st, const grip_pinhole *cam, const grip_cloud_input *scene,
+/* Why ICP's own scoring rejected r (fitness, then RMSE), or GRIP_VERDICT_ICP_FAILED when its update was not
+ * finite; GRIP_VERDICT_ACCEPTED when it passed. */
+static uint32_t refinement_reason(const grip_icp_params *p, const grip_icp_result *r)
+{
+    if (r->accepted)
+        return GRIP_VERDICT_ACCEPTED;
+    if (r->stop == GRIP_ICP_STOP_DEGENERATE)
+        return GRIP_VERDICT_ICP_FAILED;
+    return r->fitness >= p->min_fitness ? GRIP_VERDICT_RMSE : GRIP_VERDICT_FITNESS;
+}
+
+/* The verdict of hypothesis i from its refinement r: the host's checks (drift, free space) may still reject it;
+ * the reason is the first test it failed. */
+static void verdict_of(grip_stage *st, const grip_icp_params *p, const grip_pinhole *cam, const grip_cloud_input *scene,
                        const grip_cloud_input *model, const grip_model_spread *spread, const grip_hypothesis *hy,
                        uint32_t i, grip_icp_result r, grip_verdict *vd)
 {
     double init[16];
     for (int k = 0; k < 16; k++)
         init[k] = hy->pose[k];
+    uint32_t reason = refinement_reason(p, &r);
     double max_drift = grip_stage_number(st, "max_drift");
-    if (max_drift > 0 && grip_pose_rms_displacement(spread, init, r.pose) > max_drift)
-        r.accepted = 0; /* ICP wandered off: the grouped pose was not where the model is */
+    if (!reason && max_drift > 0 && grip_pose_rms_displacement(spread, init, r.pose) > max_drift)
+        reason = GRIP_VERDICT_DRIFT; /* ICP wandered off: the grouped pose was not where the model is */
     vd->violation = free_space_violation(st, cam, scene, model, r.pose);
-    if (vd->violation > grip_stage_number(st, "max_violation"))
-        r.accepted = 0;
+    if (!reason && vd->violation > grip_stage_number(st, "max_violation"))
+        reason = GRIP_VERDICT_FREE_SPACE;
     vd->hypothesis = i;
     for (int k = 0; k < 16; k++)
         vd->pose[k] = (float)r.pose[k];
     vd->fitness = (float)r.fitness;
     vd->rmse = (float)r.rmse;
     vd->iterations = r.iterations;
-    vd->accepted = r.accepted;
+    vd->accepted = reason == GRIP_VERDICT_ACCEPTED;
+    vd->reason = reason;
 }
 
 /* ICP on the kept hypotheses; verdict i gets hypothesis i (a hypothesis left out by the cap keeps its pose and is
@@ -401,10 +416,11 @@ static grip_status refine_all(grip_stage *st, const grip_view *models, uint32_t 
             vd->pose[k] = hy->pose[k];
         vd->rmse = INFINITY;
         vd->violation = NAN;
+        vd->reason = GRIP_VERDICT_CAP;
     }
     for (uint32_t k = 0; k < n_kept && !s; k++) {
         const grip_hypothesis *hy = grip_verify_hypothesis_at(h, kept[k]);
-        verdict_of(st, &cam, scene, &om.cloud[hy->model_id], &spreads[hy->model_id], hy, kept[k], res[k],
+        verdict_of(st, &p, &cam, scene, &om.cloud[hy->model_id], &spreads[hy->model_id], hy, kept[k], res[k],
                    &v->items[kept[k]]);
     }
     free(res);
@@ -434,7 +450,10 @@ static grip_status suppress_duplicates(grip_stage *st, uint32_t n_models, const 
         s = grip_suppress_duplicates(st->ctx, spreads, n_models, model, poses, scores, n,
                                      grip_stage_number(st, "duplicate_distance"), accepted, NULL);
     for (size_t i = 0; i < n && !s; i++)
-        v->items[i].accepted = accepted[i];
+        if (v->items[i].accepted && !accepted[i]) {
+            v->items[i].accepted = 0;
+            v->items[i].reason = GRIP_VERDICT_DUPLICATE;
+        }
     free(model);
     free(accepted);
     free(poses);

@@ -30,6 +30,7 @@ for b in j["bins"] + [a]:
         assert 0 <= b["mean_distance"] <= b["max_distance"] <= j["setup"]["max_distance"]
         assert 0 <= b["mean_angle_deg"] <= b["max_angle_deg"] <= j["setup"]["max_angle_deg"]
 assert abs(j["false_per_scene"] - j["false_instances"] / 2) < 1e-9
+assert sum(j["missed_rejected_by"].values()) == a["missed_rejected_by_verify"], j["missed_rejected_by"]
 assert a["found"] >= 5, f"only {a['found']} of 7 objects found"
 md = open(f"{d}/recognition.md").read()
 assert md == open(f"{d}/stdout.md").read()

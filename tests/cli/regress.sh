@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # grip-host regress: the suite in tests/regress passes (JSON checked: every case passes or, for the shared-data
 # cases when the data is absent, is skipped; each instance names its model), exits 1 when recognition is broken
-# (a synth case with the verification bound set below the scene's noise, so that every hypothesis is rejected),
+# (a synth case with the verification bound set below the scene's noise, so that every hypothesis is rejected, and
+# each missed object names that bound as what rejected it),
 # and exits 2 naming file:line: key for a bad case file.
 set -u
 host=${GRIP_HOST:?GRIP_HOST is not set}
@@ -42,6 +43,8 @@ cat "$tmp/broken.txt"
 check $(( rc != 1 )) "a broken pipeline exits $rc, not 1"
 grep -q "FAIL .* 0/4" "$tmp/broken.txt"; check $? "the table does not show 0/4 found"
 grep -q "missed object 0 (" "$tmp/broken.txt"; check $? "the missed objects are not listed"
+grep -q "was rejected by verify: max_rmse (RMSE [0-9.]* > max_rmse 0.0001" "$tmp/broken.txt"
+check $? "a missed object does not name max_rmse as what rejected its hypothesis"
 
 # 3. a bad case file: exit 2, file:line: section.key
 printf '[scene]\nseed = 1\nobjects = 40\n[expect]\nmax_angel_deg = 3\n' > "$tmp/bad.case"

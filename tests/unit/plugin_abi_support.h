@@ -210,8 +210,8 @@ static inline void abi_digest_results(uint64_t *h, const grip_matches *m, const 
     }
     for (uint32_t i = 0; i < v->count; i++) {
         const grip_verdict *x = (const grip_verdict *)((const char *)v->items + (size_t)i * v->item_size);
-        abi_digest(h, &x->hypothesis, offsetof(grip_verdict, violation) + sizeof x->violation -
-                                          offsetof(grip_verdict, hypothesis));
+        abi_digest(h, &x->hypothesis,
+                   offsetof(grip_verdict, reason) + sizeof x->reason - offsetof(grip_verdict, hypothesis));
     }
 }
 

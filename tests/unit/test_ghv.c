@@ -334,9 +334,21 @@ START_TEST(stage_verdicts)
     ck_assert_uint_eq(v->items[0].accepted, 1);
     ck_assert_uint_eq(v->items[1].accepted, 0);
     ck_assert_float_eq(v->items[1].fitness, 0.0f);
+    ck_assert_uint_eq(v->items[0].reason, GRIP_VERDICT_ACCEPTED);
+    ck_assert_uint_eq(v->items[1].reason, GRIP_VERDICT_GHV); /* verified, but left out of the subset */
     for (int i = 0; i < 2; i++)
         for (int k = 0; k < 16; k++)
             ck_assert(isfinite(v->items[i].pose[k]));
+    v->release(v);
+    grip_verify_ghv.destroy(st);
+    /* capped to the one with the most votes: the other is not verified, and says so */
+    grip_kv capped[] = {{"device", "cpu"}, {"max_hypotheses", "1"}};
+    ck_assert_int_eq(grip_verify_ghv.create(ctx, capped, 2, &st), GRIP_OK);
+    ck_assert_int_eq(grip_verify_ghv.verify(st, &view, 1, &view, &hs, &v), GRIP_OK);
+    ck_assert_uint_eq(v->items[0].reason, GRIP_VERDICT_ACCEPTED);
+    ck_assert_uint_eq(v->items[1].accepted, 0);
+    ck_assert_uint_eq(v->items[1].reason, GRIP_VERDICT_CAP);
+    ck_assert_uint_eq(v->items[1].iterations, 0);
     v->release(v);
     grip_verify_ghv.destroy(st);
     free(xyz);

@@ -765,60 +765,119 @@ START_TEST(visible_fitness)
 }
 END_TEST
 
-/* The stage refines the max_hypotheses with the most votes and rejects the rest untouched. */
+/* The icp stage (CPU) created from kv, run on n hypotheses of one model at poses[i] with votes[i]; returns its
+ * verdicts (the caller releases them). */
+static grip_verdicts *run_stage(const grip_kv *kv, uint32_t n_kv, const cloud *model, const cloud *scene,
+                                const double (*poses)[16], const float *votes, uint32_t n)
+{
+    grip_ctx *ctx = grip_test_ctx();
+    grip_stage *st = NULL;
+    ck_assert_int_eq(grip_stage_create(&grip_verify_icp, ctx, kv, n_kv, &st), GRIP_OK);
+    grip_cloud mc, sc;
+    memset(&mc, 0, sizeof mc);
+    memset(&sc, 0, sizeof sc);
+    mc.struct_size = sc.struct_size = sizeof mc;
+    mc.width = (uint32_t)model->n;
+    sc.width = (uint32_t)scene->n;
+    mc.height = sc.height = 1;
+    const grip_array ma = {sizeof(grip_array), GRIP_F32, GRIP_MEM_HOST, -1, model->n, 3, model->xyz};
+    const grip_array sa = {sizeof(grip_array), GRIP_F32, GRIP_MEM_HOST, -1, scene->n, 3, scene->xyz};
+    mc.xyz = ma;
+    sc.xyz = sa;
+    const grip_view mv = {sizeof(grip_view), &mc, NULL}, sv = {sizeof(grip_view), &sc, NULL};
+    grip_hypothesis *items = calloc(n, sizeof *items);
+    ck_assert_ptr_nonnull(items);
+    for (uint32_t i = 0; i < n; ++i) {
+        items[i].struct_size = sizeof items[i];
+        items[i].votes = votes[i];
+        for (int k = 0; k < 16; ++k)
+            items[i].pose[k] = (float)poses[i][k];
+    }
+    grip_hypotheses h = {sizeof h, n, sizeof(grip_hypothesis), items, NULL};
+    grip_verdicts *v = NULL;
+    ck_assert_msg(grip_verify_icp.verify(st, &mv, 1, &sv, &h, &v) == GRIP_OK, "%s", ctx->last_error);
+    ck_assert_uint_eq(v->count, n);
+    for (uint32_t i = 0; i < n; ++i) {
+        ck_assert_uint_eq(v->items[i].hypothesis, i);
+        ck_assert_uint_eq(v->items[i].struct_size, sizeof(grip_verdict));
+        /* accepted and reason agree: a reason is given exactly for a rejection */
+        ck_assert_uint_eq(v->items[i].accepted, v->items[i].reason == GRIP_VERDICT_ACCEPTED);
+    }
+    free(items);
+    grip_stage_destroy(st);
+    grip_ctx_free(ctx);
+    return v;
+}
+
+/* The stage refines the max_hypotheses with the most votes and rejects the rest untouched, saying so; of the two
+ * it keeps, both on the one object, one is rejected as a duplicate. */
 START_TEST(stage_caps_hypotheses)
 {
     uint64_t s = 34;
     double truth[16];
     true_pose(truth);
     cloud model = make_model(), scene = make_scene(&s, truth, 20000, 0.0002, 0);
-    grip_ctx *ctx = grip_test_ctx();
-    const grip_kv kv[] = {{"device", "cpu"}, {"max_hypotheses", "2"}, {"max_iterations", "30"},
-                          {"max_correspondence_distance", "0.05"}, {"inlier_distance", "0.003"}};
-    grip_stage *st = NULL;
-    ck_assert_int_eq(grip_stage_create(&grip_verify_icp, ctx, kv, 5, &st), GRIP_OK);
-    grip_cloud mc, sc;
-    memset(&mc, 0, sizeof mc);
-    memset(&sc, 0, sizeof sc);
-    mc.struct_size = sc.struct_size = sizeof mc;
-    mc.width = (uint32_t)model.n;
-    sc.width = (uint32_t)scene.n;
-    mc.height = sc.height = 1;
-    const grip_array ma = {sizeof(grip_array), GRIP_F32, GRIP_MEM_HOST, -1, model.n, 3, model.xyz};
-    const grip_array sa = {sizeof(grip_array), GRIP_F32, GRIP_MEM_HOST, -1, scene.n, 3, scene.xyz};
-    mc.xyz = ma;
-    sc.xyz = sa;
-    const grip_view mv = {sizeof(grip_view), &mc, NULL}, sv = {sizeof(grip_view), &sc, NULL};
-    grip_hypothesis items[4];
+    const grip_kv kv[] = {{"device", "cpu"},
+                          {"max_hypotheses", "2"},
+                          {"max_iterations", "30"},
+                          {"max_correspondence_distance", "0.05"},
+                          {"inlier_distance", "0.003"}};
+    double poses[4][16];
     const float votes[4] = {3, 9, NAN, 7};
-    for (int i = 0; i < 4; ++i) {
-        double init[16];
-        perturbed(truth, 2 + i, 0.005, init);
-        memset(&items[i], 0, sizeof items[i]);
-        items[i].struct_size = sizeof items[i];
-        items[i].votes = votes[i];
-        for (int k = 0; k < 16; ++k)
-            items[i].pose[k] = (float)init[k];
-    }
-    grip_hypotheses h = {sizeof h, 4, sizeof(grip_hypothesis), items, NULL};
-    grip_verdicts *v = NULL;
-    ck_assert_msg(grip_verify_icp.verify(st, &mv, 1, &sv, &h, &v) == GRIP_OK, "%s", ctx->last_error);
-    ck_assert_uint_eq(v->count, 4);
+    for (int i = 0; i < 4; ++i)
+        perturbed(truth, 2 + i, 0.005, poses[i]);
+    grip_verdicts *v = run_stage(kv, 5, &model, &scene, (const double(*)[16])poses, votes, 4);
     for (uint32_t i = 0; i < 4; ++i) {
         const grip_verdict *vd = &v->items[i];
-        ck_assert_uint_eq(vd->hypothesis, i);
         const int kept = i == 1 || i == 3; /* the two most votes; NaN ranks last */
         ck_assert_msg(kept ? vd->iterations > 0 : vd->iterations == 0, "hypothesis %u: %u iterations", i,
                       vd->iterations);
         if (!kept) {
             ck_assert_uint_eq(vd->accepted, 0);
-            ck_assert_mem_eq(vd->pose, items[i].pose, sizeof vd->pose);
+            ck_assert_uint_eq(vd->reason, GRIP_VERDICT_CAP);
+            for (int k = 0; k < 16; ++k)
+                ck_assert_float_eq(vd->pose[k], (float)poses[i][k]);
         }
     }
     ck_assert_uint_eq(v->items[1].accepted + v->items[3].accepted, 1); /* the same object twice: one duplicate */
+    const grip_verdict *dup = v->items[1].accepted ? &v->items[3] : &v->items[1];
+    ck_assert_uint_eq(dup->reason, GRIP_VERDICT_DUPLICATE);
     v->release(v);
-    grip_stage_destroy(st);
-    grip_ctx_free(ctx);
+    cloud_free(&model);
+    cloud_free(&scene);
+}
+END_TEST
+
+/* Each of ICP's own tests names itself: a pose in the air (no pair: fitness 0), a pose ICP must move farther than
+ * max_drift, and a true pose whose noise is above max_rmse. */
+START_TEST(stage_reports_reasons)
+{
+    uint64_t s = 35;
+    double truth[16], poses[2][16];
+    true_pose(truth);
+    cloud model = make_model(), scene = make_scene(&s, truth, 20000, 0.0002, 0);
+    const double z[3] = {0, 0, 1}, up[3] = {0, 0, 1.0};
+    pose_from_axis_angle(z, 0, up, poses[0]); /* in the air above everything */
+    perturbed(truth, 3, 0.005, poses[1]);     /* near the truth: accepted by default */
+    const float votes[2] = {5, 4};
+    const grip_kv base[] = {{"device", "cpu"}, {"max_correspondence_distance", "0.05"}, {"inlier_distance", "0.003"}};
+    grip_verdicts *v = run_stage(base, 3, &model, &scene, (const double(*)[16])poses, votes, 2);
+    ck_assert_uint_eq(v->items[0].reason, GRIP_VERDICT_FITNESS);
+    ck_assert_uint_eq(v->items[1].reason, GRIP_VERDICT_ACCEPTED);
+    v->release(v);
+    const grip_kv drift[] = {{"device", "cpu"},
+                             {"max_correspondence_distance", "0.05"},
+                             {"inlier_distance", "0.003"},
+                             {"max_drift", "1e-6"}};
+    v = run_stage(drift, 4, &model, &scene, (const double(*)[16])poses + 1, votes, 1);
+    ck_assert_uint_eq(v->items[0].reason, GRIP_VERDICT_DRIFT);
+    v->release(v);
+    const grip_kv rmse[] = {
+        {"device", "cpu"}, {"max_correspondence_distance", "0.05"}, {"inlier_distance", "0.003"}, {"max_rmse", "1e-6"}};
+    v = run_stage(rmse, 4, &model, &scene, (const double(*)[16])poses + 1, votes, 1);
+    ck_assert_msg(v->items[0].rmse > 1e-6f, "rmse %g", v->items[0].rmse);
+    ck_assert_uint_eq(v->items[0].reason, GRIP_VERDICT_RMSE);
+    v->release(v);
     cloud_free(&model);
     cloud_free(&scene);
 }
@@ -845,6 +904,7 @@ static Suite *icp_suite(void)
     tcase_add_test(tc, correspondence_schedule);
     tcase_add_test(tc, visible_fitness);
     tcase_add_test(tc, stage_caps_hypotheses);
+    tcase_add_test(tc, stage_reports_reasons);
     suite_add_tcase(s, tc);
     return s;
 }
