@@ -131,22 +131,29 @@ double pipeline_cloud_resolution(const grip_pipeline *p, const host_cloud *c)
     return p->plugins[0].handle ? measure_cloud(&p->plugins[0], c, err, sizeof err) : 0;
 }
 
-/* cfg->resolution from the scene; 0 when the plugin cannot measure it. A failure is reported only when some
- * entry is written in mr (validation then names each such key). */
+/* Whether some entry of cfg is written in mr. */
+static int config_uses_mr(const grip_config *cfg)
+{
+    double m;
+    for (size_t i = 0; i < cfg->count; i++)
+        if (grip_param_split_mr(cfg->entries[i].value, &m))
+            return 1;
+    return 0;
+}
+
+/* cfg->resolution from the scene when some entry is written in mr (measuring a large scene on the CPU costs more
+ * than a whole GPU run, so a config in plain lengths does not pay for it); 0 when not measured or the plugin cannot
+ * measure it. A failure is reported (validation then names each mr key). */
 static void measure_resolution(const grip_loaded_plugin *lp, const host_cloud *scene, grip_config *cfg,
                                grip_diag *diag)
 {
     char err[512];
-    cfg->resolution = scene ? measure_cloud(lp, scene, err, sizeof err) : 0;
-    if (!scene || cfg->resolution > 0)
+    cfg->resolution = 0;
+    if (!config_uses_mr(cfg))
         return;
-    for (size_t i = 0; i < cfg->count; i++) {
-        double m;
-        if (grip_param_split_mr(cfg->entries[i].value, &m)) {
-            grip_diag_add(diag, "%s: cannot measure the resolution: %s", scene->path ? scene->path : "scene", err);
-            return;
-        }
-    }
+    cfg->resolution = scene ? measure_cloud(lp, scene, err, sizeof err) : 0;
+    if (scene && !(cfg->resolution > 0))
+        grip_diag_add(diag, "%s: cannot measure the resolution: %s", scene->path ? scene->path : "scene", err);
 }
 
 int pipeline_open_for(grip_pipeline *p, const char *plugin_path, grip_config *cfg, const host_cloud *scene,

@@ -89,7 +89,8 @@ int host_run_pipeline(const host_options *o, const char *const *default_sets, co
             rc = 1;
         }
         for (int i = 0; rc == 0 && i < n_models; i++)
-            result->cloud_resolutions[result->n_clouds++] = pipeline_cloud_resolution(&p, &models[i]);
+            result->cloud_resolutions[result->n_clouds++] =
+                cfg.resolution > 0 ? pipeline_cloud_resolution(&p, &models[i]) : 0; /* measured for mr only */
         pipeline_close(&p);
         if (rc == 0 && result->hint[0])
             fprintf(stderr, "grip-host: %s\n", result->hint);
