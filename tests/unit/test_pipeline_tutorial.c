@@ -5,6 +5,7 @@
  * model-point distance of PCL's Hough pose, RMSE <= 2.5 mm. */
 #include "test_support.h"
 #include "pipeline.h"
+#include "judge/judge.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -19,28 +20,6 @@ static const double pcl_pose[16] = {0.976443648, -0.110384993, 0.185399324, -0.1
                                     0.182213888, -0.038366653, -0.98251009, 0.0424822979,
                                     0, 0, 0, 1};
 
-static double mean_model_point_distance(const host_cloud *model, const double a[16], const double b[16])
-{
-    double sum = 0;
-    size_t n = 0;
-    for (size_t i = 0; i < model->n; i++) {
-        const float *p = model->xyz + 3 * i;
-        if (!isfinite(p[0]) || !isfinite(p[1]) || !isfinite(p[2]))
-            continue;
-        double d2 = 0;
-        for (int r = 0; r < 3; r++) {
-            double pa = a[4 * r + 3], pb = b[4 * r + 3];
-            for (int c = 0; c < 3; c++) {
-                pa += a[4 * r + c] * p[c];
-                pb += b[4 * r + c] * p[c];
-            }
-            d2 += (pa - pb) * (pa - pb);
-        }
-        sum += sqrt(d2);
-        n++;
-    }
-    return sum / (double)n;
-}
 
 static int within_percent(size_t got, size_t want, double percent)
 {
@@ -73,7 +52,9 @@ static void run_tutorial(const char *config_name)
     for (size_t i = 0; i < r.n_hypotheses; i++) {
         if (!r.hypotheses[i].accepted)
             continue;
-        double d = mean_model_point_distance(&model, r.hypotheses[i].pose, pcl_pose);
+        judge_error err;
+        judge_compare(&model, r.hypotheses[i].pose, pcl_pose, &err);
+        double d = err.distance;
         fprintf(stderr, "%s: accepted pose is %.2f mm (mean model-point distance) from PCL's; RMSE %.2f mm\n",
                 config_name, d * 1e3, r.hypotheses[i].rmse * 1e3);
         ck_assert_double_le(d, 0.010);
