@@ -52,7 +52,7 @@ grip_status grip_stage_check_run(grip_stage *stage, void *out, uint32_t out_memo
  * backend: after a run function's call returned s, says whether to run the same call again on the CPU twin. Yes
  * (1) when the stage has fallback = cpu, its `device = auto` put it on CUDA, and s is a device failure
  * (GRIP_ENOMEM, GRIP_ECUDA, GRIP_ENODEV); the stage then runs on the CPU until grip_stage_fallback_end, which
- * puts it back on CUDA for the next call. A call that failed has released what it made, so the context and its
+ * returns it to CUDA for the next call. A call that failed has released what it made, so the context and its
  * device stay as they were; the second call starts with a clear last error (a failure there reports its own). A
  * result object made on the CPU lives in host memory and is placed in out_memory as any result is; an index built
  * on the CPU also searches there. Use GRIP_STAGE_CALL, not these two, where the call is one expression. */
