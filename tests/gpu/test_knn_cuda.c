@@ -798,31 +798,26 @@ int main(int argc, char **argv)
     }
     test_options = test_variants[v].options;
     Suite *s = suite_create("knn_cuda");
-    TCase *exact = tcase_create("exact");
-    tcase_add_test(exact, uniform_every_dim_and_k);
-    tcase_add_test(exact, clustered);
-    tcase_add_test(exact, duplicates_with_negative_coordinates);
-    tcase_add_test(exact, non_finite_rows_and_queries);
-    tcase_add_test(exact, inclusive_bounds);
-    tcase_add_test(exact, small_and_empty_sets);
-    tcase_add_test(exact, device_resident_queries_and_results);
-    tcase_add_test(exact, screened_path_edges);
-    tcase_add_test(exact, screened_clustered_shot);
-    suite_add_tcase(s, exact);
-    TCase *large = tcase_create("large");
-    tcase_add_test(large, many_tiles);
-    tcase_add_test(large, few_queries_over_row_ranges);
-    suite_add_tcase(s, large);
+    /* a case each, so that the sanitizer runs (CK_RUN_CASE) take them in parallel */
+    grip_test_add_case(s, "uniform", uniform_every_dim_and_k);
+    grip_test_add_case(s, "clustered", clustered);
+    grip_test_add_case(s, "duplicates", duplicates_with_negative_coordinates);
+    grip_test_add_case(s, "non_finite", non_finite_rows_and_queries);
+    grip_test_add_case(s, "bounds", inclusive_bounds);
+    grip_test_add_case(s, "small_sets", small_and_empty_sets);
+    grip_test_add_case(s, "device_resident", device_resident_queries_and_results);
+    grip_test_add_case(s, "screened_edges", screened_path_edges);
+    grip_test_add_case(s, "screened_shot", screened_clustered_shot);
+    grip_test_add_case(s, "many_tiles", many_tiles);
+    grip_test_add_case(s, "few_queries", few_queries_over_row_ranges);
     grip_test_add_case(s, "streamed_uniform", streamed_uniform_every_dim_and_k);
     grip_test_add_case(s, "streamed_duplicates", streamed_duplicates_tie_to_the_lower_row);
     grip_test_add_case(s, "streamed_non_finite", streamed_non_finite_rows_and_queries);
     grip_test_add_case(s, "streamed_device_queries", streamed_device_queries_and_query_passes);
     grip_test_add_case(s, "streamed_reports", streamed_handle_reports);
     grip_test_add_case(s, "streamed_device_full", streamed_when_the_device_is_full);
-    TCase *errors = tcase_create("errors");
-    tcase_add_test(errors, bad_arguments);
-    tcase_add_test(errors, bad_options);
-    tcase_add_test(errors, out_of_device_memory_leaves_the_context_usable);
-    suite_add_tcase(s, errors);
+    grip_test_add_case(s, "arguments", bad_arguments);
+    grip_test_add_case(s, "options", bad_options);
+    grip_test_add_case(s, "enomem", out_of_device_memory_leaves_the_context_usable);
     return grip_test_run_gpu(s);
 }
