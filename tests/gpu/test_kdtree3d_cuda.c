@@ -173,10 +173,10 @@ START_TEST(uniform_clustered_and_duplicates)
     static const uint32_t ks[] = {1, 2, 8, 32};
     /* small sizes (compute-sanitizer): the largest cloud and the queries of the two large ones stay above
      * kSortQueriesMin (1024), so that the queries are still Morton-sorted */
-    const size_t sizes[] = {1, 2, 1000, grip_test_size(200000, 12000)};
+    const size_t sizes[] = {1, 2, 1000, grip_test_size(200000, 4000)};
     uint64_t s = 4401;
     for (size_t si = 0; si < 4; ++si) {
-        size_t n = sizes[si], m = n < 1000 ? 50 : grip_test_size(20000, 2000);
+        size_t n = sizes[si], m = n < 1000 ? 50 : grip_test_size(20000, 1100);
         float *uniform = grip_test_uniform_rows(&s, n, 3, -1.0f, 1.0f);
         float *clustered = grip_test_clustered_rows(&s, n, 3, 7);
         float *dups = duplicate_cloud(&s, n);
@@ -210,7 +210,7 @@ END_TEST
 START_TEST(leaf_sizes_and_device_arrays)
 {
     uint64_t s = 4402;
-    const size_t n = grip_test_size(30000, 6000), m = grip_test_size(5000, 1500); /* m > kSortQueriesMin */
+    const size_t n = grip_test_size(30000, 3000), m = grip_test_size(5000, 1100); /* m > kSortQueriesMin */
     float *xyz = grip_test_clustered_rows(&s, n, 3, 3);
     spoil_rows(xyz, n, 0, 41);
     float *dups = duplicate_cloud(&s, n);

@@ -106,9 +106,9 @@ START_TEST(twins_agree)
     uint64_t s = 41;
     const uint32_t dims[] = {3, 33, 128, 352}, ks[] = {1, 2, 8, 32};
     for (int i = 0; i < 4; ++i) {
-        /* small sizes (compute-sanitizer): trees of the same depths less two levels, the same kernels; the
-         * brute-force finish (m / 2 and m queries left) still runs */
-        const size_t n = grip_test_size(3000, 800), m = grip_test_size(400, 100);
+        /* small sizes (compute-sanitizer): trees a few levels shallower, the same kernels; the brute-force finish
+         * (m / 2 and m queries left) still runs */
+        const size_t n = grip_test_size(3000, 300), m = grip_test_size(400, 40);
         float *uni = grip_test_uniform_rows(&s, n + m, dims[i], -1.0f, 1.0f);
         float *clu = grip_test_clustered_rows(&s, n + m, dims[i], 12);
         float *dup = duplicate_rows(&s, n + m, dims[i]);

@@ -427,14 +427,16 @@ static const size_t batch_sizes[] = {1, 7, 128, 1000};
 #define N_BATCHES (sizeof batch_sizes / sizeof batch_sizes[0])
 
 /* Reference rows for a batch size: every batch is a separate screening and search, so batches of 1 and 7 rows get
- * smaller sets (still 150 and 100 batches, many more than the k-lists hold); 1000 is no multiple of the tiles. */
+ * smaller sets (still 150 and 100 batches, many more than the k-lists hold); 1000 is no multiple of the tiles.
+ * Small sizes (compute-sanitizer, grip_test_size): fewer batches of the same sizes, each launching the same kernels:
+ * 40 and 13 batches (more than the k-lists hold), 5 and 2 of 128 and 1000 rows, the last batch short every time. */
 static size_t rows_for_batch(size_t batch_rows, size_t dim)
 {
     if (batch_rows == 1)
-        return 150;
+        return grip_test_size(150, 40);
     if (batch_rows == 7)
-        return 701;
-    return dim > 100 ? 1501 : 3001;
+        return grip_test_size(701, 87);
+    return grip_test_size(dim > 100 ? 1501 : 3001, batch_rows == 128 ? 601 : 1501);
 }
 
 START_TEST(streamed_uniform_every_dim_and_k)
@@ -550,7 +552,8 @@ START_TEST(streamed_device_queries_and_query_passes)
 {
     grip_ctx *ctx = grip_test_ctx();
     uint64_t s = 204;
-    const size_t n = 1234, m = 321, dim = 33;
+    /* small sizes: 3 batches of up to 300 rows, 3 passes of up to 50 queries (121 of one query), the last ones short */
+    const size_t n = grip_test_size(1234, 634), m = grip_test_size(321, 121), dim = 33;
     float *ref = make_duplicates(&s, n, dim, 3000, 40), *q = make_duplicates(&s, m, dim, 3000, 40);
     grip_bruteforce_cuda_ref *streamed = NULL, *resident = NULL;
     ck_assert_int_eq(grip_bruteforce_cuda_ref_upload_batched(ctx, ref, n, dim, 300, &test_options, &streamed), GRIP_OK);
