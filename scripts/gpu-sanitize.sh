@@ -10,15 +10,16 @@
 # whose inputs keep racecheck or synccheck running for hours shrink them, to sizes that launch the same kernels
 # (tests/support/test_support.h, grip_test_size).
 # Splitting: under the tools in SANITIZE_SPLIT_TOOLS (default racecheck synccheck, the slow ones), the tests in
-# SANITIZE_SPLIT run a Check case at a time (CK_RUN_CASE; the cases are read from the test's
-# grip_test_add_case calls), in parallel; the table's cell for such a test sums the cases' errors and gives the
-# largest rc and the longest case's time (the row's name ends in "*").
+# SANITIZE_SPLIT run a Check case at a time (CK_RUN_CASE; the cases are read from the test's grip_test_add_case
+# and tcase_create calls), in parallel; the table's cell for such a test sums the cases' errors and gives the
+# largest rc and the longest case's time (the row's name ends in "*"). The split runs start first, then the whole
+# tests, the split tests' first: the long runs begin while the short ones fill in.
 #
 # Settings (environment):
 #   SANITIZE             test names (default every tests/gpu/test_*.c but test_faults*)
 #   SANITIZE_TOOLS       default "memcheck racecheck initcheck synccheck"
-#   SANITIZE_SPLIT       default "test_fpfh_cuda test_kdtree3d_cuda test_kdtree_hd_cuda test_knn_cuda
-#                        test_neighborhood_cuda test_normals_cuda"
+#   SANITIZE_SPLIT       default "test_fpfh_cuda test_ghv_cuda test_icp_cuda test_kdtree3d_cuda test_kdtree_hd_cuda
+#                        test_knn_cuda test_neighborhood_cuda test_normals_cuda"
 #   SANITIZE_SPLIT_TOOLS default "racecheck synccheck"
 #   SANITIZE_JOBS        runs at a time (default: the number of cores)
 #   SANITIZE_LIMIT       seconds a run may take (default 240)
@@ -33,11 +34,15 @@ mkdir -p "$S"
 command -v compute-sanitizer > /dev/null || { echo "compute-sanitizer: not in PATH"; exit 1; }
 [ "${SANITIZE_SIZE:-small}" = small ] && export GRIP_TEST_SANITIZER_SIZE=small
 TOOLS=${SANITIZE_TOOLS:-memcheck racecheck initcheck synccheck}
-SPLIT=${SANITIZE_SPLIT:-test_fpfh_cuda test_kdtree3d_cuda test_kdtree_hd_cuda test_knn_cuda test_neighborhood_cuda test_normals_cuda}
+SPLIT=${SANITIZE_SPLIT:-test_fpfh_cuda test_ghv_cuda test_icp_cuda test_kdtree3d_cuda test_kdtree_hd_cuda test_knn_cuda test_neighborhood_cuda test_normals_cuda}
 SPLIT_TOOLS=${SANITIZE_SPLIT_TOOLS:-racecheck synccheck}
 TESTS=${SANITIZE:-$(for f in tests/gpu/test_*.c; do f=${f##*/}; echo "${f%.c}"; done | grep -v '^test_faults')}
 in_list() { case " $2 " in *" $1 "*) return 0 ;; esac; return 1; }
-cases_of() { sed -n 's/.*grip_test_add_case([^,]*, *"\([^"]*\)".*/\1/p' "tests/gpu/$1.c"; }
+cases_of() {
+  grep -oE '(grip_test_add_case\([^,]*, *|tcase_create\()"[^"]*"' "tests/gpu/$1.c" | sed 's/.*"\([^"]*\)"$/\1/'
+}
+# what ctest gives the tests (tests/CMakeLists.txt): the plugin, grip-host and the source tree
+export GRIP_PLUGIN=${GRIP_PLUGIN:-$B/libgrip.so} GRIP_HOST=${GRIP_HOST:-$B/grip-host} GRIP_SOURCE_DIR=${GRIP_SOURCE_DIR:-$PWD}
 
 # the runs, "tool test[:case]", split ones first (the longest), so that the slow runs start while the quick fill in
 runs() {
@@ -49,8 +54,9 @@ runs() {
       for c in $(cases_of "$t"); do echo "$tool $t:$c"; done
     done
   done
-  for tool in $TOOLS; do
-    for t in $TESTS; do
+  for t in $(for t in $TESTS; do in_list "$t" "$SPLIT" && echo "$t"; done) \
+           $(for t in $TESTS; do in_list "$t" "$SPLIT" || echo "$t"; done); do
+    for tool in $TOOLS; do
       in_list "$tool" "$SPLIT_TOOLS" && in_list "$t" "$SPLIT" && continue
       echo "$tool $t"
     done
