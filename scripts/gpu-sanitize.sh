@@ -16,7 +16,8 @@
 # tests, the split tests' first: the long runs begin while the short ones fill in.
 #
 # Settings (environment):
-#   SANITIZE             test names (default every tests/gpu/test_*.c but test_faults*)
+#   SANITIZE             test names, or test:case for one Check case (default every tests/gpu/test_*.c but
+#                        test_faults*)
 #   SANITIZE_TOOLS       default "memcheck racecheck initcheck synccheck"
 #   SANITIZE_SPLIT       default "test_fpfh_cuda test_ghv_cuda test_icp_cuda test_kdtree3d_cuda test_kdtree_hd_cuda
 #                        test_knn_cuda test_neighborhood_cuda test_normals_cuda"
