@@ -107,8 +107,9 @@ START_TEST(twins_agree)
     const uint32_t dims[] = {3, 33, 128, 352}, ks[] = {1, 2, 8, 32};
     for (int i = 0; i < 4; ++i) {
         /* small sizes (compute-sanitizer): trees a few levels shallower, the same kernels; the brute-force finish
-         * (m / 2 and m queries left) still runs */
-        const size_t n = grip_test_size(3000, 300), m = grip_test_size(400, 40);
+         * (m / 2 and m queries left) still runs, and 600 rows still fill the 256-entry queue (duplicates, D = 128
+         * and 352, checks = 256: counted on the CPU twin; 300 rows never do) */
+        const size_t n = grip_test_size(3000, 600), m = grip_test_size(400, 40);
         float *uni = grip_test_uniform_rows(&s, n + m, dims[i], -1.0f, 1.0f);
         float *clu = grip_test_clustered_rows(&s, n + m, dims[i], 12);
         float *dup = duplicate_rows(&s, n + m, dims[i]);
