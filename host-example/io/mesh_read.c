@@ -76,13 +76,10 @@ static int read_face(const cloud_io_file *f, const ply_element *e, size_t list, 
     return 0;
 }
 
-/* The faces of the parsed file, b just after the vertex rows. */
-static int read_faces(const cloud_io_file *f, const ply_header *h, ply_bytes *b, host_mesh *m, char *err,
-                      size_t errlen)
+/* The faces of the parsed file (element `face`, index list property `list`), b just after the vertex rows. */
+static int read_faces(const cloud_io_file *f, const ply_header *h, size_t face, size_t list, ply_bytes *b,
+                      host_mesh *m, char *err, size_t errlen)
 {
-    size_t face = 0, list = 0;
-    if (find_faces(f, h, &face, &list, err, errlen) != 0)
-        return -1;
     for (size_t k = h->vertex + 1; k < face; k++) { /* elements between the vertices and the faces */
         const ply_element *e = &h->elements[k];
         if (e->nprops == 0)
@@ -119,12 +116,15 @@ static int read_mesh(const cloud_io_file *f, host_mesh *out, char *err, size_t e
     if (rc == 0 && h->format == PLY_ASCII)
         rc = cloud_io_fail(err, errlen, f->path, 0, "is ascii PLY; meshes are read from binary PLY only");
     ply_bytes b;
+    size_t face = 0, list = 0;
+    if (rc == 0)
+        rc = find_faces(f, h, &face, &list, err, errlen);
     if (rc == 0)
         rc = ply_read_vertices(f, h, &out->vertices, &b, err, errlen);
     if (rc == 0 && out->vertices.n == 0)
         rc = cloud_io_fail(err, errlen, f->path, 0, "has no vertices");
     if (rc == 0)
-        rc = read_faces(f, h, &b, out, err, errlen);
+        rc = read_faces(f, h, face, list, &b, out, err, errlen);
     free(h);
     if (rc != 0)
         host_mesh_free(out);
