@@ -107,8 +107,9 @@ static int run_scenes(const host_options *o, synth_params *sp, const eval_setup 
     eval_recognition e;
     memset(&e, 0, sizeof e);
     for (uint32_t i = 0; i < setup->scenes; i++) {
+        /* the object count follows the seed, so that seeds 1-100 are the same scenes in one run or in parts */
         sp->seed = setup->first_seed + i;
-        sp->n_objects = setup->min_objects + i % (setup->max_objects - setup->min_objects + 1);
+        sp->n_objects = setup->min_objects + (uint32_t)((sp->seed - 1) % (setup->max_objects - setup->min_objects + 1));
         sp->placement_radius = EVAL_SPREAD * sqrt((double)sp->n_objects);
         if (eval_scene(o, sp, &e) == 2)
             return 2; /* a config error: every scene would fail alike */
