@@ -271,7 +271,8 @@ static int run_model(const bench_plugin *bp, const grip_stage_impl *const *impls
         fprintf(stderr, "%s: %zu vertices, mesh resolution %.4g, %zu keypoints; scenes", mrun->m->name, model.n,
                 mrun->mr, mrun->keypoints);
         for (int j = 0; j < e->sel.n_noise; j++)
-            fprintf(stderr, " %g (%s, rms %.3f mr)", e->sel.noise[j], mrun->scenes[j].source, mrun->scenes[j].residual_mr);
+            fprintf(stderr, " %g (%s, rms %.3f mr)", e->sel.noise[j], mrun->scenes[j].source,
+                    mrun->scenes[j].residual_mr);
         fputc('\n', stderr);
     }
     for (int s = 0; s < N_SETTINGS && rc == 0; s++) {

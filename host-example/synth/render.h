@@ -49,9 +49,10 @@ int synth_image_alloc(const synth_camera *cam, uint32_t n_objects, int32_t *labe
 /* Frees every array (set img->label = NULL first when the labels belong to someone else) and zeroes img. */
 void synth_image_free(synth_image *img);
 
-/* Casts every pixel's ray, then rasterizes the meshes (img must have their scratch). The table is the rectangle |x| <= size[0]/2, |y| <= size[1]/2 in the plane z = 0 of
- * table_pose's frame, seen from above only; table_pose NULL: no table (the objects alone). img comes from
- * synth_image_alloc(cam, >= n_objects, ...); n_objects <= SYNTH_MAX_OBJECTS. */
+/* Casts every pixel's ray, then rasterizes the meshes (img must have their scratch). The table is the rectangle
+ * |x| <= size[0]/2, |y| <= size[1]/2 in the plane z = 0 of table_pose's frame, seen from above only; table_pose
+ * NULL: no table (the objects alone). img comes from synth_image_alloc(cam, >= n_objects, ...); n_objects <=
+ * SYNTH_MAX_OBJECTS. */
 void synth_render(const synth_camera *cam, const double table_pose[16], const double table_size[2],
                   const synth_placed *objects, uint32_t n_objects, synth_image *img);
 

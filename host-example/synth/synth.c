@@ -210,8 +210,8 @@ static void fill_scene(const synth_params *p, const synth_camera *cam, const syn
 
 /* ---- generation ------------------------------------------------------------------------------------------ */
 
-/* Kinds of the objects: a seeded shuffle of the catalogue (or of the meshes), repeated when there are more objects than kinds;
- * the kinds present are numbered in order of first use (object i shows kind number i % n_kinds). */
+/* Kinds of the objects: a seeded shuffle of the catalogue (or of the meshes), repeated when there are more objects
+ * than kinds; the kinds present are numbered in order of first use (object i shows kind number i % n_kinds). */
 static void choose_kinds(const synth_params *p, uint64_t *rng, uint32_t *kind_of_object, uint32_t *n_kinds)
 {
     uint32_t nk = p->n_meshes > 0 ? p->n_meshes : synth_shape_count(), order[SYNTH_MAX_KINDS];

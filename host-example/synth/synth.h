@@ -1,9 +1,10 @@
 /* synth.h -- synthetic recognition scenes with exact ground truth, for grip-host's demo, tests and benchmarks.
  *
  * A few objects from a fixed catalogue (an L bracket, a mug, a lumpy blob, a stepped block; see synth_kind_about),
- * or from triangle meshes the caller gives (meshes / n_meshes: the Stanford models, synth/mesh.h), stand on a table at random poses (any turn about the vertical plus a small tilt), not touching one another,
- * each wholly inside the image and at least min_visible_fraction unoccluded. A virtual range camera (pinhole,
- * Kinect-like by default) looks down at the table from camera_distance and ray-casts the exact surfaces: the
+ * or from triangle meshes the caller gives (meshes / n_meshes: the Stanford models, synth/mesh.h), stand on a
+ * table at random poses (any turn about the vertical plus a small tilt), not touching one another, each wholly
+ * inside the image and at least min_visible_fraction unoccluded. A virtual range camera (pinhole, Kinect-like by
+ * default) looks down at the table from camera_distance and ray-casts the exact surfaces (z-buffers meshes): the
  * scene is an ORGANIZED cloud in the CAMERA frame (x right, y down, z forward), NaN where a ray hits nothing or
  * lies beyond max_range, with Gaussian depth noise along each ray (truncated at 4 sigma, so no point strays more
  * than 4 sigma of depth from its surface). Everything is a deterministic function of the parameters; the noise
