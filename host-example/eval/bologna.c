@@ -64,8 +64,10 @@ int bologna_select(const host_options *o, const char *command, const char *defau
     memset(s, 0, sizeof *s);
     const char *data = o->data_dir ? o->data_dir : getenv("GRIP_DATA");
     if (!data || !*data) {
-        fprintf(stderr, "grip-host: %s needs the shared data folder holding bologna_retrieval/: --data DIR or "
-                        "$GRIP_DATA\n", command);
+        fprintf(stderr,
+                "grip-host: %s needs the shared data folder holding bologna_retrieval/: --data DIR or "
+                "$GRIP_DATA\n",
+                command);
         return 2;
     }
     snprintf(s->root, sizeof s->root, "%s/bologna_retrieval", data);

@@ -50,8 +50,8 @@ const char *const registration_pipeline[] = {"descriptor.impl=shot",
 typedef struct reg_row {
     int model;
     bologna_scene_info info;
-    int ok;            /* the pipeline ran */
-    int found;         /* an accepted instance within the tolerances */
+    int ok;    /* the pipeline ran */
+    int found; /* an accepted instance within the tolerances */
     uint32_t accepted, false_instances;
     judge_error error; /* of the found instance, else of the nearest accepted one (infinite when none) */
     double seconds;
@@ -124,8 +124,10 @@ static int run_model(const host_options *o, reg_eval *e, int mi)
         int r = run_scene(o, &model, &scene, T, row);
         rc = r == 2 ? 2 : rc ? rc : r;
         if (row->ok)
-            fprintf(stderr, "%s noise %g (%s, rms %.3f mr): %s, %u accepted, rotation %.3f deg, translation %.3f mm, "
-                    "%.1f s\n", bologna_models[mi].name, row->info.noise, row->info.source, row->info.residual_mr,
+            fprintf(stderr,
+                    "%s noise %g (%s, rms %.3f mr): %s, %u accepted, rotation %.3f deg, translation %.3f mm, "
+                    "%.1f s\n",
+                    bologna_models[mi].name, row->info.noise, row->info.source, row->info.residual_mr,
                     row->found ? "found" : "missed", row->accepted, row->error.angle_deg, 1e3 * row->error.translation,
                     row->seconds);
         host_cloud_free(&scene);

@@ -5,8 +5,7 @@
 
 #include <stdio.h>
 
-int stanford_meshes_load(const bologna_selection *s, synth_mesh meshes[BOLOGNA_MODELS], uint32_t *n,
-                         double *noise_unit)
+int stanford_meshes_load(const bologna_selection *s, synth_mesh meshes[BOLOGNA_MODELS], uint32_t *n, double *noise_unit)
 {
     *n = 0;
     double sum = 0;

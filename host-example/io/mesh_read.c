@@ -9,8 +9,7 @@
 #include <string.h>
 
 /* The face element and its index list, or -1 with a message. */
-static int find_faces(const cloud_io_file *f, const ply_header *h, size_t *face, size_t *list, char *err,
-                      size_t errlen)
+static int find_faces(const cloud_io_file *f, const ply_header *h, size_t *face, size_t *list, char *err, size_t errlen)
 {
     for (size_t k = 0; k < h->nelements; k++) {
         if (strcmp(h->elements[k].name, "face") != 0)
@@ -77,8 +76,8 @@ static int read_face(const cloud_io_file *f, const ply_element *e, size_t list, 
 }
 
 /* The faces of the parsed file (element `face`, index list property `list`), b just after the vertex rows. */
-static int read_faces(const cloud_io_file *f, const ply_header *h, size_t face, size_t list, ply_bytes *b,
-                      host_mesh *m, char *err, size_t errlen)
+static int read_faces(const cloud_io_file *f, const ply_header *h, size_t face, size_t list, ply_bytes *b, host_mesh *m,
+                      char *err, size_t errlen)
 {
     for (size_t k = h->vertex + 1; k < face; k++) { /* elements between the vertices and the faces */
         const ply_element *e = &h->elements[k];

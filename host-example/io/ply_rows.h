@@ -22,8 +22,7 @@ int ply_binary_bad_row(const cloud_io_file *f, const ply_element *e, uint64_t ro
 
 /* Refuses (-1 with a message) a count of e whose rows cannot fit in what is left of the data after b, before
  * anything is allocated for it; 0 when they may. */
-int ply_check_binary_room(const cloud_io_file *f, const ply_element *e, const ply_bytes *b, char *err,
-                          size_t errlen);
+int ply_check_binary_room(const cloud_io_file *f, const ply_element *e, const ply_bytes *b, char *err, size_t errlen);
 
 /* Reads the vertex element of the parsed file into *out (zeroed first; unorganized), skipping the elements before
  * it. For binary data *at (when not NULL) gets the position just after the vertex rows; it is left alone for

@@ -47,8 +47,7 @@ static void vertex_normals(synth_mesh *m)
     }
 }
 
-int synth_mesh_make(const host_mesh *m, const char *name, synth_mesh_up up, synth_mesh *out, char *err,
-                    size_t errlen)
+int synth_mesh_make(const host_mesh *m, const char *name, synth_mesh_up up, synth_mesh *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
     size_t n = m->vertices.n;

@@ -14,11 +14,11 @@
 typedef struct synth_mesh {
     char *name;
     size_t n_vertices;
-    double *xyz;       /* n_vertices x 3, object frame */
-    double *nrm;       /* n_vertices x 3 unit normals: the area-weighted mean of the faces' about each vertex,
+    double *xyz; /* n_vertices x 3, object frame */
+    double *nrm; /* n_vertices x 3 unit normals: the area-weighted mean of the faces' about each vertex,
                           oriented by the faces' winding (0 0 0 for a vertex of no face of nonzero area) */
     size_t n_triangles;
-    uint32_t *tri;     /* n_triangles x 3 */
+    uint32_t *tri;        /* n_triangles x 3 */
     double to_object[16]; /* the file's frame -> the object frame (row-major): a rotation and a translation */
 } synth_mesh;
 
@@ -28,8 +28,7 @@ typedef enum synth_mesh_up { SYNTH_MESH_Y_UP, SYNTH_MESH_Z_UP } synth_mesh_up;
 /* Makes a kind of `m` named `name`: vertices turned so that `up` is z, then moved so that the lowest vertex is at
  * z = 0 and the middle of the x-y bounding box at the origin. Vertices with a non-finite coordinate are refused.
  * 0, or -1 with a message in err (nothing left allocated). */
-int synth_mesh_make(const host_mesh *m, const char *name, synth_mesh_up up, synth_mesh *out, char *err,
-                    size_t errlen);
+int synth_mesh_make(const host_mesh *m, const char *name, synth_mesh_up up, synth_mesh *out, char *err, size_t errlen);
 
 void synth_mesh_free(synth_mesh *m);
 
