@@ -6,7 +6,10 @@
  *   grip-host [--plugin PATH] demo [--config FILE] [--set ...] [--seed N] [--objects N] [--json]
  *   grip-host synth --out DIR [--seed N] [--objects N]
  *   grip-host [--plugin PATH] regress [--data DIR] [--set ...] [--json] CASE...
- *   grip-host [--plugin PATH] eval recognition [--scenes N] [--seed N] [--out DIR] [--config FILE] [--set ...]
+ *   grip-host [--plugin PATH] eval recognition [--scenes N] [--objects N] [--seed N] [--out DIR] [--config FILE]
+ *             [--set ...] [--json] [--data DIR [--models LIST] [--noise LIST]]
+ *   grip-host [--plugin PATH] eval registration [--data DIR] [--models LIST] [--noise LIST] [--seed N] [--out DIR]
+ *             [--config FILE] [--set ...] [--json]
  *   grip-host [--plugin PATH] eval descriptors [--data DIR] [--keypoints N] [--noise LIST] [--models LIST] [--seed N]
  *             [--out DIR] [--set ...] [--json]
  *   grip-host [--plugin PATH] bench descriptors|recall [options] (its own options: grip-host bench --help)
@@ -34,9 +37,15 @@ static void usage(FILE *f)
             "  regress [--data DIR] [--set ...] [--json] CASE...\n"
             "                                run regression cases (tests/regress/*.case: models, scene, config,\n"
             "                                expected instances); a pass/fail table; exit 1 when one fails\n"
-            "  eval recognition [--scenes N] [--seed N] [--out DIR] [--config FILE] [--set ...]\n"
+            "  eval recognition [--scenes N] [--objects N] [--seed N] [--out DIR] [--config FILE] [--set ...]\n"
+            "      [--data DIR [--models LIST] [--noise LIST]]\n"
             "                                recognition rate, false positives and pose error on N generated\n"
-            "                                scenes, binned by occlusion (JSON, Markdown, SVG in DIR)\n"
+            "                                scenes, binned by occlusion (JSON, Markdown, SVG in DIR); with --data,\n"
+            "                                scenes of the Stanford meshes, per noise level in mesh resolutions\n"
+            "  eval registration [--data DIR] [--models LIST] [--noise LIST] [--config FILE] [--set ...] [--out DIR]\n"
+            "                                pose error of the model found in each Bologna retrieval scene\n"
+            "  eval descriptors [--data DIR] [--keypoints N] [--noise LIST] [--models LIST] [--out DIR]\n"
+            "                                recall vs 1-precision of descriptor matching on the Bologna models\n"
             "  bench descriptors [--points N] [--keypoints K] [--radius R] [--repeat N] [--set ...] [--json]\n"
             "                                time every descriptor stage on a generated surface\n"
             "  bench recall [--model M --scene S --gt T.xf] [--leaf L] [--radius R] [--sweep] [--set ...] [--json]\n"
