@@ -8,6 +8,7 @@
 #include "explain.h"
 #include "io/cloud_io.h"
 #include "loader.h"
+#include "model_set.h"
 #include "pipeline_result.h"
 
 typedef struct grip_pipeline {
@@ -17,6 +18,9 @@ typedef struct grip_pipeline {
     const grip_stage_impl *impl[GRIP_STAGE_KIND_COUNT];
     grip_stage *stage[GRIP_STAGE_KIND_COUNT];
     explain_settings explain;                              /* the values the verdicts' reasons name */
+    char *model_settings; /* what describes a model: "key = value" lines for the descriptor plugin, its impl and
+                             every descriptor key that can change a model's description (all but device, fallback
+                             and scene_*), with the value the stage got; a model set keeps it (model_set.h) */
 } grip_pipeline;
 
 /* Loads the default plugin and any plugin a stage section names, validates cfg against their tables, creates a
@@ -34,6 +38,25 @@ void pipeline_close(grip_pipeline *p);
 /* The resolution of c as the default plugin measures it (grip_plugin.cloud_resolution; the unit of "N mr"), or 0
  * when it cannot (a plugin of ABI 1.0, fewer than two distinct points). */
 double pipeline_cloud_resolution(const grip_pipeline *p, const host_cloud *c);
+
+/* Describes the model clouds with the descriptor stage into *out (host copies; free with model_set_free), with
+ * the pipeline's model_settings and its descriptor plugin's ABI. model_of_cloud, n_models as pipeline_run; names:
+ * n_models labels (NULL: each model cloud's path). Returns 0, or -1 with the reason in diag. */
+int pipeline_describe_models(grip_pipeline *p, const host_cloud *clouds, uint32_t n_clouds,
+                             const uint32_t *model_of_cloud, uint32_t n_models, const char *const *names,
+                             model_set *out, grip_diag *diag);
+/* Whether models described before (a model database `file`, for messages) can be used by this pipeline: the same
+ * ABI major.minor as its descriptor plugin and the same model_settings. Returns 0, or -1 with a message in diag
+ * naming the file and the first key whose value differs. */
+int pipeline_check_models(const grip_pipeline *p, const model_set *m, const char *file, grip_diag *diag);
+/* build() of the index stage over every model's descriptors (m->reference, tagged by m->model_ids). *out is
+ * released with its own release. Returns 0, or -1 with the stage's error in diag. */
+int pipeline_build_index(grip_pipeline *p, const model_set *m, grip_index **out, grip_diag *diag);
+/* The scene's part of a run against models kept in m and their index (built from m by pipeline_build_index with
+ * this pipeline): descriptor on the scene, match, group, verify. Fills *r as pipeline_run does; its timings are
+ * the scene's alone (index 0). Returns 0, or -1 with the reason in diag. */
+int pipeline_run_scene(grip_pipeline *p, const model_set *m, grip_index *index, const host_cloud *scene,
+                       pipeline_result *r, grip_diag *diag);
 
 /* Runs descriptor (every model cloud, then the scene), index (all models' descriptors, tagged by model), match
  * (scene against the index), group and verify. Fills *r (free with pipeline_result_free()). Returns 0, or -1 with
