@@ -173,8 +173,7 @@ double pipeline_cloud_resolution(const grip_pipeline *p, const host_cloud *c)
     return p->plugins[0].handle ? measure_cloud(&p->plugins[0], c, err, sizeof err) : 0;
 }
 
-/* Whether some entry of cfg is written in mr. */
-static int config_uses_mr(const grip_config *cfg)
+int pipeline_config_uses_mr(const grip_config *cfg)
 {
     double m;
     for (size_t i = 0; i < cfg->count; i++)
@@ -191,7 +190,7 @@ static void measure_resolution(const grip_loaded_plugin *lp, const host_cloud *s
 {
     char err[512];
     cfg->resolution = 0;
-    if (!config_uses_mr(cfg))
+    if (!pipeline_config_uses_mr(cfg))
         return;
     cfg->resolution = scene ? measure_cloud(lp, scene, err, sizeof err) : 0;
     if (scene && !(cfg->resolution > 0))

@@ -35,6 +35,9 @@ int pipeline_open_for(grip_pipeline *p, const char *plugin_path, grip_config *cf
                       grip_diag *diag);
 void pipeline_close(grip_pipeline *p);
 
+/* Whether some entry of cfg is written in mr (so that pipeline_open_for resolves it against each scene). */
+int pipeline_config_uses_mr(const grip_config *cfg);
+
 /* The resolution of c as the default plugin measures it (grip_plugin.cloud_resolution; the unit of "N mr"), or 0
  * when it cannot (a plugin of ABI 1.0, fewer than two distinct points). */
 double pipeline_cloud_resolution(const grip_pipeline *p, const host_cloud *c);
