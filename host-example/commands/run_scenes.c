@@ -285,10 +285,6 @@ int cmd_run_scenes(const host_options *o)
         fprintf(stderr, "grip-host: --overlay draws one scene against --model files: give one --scene and --model\n");
         return 2;
     }
-    if (o->model_names && o->n_models) {
-        fprintf(stderr, "grip-host: give either --model files or --models DATABASE, not both\n");
-        return 2;
-    }
     scene_runner sr;
     memset(&sr, 0, sizeof sr);
     sr.o = o;
