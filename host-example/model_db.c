@@ -205,15 +205,19 @@ typedef struct db_reader {
     size_t errlen;
 } db_reader;
 
-/* The next count items of elem bytes (padded to 8), or NULL after a "truncated" message naming what. */
+/* The next count items of elem bytes (padded to 8), or NULL after a "truncated or corrupt" message naming what
+ * (of model `model`; UINT32_MAX: of no model). */
 static const unsigned char *take(db_reader *r, uint64_t count, uint64_t elem, const char *what, uint32_t model)
 {
     uint64_t left = r->size - r->at;
     if (elem && count > left / elem) {
+        char whose[32] = "";
+        if (model != UINT32_MAX)
+            snprintf(whose, sizeof whose, "model %u's ", model);
         cloud_io_fail(r->err, r->errlen, r->name, 0,
-                      "truncated or corrupt: model %u's %s (%llu x %llu bytes) at byte %llu runs past the end of the "
-                      "file (%llu bytes)",
-                      model, what, (unsigned long long)count, (unsigned long long)elem, (unsigned long long)r->at,
+                      "truncated or corrupt: %s%s (%llu x %llu bytes) at byte %llu runs past the end of the file "
+                      "(%llu bytes)",
+                      whose, what, (unsigned long long)count, (unsigned long long)elem, (unsigned long long)r->at,
                       (unsigned long long)r->size);
         return NULL;
     }
@@ -364,7 +368,7 @@ static int check_layout(db_reader *r, uint32_t n_models, uint32_t dim, uint64_t 
     if (keypoints != rows)
         return corrupt(r, "the models have %llu keypoints, the header says %llu", (unsigned long long)keypoints,
                        (unsigned long long)rows);
-    if (!take(r, rows, (uint64_t)dim * 4, "descriptors (after the last model)", n_models - 1))
+    if (!take(r, rows, (uint64_t)dim * 4, "the descriptors", UINT32_MAX))
         return -1;
     if (r->at != r->size)
         return corrupt(r, "%llu bytes follow the descriptors", (unsigned long long)(r->size - r->at));
@@ -416,7 +420,7 @@ int model_db_read_mem(const void *data, size_t size, const char *name, model_set
     uint64_t rows = 0, settings_len = 0;
     if (read_header(&r, &n_models, &dim, &rows, &settings_len, abi) != 0)
         return -1;
-    const unsigned char *settings = take(&r, settings_len, 1, "settings (before model 0)", 0);
+    const unsigned char *settings = take(&r, settings_len, 1, "the settings text", UINT32_MAX);
     if (!settings)
         return -1;
     if (memchr(settings, '\0', (size_t)settings_len))
