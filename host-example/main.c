@@ -81,8 +81,8 @@ static int parse_option(int argc, char **argv, int *i, host_options *o)
         o->json = 1;
         return 0;
     }
-    static const char *with_value[] = {"--plugin", "--config", "--set", "--model", "--scene", "--scene-list", "--out", "--seed",
-                                       "--objects", "--repeat", "--overlay", "--data", "--scenes",
+    static const char *with_value[] = {"--plugin", "--config", "--set", "--model", "--scene", "--scene-list",
+                                       "--out", "--seed", "--objects", "--repeat", "--overlay", "--data", "--scenes",
                                        "--keypoints", "--noise", "--models"};
     int known = 0;
     for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++)

@@ -82,24 +82,16 @@ static int describes_models(const char *key)
     return strcmp(key, "device") != 0 && strcmp(key, "fallback") != 0 && strncmp(key, "scene_", 6) != 0;
 }
 
-/* p->model_settings: one "name = value" line for the plugin, the implementation and every key of the descriptor
- * stage (created from kv) that can change a model's description, in the table's order, each with the value the
- * stage gets (kv's, a length written in mr already resolved, else the table's default). */
-static int describe_model_settings(grip_pipeline *p, const grip_kv *kv, uint32_t n_kv)
+/* The text of p->model_settings (below) into out[0..cap), NUL-terminated when cap > 0; returns its length, so
+ * that a first call with cap 0 sizes it. */
+static size_t write_model_settings(const grip_pipeline *p, const grip_kv *kv, uint32_t n_kv, char *out, size_t cap)
 {
     const grip_stage_impl *impl = p->impl[GRIP_STAGE_DESCRIPTOR];
     const grip_plugin *t = &p->plugins[p->of_stage[GRIP_STAGE_DESCRIPTOR]].table;
-    size_t cap = 256, len = 0;
-    for (uint32_t i = 0; i < impl->n_params; i++)
-        cap += strlen(impl->params[i].key) + 16 + (impl->params[i].default_value ? strlen(impl->params[i].default_value) : 0);
-    for (uint32_t i = 0; i < n_kv; i++)
-        cap += strlen(kv[i].value);
-    cap += strlen(t->name ? t->name : "") + strlen(t->version ? t->version : "") + strlen(impl->name);
-    char *text = malloc(cap);
-    if (!text)
-        return -1;
-    len += (size_t)snprintf(text + len, cap - len, "plugin = %s %s\ndescriptor.impl = %s\n", t->name ? t->name : "",
-                            t->version ? t->version : "", impl->name);
+    size_t len = 0;
+#define APPEND(...) len += (size_t)snprintf(len < cap ? out + len : NULL, len < cap ? cap - len : 0, __VA_ARGS__)
+    APPEND("plugin = %s %s\ndescriptor.impl = %s\n", t->name ? t->name : "", t->version ? t->version : "",
+           impl->name);
     for (uint32_t i = 0; i < impl->n_params; i++) {
         const char *key = impl->params[i].key, *value = impl->params[i].default_value;
         if (!describes_models(key))
@@ -107,9 +99,22 @@ static int describe_model_settings(grip_pipeline *p, const grip_kv *kv, uint32_t
         for (uint32_t j = 0; j < n_kv; j++)
             if (strcmp(kv[j].key, key) == 0)
                 value = kv[j].value;
-        len += (size_t)snprintf(text + len, cap - len, "descriptor.%s = %s\n", key, value ? value : "");
+        APPEND("descriptor.%s = %s\n", key, value ? value : "");
     }
-    p->model_settings = text;
+#undef APPEND
+    return len;
+}
+
+/* p->model_settings: one "name = value" line for the plugin, the implementation and every key of the descriptor
+ * stage (created from kv) that can change a model's description, in the table's order, each with the value the
+ * stage gets (kv's, a length written in mr already resolved, else the table's default). */
+static int describe_model_settings(grip_pipeline *p, const grip_kv *kv, uint32_t n_kv)
+{
+    size_t len = write_model_settings(p, kv, n_kv, NULL, 0);
+    p->model_settings = malloc(len + 1);
+    if (!p->model_settings)
+        return -1;
+    write_model_settings(p, kv, n_kv, p->model_settings, len + 1);
     return 0;
 }
 

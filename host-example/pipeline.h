@@ -61,10 +61,12 @@ int pipeline_build_index(grip_pipeline *p, const model_set *m, grip_index **out,
 int pipeline_run_scene(grip_pipeline *p, const model_set *m, grip_index *index, const host_cloud *scene,
                        pipeline_result *r, grip_diag *diag);
 
-/* Runs descriptor (every model cloud, then the scene), index (all models' descriptors, tagged by model), match
- * (scene against the index), group and verify. Fills *r (free with pipeline_result_free()). Returns 0, or -1 with
- * a message naming the stage and the plugin's own error text in diag. A run that made no correspondence or no
- * hypothesis leaves what happened and its likely cause in r->hint (explain.h).
+/* pipeline_describe_models, pipeline_build_index and pipeline_run_scene in a row: descriptor (every model
+ * cloud), index (all models' descriptors, tagged by model), descriptor on the scene, match (scene against the
+ * index), group and verify; the descriptor and index times include the models'. Fills *r (free with
+ * pipeline_result_free()). Returns 0, or -1 with a message naming the stage and the plugin's own error text in
+ * diag. A run that made no correspondence or no hypothesis leaves what happened and its likely cause in r->hint
+ * (explain.h).
  * model_of_cloud (n_clouds entries, each < n_models) makes several clouds views of one model: each view is
  * described alone, then the views of a model are merged (model_merge.h). NULL: every cloud is its own model and
  * n_models is ignored. */

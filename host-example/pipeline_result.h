@@ -53,8 +53,8 @@ size_t pipeline_result_accepted(const pipeline_result *r);
 /* Human-readable report: counts, instances with pose, fitness and RMSE, each rejected hypothesis with the test
  * that rejected it, per-stage times. */
 void pipeline_result_print_text(FILE *out, const pipeline_result *r, const char *const *model_names);
-/* The JSON document of `grip-host run --json`:
- * {["scene":"…" when r->scene is set,]"instances":[{"model":i,"model_name":"…","pose":[16 numbers],"correspondences":n,"votes":v,"fitness":f,
+/* The JSON document of `grip-host run --json` (one line; when r->scene is set, "scene":"…" comes first):
+ * {"instances":[{"model":i,"model_name":"…","pose":[16 numbers],"correspondences":n,"votes":v,"fitness":f,
  *                 "rmse":r[,"violation":x when measured]}],   (accepted hypotheses only)
  *  "rejected":[{"hypothesis":i,"model":i,"model_name":"…","fitness":f,"rmse":r,"rejected_by":"min_fitness",
  *               "why":"fitness 0.120 < min_fitness 0.3"}],   (the key a user would change; explain.h)

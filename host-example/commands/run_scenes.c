@@ -119,6 +119,7 @@ typedef struct scene_runner {
     int have_models;
     grip_index *index;        /* over models, built by p */
     double prepare_ms[2];     /* describing (or reading) the models, building their index */
+    int described;            /* times the models were described (again when a scene's mr lengths change them) */
 } scene_runner;
 
 static void close_pipeline(scene_runner *sr)
@@ -156,6 +157,7 @@ static int prepare(scene_runner *sr, const host_cloud *scene, grip_diag *diag)
                                      diag) != 0)
             return 2;
         sr->have_models = 1;
+        sr->described++;
         sr->prepare_ms[0] += host_now_ms() - t0;
     }
     if (!sr->index) {
@@ -316,9 +318,12 @@ int cmd_run_scenes(const host_options *o)
     }
     if (rc == 0 && failed)
         fprintf(stderr, "grip-host: %zu of %zu scenes not run\n", failed, scenes.n);
-    if (rc == 0 && sr.have_models)
-        fprintf(stderr, "grip-host: %u models %s in %.1f ms, indexed in %.1f ms, kept for %zu scenes\n",
-                sr.models.n_models, o->model_names ? "read" : "described", sr.prepare_ms[0], sr.prepare_ms[1],
+    if (rc == 0 && sr.have_models && o->model_names)
+        fprintf(stderr, "grip-host: %u models read in %.1f ms, indexed in %.1f ms, for %zu scenes\n",
+                sr.models.n_models, sr.prepare_ms[0], sr.prepare_ms[1], scenes.n);
+    else if (rc == 0 && sr.have_models)
+        fprintf(stderr, "grip-host: %u models described %d time%s in %.1f ms, indexed in %.1f ms, for %zu scenes\n",
+                sr.models.n_models, sr.described, sr.described == 1 ? "" : "s", sr.prepare_ms[0], sr.prepare_ms[1],
                 scenes.n);
     if (rc == 0 && failed)
         rc = 1;

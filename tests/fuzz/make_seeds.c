@@ -226,7 +226,8 @@ static void write_model_db(const host_cloud *c)
 {
     model_set s;
     uint64_t np = c->n, nk = (c->n + 3) / 4;
-    if (model_set_alloc(&s, 2, 4, 2 * nk) != 0 || !(s.settings = strdup("plugin = grip seed\ndescriptor.impl = shot\n")))
+    if (model_set_alloc(&s, 2, 4, 2 * nk) != 0 ||
+        !(s.settings = strdup("plugin = grip seed\ndescriptor.impl = shot\n")))
         die("out of memory");
     s.abi_major = GRIP_ABI_MAJOR;
     s.abi_minor = GRIP_ABI_MINOR;
