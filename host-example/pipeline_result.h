@@ -38,7 +38,7 @@ typedef struct pipeline_result {
                                     "descriptor.radius = 20 mr = 0.0358" */
     explain_settings settings;          /* the values the rejections name */
     char hint[512];                     /* a run with no correspondence or no hypothesis: why, likely; else "" */
-    const char *scene;                  /* the scene's file when a run has several (borrowed), else NULL */
+    const char *scene;                  /* the scene's file, when it came from one (borrowed), else NULL */
 } pipeline_result;
 
 /* Sets scene_resolution and lengths from a validated config (config.h: resolution, entries' resolved values).

@@ -154,6 +154,7 @@ int cmd_run(const host_options *o)
     else if (read_clouds(o, models, &scene) == 0)
         rc = host_run_task(o, NULL, &t, &r);
     if (rc == 0) {
+        r.scene = o->scene_files[0];
         if (o->json)
             pipeline_result_print_json(stdout, &r, o->models);
         else
