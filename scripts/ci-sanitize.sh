@@ -144,6 +144,6 @@ step "tsan: test_threads, test_loader" tsan
 step "valgrind: grip-host" memcheck
 # 4. fuzz: each libFuzzer harness of grip-host's readers for a short, bounded run over the committed corpus
 fuzz() { GRIP_FUZZ_BUILD="$work/fuzz" JOBS=$jobs bash "$root/scripts/fuzz-short.sh" "${GRIP_FUZZ_SECONDS:-30}"; }
-step "fuzz: PCD, PLY and config readers" fuzz
+step "fuzz: PCD, PLY, config and model database readers" fuzz
 echo "$passed passed, $failed failed"
 [ $failed -eq 0 ]

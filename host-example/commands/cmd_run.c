@@ -21,8 +21,7 @@ int host_plugin_path(const host_options *o, char *buf, size_t n)
     return 0;
 }
 
-/* The config: a file (if given), else the caller's defaults, then --set overrides. 0, or -1 after reporting. */
-static int build_config(const host_options *o, const char *const *default_sets, grip_config *cfg, grip_diag *diag)
+int host_build_config(const host_options *o, const char *const *default_sets, grip_config *cfg, grip_diag *diag)
 {
     int bad = 0;
     if (o->config)
@@ -78,7 +77,7 @@ int host_run_pipeline(const host_options *o, const char *const *default_sets, co
     grip_diag diag = {0};
     grip_pipeline p;
     int rc = 0;
-    if (build_config(o, default_sets, &cfg, &diag) != 0 || pipeline_open_for(&p, path, &cfg, scene, &diag) != 0) {
+    if (host_build_config(o, default_sets, &cfg, &diag) != 0 || pipeline_open_for(&p, path, &cfg, scene, &diag) != 0) {
         rc = 2;
     } else {
         rc = run_repeated(&p, o->repeat > 1 ? o->repeat : 1, models, n_models, model_of_cloud, n_model_ids, scene,
@@ -117,7 +116,7 @@ static int read_clouds(const host_options *o, host_cloud *models, host_cloud *sc
             fprintf(stderr, "grip-host: %s\n", err);
             bad = 1;
         }
-    if (cloud_read(o->scene, scene, err, sizeof err) != 0) {
+    if (cloud_read(o->scene_files[0], scene, err, sizeof err) != 0) {
         fprintf(stderr, "grip-host: %s\n", err);
         bad = 1;
     }
@@ -137,10 +136,13 @@ int host_write_overlay(const host_options *o, const recognition_task *t, const p
 
 int cmd_run(const host_options *o)
 {
-    if (!o->config || !o->scene || o->n_models == 0) {
-        fprintf(stderr, "grip-host: run needs --config FILE, --scene FILE and at least one --model FILE\n");
+    if (!o->config || o->n_scene_files + o->n_scene_lists == 0 || (o->n_models == 0) == !o->model_names) {
+        fprintf(stderr, "grip-host: run needs --config FILE, --scene FILE (or --scene-list FILE) and either --model "
+                        "FILE (one or more) or --models DATABASE\n");
         return 2;
     }
+    if (o->n_scene_files != 1 || o->n_scene_lists || o->model_names)
+        return cmd_run_scenes(o);
     host_cloud *models = calloc((size_t)o->n_models, sizeof *models);
     host_cloud scene = {0};
     pipeline_result r = {0};
@@ -152,6 +154,7 @@ int cmd_run(const host_options *o)
     else if (read_clouds(o, models, &scene) == 0)
         rc = host_run_task(o, NULL, &t, &r);
     if (rc == 0) {
+        r.scene = o->scene_files[0];
         if (o->json)
             pipeline_result_print_json(stdout, &r, o->models);
         else
