@@ -9,7 +9,7 @@
  *   grip-host [--plugin PATH] eval recognition [--scenes N] [--seed N] [--out DIR] [--config FILE] [--set ...]
  *   grip-host [--plugin PATH] eval descriptors [--data DIR] [--keypoints N] [--noise LIST] [--models LIST] [--seed N]
  *             [--out DIR] [--set ...] [--json]
- *   grip-host [--plugin PATH] bench descriptors|recall [options] (its own options: grip-host bench --help)
+ *   grip-host [--plugin PATH] bench descriptors|recall|index [options] (its own options: grip-host bench --help)
  */
 #include "commands/commands.h"
 
