@@ -3,7 +3,8 @@
 #  - exact indexes (bruteforce, exact kdtree) on 2 and 3 ranks give byte for byte one process's k nearest, on
 #    generated SHOT-like rows and on the PCL tutorial's SHOT descriptors (model rows, scene queries) when the data
 #    is there;
-#  - the forest with the bound sync finds at least the recall@1 of the forest without it;
+#  - the bound sync never changes an exact search's result; the forest with it finds at least the recall@1 of the
+#    forest without it;
 #  - bad input ends every rank with a clear error on rank 0, never a hang (each run under `timeout`): ranks given
 #    different commands, a stage that fails on every rank (device=cuda without a GPU), a rank that never starts.
 # Skips (77) when grip-host was built without MPI or mpirun is missing.
@@ -47,6 +48,16 @@ same() {
 
 same random_bruteforce --rows 5000 --queries 200 --k 4 --seed 3
 same random_kdtree --rows 20000 --queries 200 --k 3 --dim 24 --seed 4 --set index.impl=kdtree
+# the bound sync never changes an exact search: exact kdtree, bounds from a 2-leaf probe, 3 ranks, same bytes
+if bench "${mpi[@]}" -np 3 "$host" --plugin "$plugin" bench index --mpi --repeat 1 --set index.device=cpu \
+  --out "$tmp/synced.3" --rows 20000 --queries 200 --k 3 --dim 24 --seed 4 --set index.impl=kdtree \
+  --sync-checks 2 --sync-groups 5 >"$tmp/synced.log" 2>&1 && grep -q " sync_checks=2 sync_groups=5 " "$tmp/synced.log"; then
+  cmp -s "$tmp/random_kdtree.1" "$tmp/synced.3" && ok || bad "exact kdtree with the bound sync differs"
+  echo "ok   exact kdtree with the bound sync: the same k nearest as without"
+else
+  bad "exact kdtree with the bound sync failed"
+  cat "$tmp/synced.log"
+fi
 tut=$data/pcl_reference/tutorial
 if [ -n "$data" ] && [ -f "$tut/model_shot.f32.gz" ] && [ -f "$tut/scene_shot.f32.gz" ]; then
   gzip -dc "$tut/model_shot.f32.gz" >"$tmp/model.f32"
