@@ -6,7 +6,8 @@
 #  - the bound sync never changes an exact search's result; the forest with it finds at least the recall@1 of the
 #    forest without it;
 #  - bad input ends every rank with a clear error on rank 0, never a hang (each run under `timeout`): ranks given
-#    different commands, a stage that fails on every rank (device=cuda without a GPU), a rank that never starts.
+#    different commands, a stage that fails on every rank (device=cuda without a GPU), a rank that never starts,
+#    a rank killed mid-run, a rank stopped mid-run (alive to MPI but silent: the --mpi-timeout path).
 # Skips (77) when grip-host was built without MPI or mpirun is missing.
 set -u
 host=${GRIP_HOST:?GRIP_HOST is not set}
@@ -113,6 +114,15 @@ expect failing_stage "grip-host: rank 1 (host .*): index stage: " \
   "${mpi[@]}" -np 2 "$host" --plugin "$plugin" bench index --mpi --repeat 1 --rows 1000 --queries 10 --set index.device=cuda
 expect rank_never_starts "" \
   "${mpi[@]}" -np 1 "$host" --plugin "$plugin" "${b[@]}" --rows 1000 : -np 1 false
+# a rank killed mid-run (its launcher, bash, reports the kill): Open MPI ends the job
+slow=(bench index --mpi --mpi-timeout 5 --repeat 3 --queries 2000 --rows 100000 --set index.device=cpu)
+expect rank_dies "exited with non-zero status" \
+  "${mpi[@]}" -np 1 "$host" --plugin "$plugin" "${slow[@]}" : -np 1 bash -c \
+  '"$@" & pid=$!; sleep 2; kill -9 $pid; wait $pid' _ "$host" --plugin "$plugin" "${slow[@]}"
+# a rank stopped mid-run (alive to MPI, answering nothing): rank 0 gives up after --mpi-timeout and ends the job
+expect rank_hangs "rank 0 (host .*): no answer from the other ranks in step .* within 5 s" \
+  "${mpi[@]}" -np 1 "$host" --plugin "$plugin" "${slow[@]}" : -np 1 bash -c \
+  '"$@" & pid=$!; sleep 2; kill -STOP $pid; wait $pid' _ "$host" --plugin "$plugin" "${slow[@]}"
 expect too_few_rows "2 reference rows for 3 ranks: at least one a rank" \
   "${mpi[@]}" -np 3 "$host" --plugin "$plugin" "${b[@]}" --rows 2
 echo "$pass passed, $fail failed"
