@@ -96,8 +96,10 @@ else
 H=$LOCAL NGPU=4 MPI="mpirun --allow-run-as-root --oversubscribe --bind-to none"
 DEV=cpu ROWS=20000 ROWS8=40000 Q=200
 fi
-# one host: shared memory between ranks (vader), no UCX/InfiniBand probing; ranks unbound (each uses many cores)
-export OMPI_MCA_btl=self,vader OMPI_MCA_pml=ob1 OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_MCA_osc=^ucx
+# one host (plm isolated: no ssh needed): shared memory between ranks (vader), no UCX/InfiniBand probing; ranks
+# unbound (each uses many cores)
+export OMPI_MCA_plm=isolated OMPI_MCA_btl=self,vader OMPI_MCA_pml=ob1 OMPI_MCA_btl_vader_single_copy_mechanism=none \
+  OMPI_MCA_osc=^ucx
 # a container's /dev/shm may be tiny (64 MB): the ranks' shared-memory segments then go to /tmp
 shm_mb=$(df -Pm /dev/shm 2>/dev/null | awk 'NR == 2 { print $2 }')
 [ "${shm_mb:-0}" -lt 1024 ] && export OMPI_MCA_btl_vader_backing_directory=/tmp

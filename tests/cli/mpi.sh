@@ -18,9 +18,10 @@ if "$host" --plugin "$plugin" bench index --mpi --rows 10 2>&1 | grep -q "built 
   echo "skip: grip-host was built without MPI (GRIP_WITH_MPI)"
   exit 77
 fi
-# root in a container (CI) and more ranks than cores; no ptrace-based single copy in a container
+# root in a container (CI) and more ranks than cores; no ptrace-based single copy in a container; this host only
+# (plm isolated: no ssh needed, which a container may lack)
 mpi=(mpirun --allow-run-as-root --oversubscribe)
-export OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_MCA_rmaps_base_oversubscribe=1
+export OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_plm=isolated
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 pass=0 fail=0
