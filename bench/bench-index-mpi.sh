@@ -64,6 +64,10 @@ install_deps() {
       mkdir -p "$stage/usr/$d" && cp -a "$stage/$d/." "$stage/usr/$d/" && rm -rf "${stage:?}/$d"
     fi
   done
+  # the link dpkg's alternatives would make (libfabric needs it)
+  local psm=$stage/usr/lib/x86_64-linux-gnu/libpsm_infinipath.so.1
+  [ -f "$stage/usr/lib/libpsm1/libpsm_infinipath.so.1.16" ] && [ ! -e "$psm" ] &&
+    ln -s /usr/lib/libpsm1/libpsm_infinipath.so.1.16 "$psm"
   cp -an "$stage/." /
   ldconfig
   /usr/bin/orterun --version | head -1
