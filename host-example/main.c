@@ -24,9 +24,10 @@ static void usage(FILE *f)
             "commands:\n"
             "  list                          the plugin's stages and their parameter tables\n"
             "  run --config FILE --model FILE [--model FILE]... --scene FILE [--set section.key=value]... [--json]\n"
-            "      [--repeat N] [--overlay OUT.ply]\n"
+            "      [--repeat N] [--overlay OUT.ply] [--mpi]\n"
             "                                recognise the models in the scene (PCD or PLY files); with --repeat,\n"
-            "                                run N times and report each stage's median time\n"
+            "                                run N times and report each stage's median time; --mpi (under\n"
+            "                                mpirun): the index sharded across the ranks by rows, one GPU a rank\n"
             "  demo [--config FILE] [--seed N] [--objects N] [--set ...] [--json] [--overlay OUT.ply]\n"
             "                                generate a scene with known poses, recognise it, compare with the truth\n"
             "  synth --out DIR [--seed N] [--objects N]\n"
@@ -72,6 +73,10 @@ static int parse_option(int argc, char **argv, int *i, host_options *o)
     const char *a = argv[*i], *v = NULL;
     if (strcmp(a, "--json") == 0) {
         o->json = 1;
+        return 0;
+    }
+    if (strcmp(a, "--mpi") == 0) {
+        o->mpi = 1;
         return 0;
     }
     static const char *with_value[] = {"--plugin", "--config", "--set", "--model", "--scene", "--out", "--seed",

@@ -1,5 +1,6 @@
 /* pipeline.c -- see pipeline.h. */
 #include "pipeline.h"
+#include "shard/sharded_index.h"
 #include "host_util.h"
 #include "model_merge.h"
 #include "common/param_value.h"
@@ -341,7 +342,18 @@ static int run_index_and_match(grip_pipeline *p, run_state *st, pipeline_result 
     double t0 = host_now_ms();
     grip_array ref = host_array(GRIP_F32, rows, dim, st->reference);
     grip_array ids = host_array(GRIP_U32, rows, 1, st->model_ids);
-    grip_status s = p->impl[GRIP_STAGE_INDEX]->build(p->stage[GRIP_STAGE_INDEX], &ref, &ids, &st->index);
+    grip_status s = GRIP_OK;
+    if (p->comm) { /* run --mpi: this rank's rows only, the search merged across ranks */
+        char why[1024];
+        int slot = p->of_stage[GRIP_STAGE_INDEX];
+        if (sharded_index_build(p->comm, &p->plugins[slot].table, p->ctxs[slot], p->impl[GRIP_STAGE_INDEX],
+                                p->stage[GRIP_STAGE_INDEX], &ref, &ids, &st->index, why, sizeof why) != 0) {
+            grip_diag_add(diag, "index '%s' sharded across ranks failed: %s", p->impl[GRIP_STAGE_INDEX]->name, why);
+            return -1;
+        }
+    } else {
+        s = p->impl[GRIP_STAGE_INDEX]->build(p->stage[GRIP_STAGE_INDEX], &ref, &ids, &st->index);
+    }
     if (s != GRIP_OK)
         return stage_failed(p, GRIP_STAGE_INDEX, s, "the models' descriptors", diag);
     double t1 = host_now_ms();

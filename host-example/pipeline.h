@@ -17,6 +17,8 @@ typedef struct grip_pipeline {
     const grip_stage_impl *impl[GRIP_STAGE_KIND_COUNT];
     grip_stage *stage[GRIP_STAGE_KIND_COUNT];
     explain_settings explain;                              /* the values the verdicts' reasons name */
+    struct shard_comm *comm; /* run --mpi: the ranks the index is sharded across (shard/sharded_index.h); NULL: one
+                                process. Set by the caller after pipeline_open, not owned. */
 } grip_pipeline;
 
 /* Loads the default plugin and any plugin a stage section names, validates cfg against their tables, creates a

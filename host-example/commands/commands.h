@@ -26,6 +26,8 @@ typedef struct host_options {
     const char *model_names;   /* --models LIST (eval descriptors): comma-separated Bologna model names */
     const char **args;         /* the words after the command (regress's case files, eval's what) */
     int n_args;
+    int mpi;                   /* --mpi (run): the index sharded across the ranks of an MPI job */
+    struct shard_comm *comm;   /* run --mpi: the ranks, opened by cmd_run (NULL otherwise) */
 } host_options;
 
 int cmd_list(const host_options *o);

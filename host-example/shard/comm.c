@@ -41,7 +41,12 @@ int shard_comm_bcast(shard_comm *c, void *buf, size_t bytes, const char *step)
 
 int shard_comm_reduce_hits(shard_comm *c, shard_hit *hits, size_t m, uint32_t k, const char *step)
 {
-    return c->mpi ? shard_mpi_reduce_hits(c, hits, m, k, step) : 0;
+    return c->mpi ? shard_mpi_reduce_hits(c, hits, m, k, 0, step) : 0;
+}
+
+int shard_comm_allreduce_hits(shard_comm *c, shard_hit *hits, size_t m, uint32_t k, const char *step)
+{
+    return c->mpi ? shard_mpi_reduce_hits(c, hits, m, k, 1, step) : 0;
 }
 
 int shard_comm_allreduce_f32(shard_comm *c, float *v, size_t n, int max, const char *step)

@@ -36,6 +36,8 @@ int shard_comm_bcast(shard_comm *c, void *buf, size_t bytes, const char *step);
 /* rank 0 ends with the k best of every rank's hits, query by query (m x k hits, sorted by shard_hit_before);
  * other ranks' buffers are left undefined. */
 int shard_comm_reduce_hits(shard_comm *c, shard_hit *hits, size_t m, uint32_t k, const char *step);
+/* As shard_comm_reduce_hits, but every rank ends with the merged hits. */
+int shard_comm_allreduce_hits(shard_comm *c, shard_hit *hits, size_t m, uint32_t k, const char *step);
 /* v[i] = min over ranks of v[i], on every rank (max: the maximum). */
 int shard_comm_allreduce_f32(shard_comm *c, float *v, size_t n, int max, const char *step);
 int shard_comm_allreduce_f64(shard_comm *c, double *v, size_t n, int max, const char *step);

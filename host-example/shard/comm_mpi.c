@@ -141,7 +141,7 @@ int shard_mpi_bcast(shard_comm *c, void *buf, size_t bytes, const char *step)
     return 0;
 }
 
-int shard_mpi_reduce_hits(shard_comm *c, shard_hit *hits, size_t m, uint32_t k, const char *step)
+int shard_mpi_reduce_hits(shard_comm *c, shard_hit *hits, size_t m, uint32_t k, int all, const char *step)
 {
     mpi_state *st = c->mpi;
     MPI_Datatype list;
@@ -156,9 +156,10 @@ int shard_mpi_reduce_hits(shard_comm *c, shard_hit *hits, size_t m, uint32_t k, 
         size_t n = m - at < per_piece ? m - at : per_piece;
         shard_hit *p = hits + at * k;
         MPI_Request req;
-        int rc = MPI_Ireduce(c->rank == 0 ? MPI_IN_PLACE : p, c->rank == 0 ? p : NULL, (int)n, list, st->merge_hits, 0,
-                             MPI_COMM_WORLD, &req);
-        out = finish(c, rc, &req, "MPI_Ireduce", step);
+        int rc = all ? MPI_Iallreduce(MPI_IN_PLACE, p, (int)n, list, st->merge_hits, MPI_COMM_WORLD, &req)
+                     : MPI_Ireduce(c->rank == 0 ? MPI_IN_PLACE : p, c->rank == 0 ? p : NULL, (int)n, list,
+                                   st->merge_hits, 0, MPI_COMM_WORLD, &req);
+        out = finish(c, rc, &req, all ? "MPI_Iallreduce" : "MPI_Ireduce", step);
     }
     MPI_Type_free(&list);
     return out;

@@ -24,7 +24,7 @@ int shard_mpi_bcast(shard_comm *c, void *buf, size_t bytes, const char *step)
 {
     return absent(step);
 }
-int shard_mpi_reduce_hits(shard_comm *c, shard_hit *hits, size_t m, uint32_t k, const char *step)
+int shard_mpi_reduce_hits(shard_comm *c, shard_hit *hits, size_t m, uint32_t k, int all, const char *step)
 {
     return absent(step);
 }

@@ -2,7 +2,7 @@
 # grip-host bench index sharded across MPI ranks on the CPU (host-example/shard/), against one process:
 #  - exact indexes (bruteforce, exact kdtree) on 2 and 3 ranks give byte for byte one process's k nearest, on
 #    generated SHOT-like rows and on the PCL tutorial's SHOT descriptors (model rows, scene queries) when the data
-#    is there;
+#    is there; `run --mpi` (the whole pipeline, index sharded) prints what one process prints;
 #  - the bound sync never changes an exact search's result; the forest with it finds at least the recall@1 of the
 #    forest without it;
 #  - bad input ends every rank with a clear error on rank 0, never a hang (each run under `timeout`): ranks given
@@ -75,6 +75,28 @@ if [ -n "$data" ] && [ -f "$tut/model_shot.f32.gz" ] && [ -f "$tut/scene_shot.f3
   [ "${differ% *}" -gt 1000 ] && [ "${differ#* }" -eq 0 ] && ok || bad "PCL's correspondences: $differ"
 else
   echo "skip: tutorial descriptors ($tut) absent"
+fi
+
+# run --mpi: the whole pipeline with the index sharded, on 2 and 3 ranks, prints what one process prints (the
+# generated bracket found in itself among two models, the mutual filter on: it reads the sharded index's rows)
+mkdir -p "$tmp/synth"
+if "$host" --plugin "$plugin" synth --out "$tmp/synth" --objects 2 --seed 1 >/dev/null 2>&1; then
+  models=$(ls "$tmp"/synth/model_*.pcd)
+  margs=()
+  for m in $models; do margs+=(--model "$m"); done
+  scene=$(ls "$tmp"/synth/model_*.pcd | tail -1)
+  runargs=(run --config "${GRIP_SOURCE_DIR:?}/configs/pcl_tutorial.conf" "${margs[@]}" --scene "$scene"
+           --set pipeline.threads=1 --set match.mutual=true)
+  bench "$host" --plugin "$plugin" "${runargs[@]}" 2>/dev/null | grep -v '^timings' >"$tmp/run.1"
+  grep -q "ACCEPTED" "$tmp/run.1" && ok || bad "run on one process accepted nothing: $(cat "$tmp/run.1")"
+  for np in 2 3; do
+    bench "${mpi[@]}" -np $np "$host" --plugin "$plugin" --mpi "${runargs[@]}" 2>/dev/null |
+      grep -v '^timings' >"$tmp/run.$np"
+    cmp -s "$tmp/run.1" "$tmp/run.$np" && ok || { bad "run --mpi on $np ranks differs"; diff "$tmp/run.1" "$tmp/run.$np"; }
+  done
+  echo "ok   run --mpi on 2 and 3 ranks prints what one process prints ($(grep -c ACCEPTED "$tmp/run.1") accepted)"
+else
+  bad "synth failed"
 fi
 
 # the forest, 3 ranks, without and with the bound sync: recall@1 against brute force, never lower with the sync
