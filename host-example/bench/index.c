@@ -352,6 +352,8 @@ static int round_buf_alloc(round_buf *r, size_t m, uint32_t k, uint32_t dim, int
 static int search_grouped(index_bench *x, grip_index *ix, round_buf *r, uint32_t groups)
 {
     size_t m = (size_t)x->m, k = x->k;
+    if (groups > m) /* each group's edge is one of the m sorted bounds */
+        groups = (uint32_t)m;
     memcpy(r->sorted, r->bounds, m * sizeof *r->sorted);
     qsort(r->sorted, m, sizeof *r->sorted, cmp_float);
     for (size_t q = 0; q < m; q++) { /* the group of a query: how many group edges lie below its bound */
