@@ -13,7 +13,7 @@
  *             [--config FILE] [--set ...] [--json]
  *   grip-host [--plugin PATH] eval descriptors [--data DIR] [--keypoints N] [--noise LIST] [--models LIST] [--seed N]
  *             [--out DIR] [--set ...] [--json]
- *   grip-host [--plugin PATH] bench descriptors|recall [options] (its own options: grip-host bench --help)
+ *   grip-host [--plugin PATH] bench descriptors|recall|index [options] (its own options: grip-host bench --help)
  */
 #include "commands/commands.h"
 
@@ -28,9 +28,10 @@ static void usage(FILE *f)
             "commands:\n"
             "  list                          the plugin's stages and their parameter tables\n"
             "  run --config FILE --model FILE [--model FILE]... --scene FILE [--set section.key=value]... [--json]\n"
-            "      [--repeat N] [--overlay OUT.ply]\n"
+            "      [--repeat N] [--overlay OUT.ply] [--mpi]\n"
             "                                recognise the models in the scene (PCD or PLY files); with --repeat,\n"
-            "                                run N times and report each stage's median time\n"
+            "                                run N times and report each stage's median time; --mpi (under\n"
+            "                                mpirun): the index sharded across the ranks by rows, one GPU a rank\n"
             "      --models DB               the models from a model database instead of --model\n"
             "      --scene FILE... | --scene-list FILE\n"
             "                                several scenes (a list: one path a line, # comments): the models are\n"
@@ -89,6 +90,10 @@ static int parse_option(int argc, char **argv, int *i, host_options *o)
     const char *a = argv[*i], *v = NULL;
     if (strcmp(a, "--json") == 0) {
         o->json = 1;
+        return 0;
+    }
+    if (strcmp(a, "--mpi") == 0) {
+        o->mpi = 1;
         return 0;
     }
     static const char *with_value[] = {"--plugin", "--config", "--set", "--model", "--scene", "--scene-list",

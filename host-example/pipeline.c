@@ -1,5 +1,6 @@
 /* pipeline.c -- see pipeline.h. */
 #include "pipeline.h"
+#include "shard/sharded_index.h"
 #include "host_util.h"
 #include "model_merge.h"
 #include "common/param_value.h"
@@ -442,6 +443,16 @@ int pipeline_build_index(grip_pipeline *p, const model_set *m, grip_index **out,
     }
     grip_array ref = host_array(GRIP_F32, m->rows, m->dim, m->reference);
     grip_array ids = host_array(GRIP_U32, m->rows, 1, m->model_ids);
+    if (p->comm) { /* run --mpi: this rank's rows only, the search merged across ranks */
+        char why[1024];
+        int slot = p->of_stage[GRIP_STAGE_INDEX];
+        if (sharded_index_build(p->comm, &p->plugins[slot].table, p->ctxs[slot], p->impl[GRIP_STAGE_INDEX],
+                                p->stage[GRIP_STAGE_INDEX], &ref, &ids, out, why, sizeof why) != 0) {
+            grip_diag_add(diag, "index '%s' sharded across ranks failed: %s", p->impl[GRIP_STAGE_INDEX]->name, why);
+            return -1;
+        }
+        return 0;
+    }
     grip_status s = p->impl[GRIP_STAGE_INDEX]->build(p->stage[GRIP_STAGE_INDEX], &ref, &ids, out);
     return s == GRIP_OK ? 0 : stage_failed(p, GRIP_STAGE_INDEX, s, "the models' descriptors", diag);
 }

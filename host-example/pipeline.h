@@ -21,6 +21,8 @@ typedef struct grip_pipeline {
     char *model_settings; /* what describes a model: "key = value" lines for the descriptor plugin, its impl and
                              every descriptor key that can change a model's description (all but device, fallback
                              and scene_*), with the value the stage got; a model set keeps it (model_set.h) */
+    struct shard_comm *comm; /* run --mpi: the ranks the index is sharded across (shard/sharded_index.h); NULL: one
+                                process. Set by the caller after pipeline_open, not owned. */
 } grip_pipeline;
 
 /* Loads the default plugin and any plugin a stage section names, validates cfg against their tables, creates a
