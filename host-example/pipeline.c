@@ -1,5 +1,6 @@
 /* pipeline.c -- see pipeline.h. */
 #include "pipeline.h"
+#include "accounting.h"
 #include "host_util.h"
 #include "model_merge.h"
 #include "common/param_value.h"
@@ -338,6 +339,8 @@ static int run_index_and_match(grip_pipeline *p, run_state *st, pipeline_result 
     uint64_t rows = 0;
     if (gather_reference(st, dim, &rows, diag) != 0)
         return -1;
+    accounting_mark mark;
+    accounting_mark_now(p, &mark);
     double t0 = host_now_ms();
     grip_array ref = host_array(GRIP_F32, rows, dim, st->reference);
     grip_array ids = host_array(GRIP_U32, rows, 1, st->model_ids);
@@ -345,12 +348,14 @@ static int run_index_and_match(grip_pipeline *p, run_state *st, pipeline_result 
     if (s != GRIP_OK)
         return stage_failed(p, GRIP_STAGE_INDEX, s, "the models' descriptors", diag);
     double t1 = host_now_ms();
+    accounting_charge(p, &mark, &r->accounting, GRIP_STAGE_INDEX);
     const grip_array *queries = &st->features[st->n_clouds]->descriptors;
     s = p->impl[GRIP_STAGE_MATCH]->match(p->stage[GRIP_STAGE_MATCH], st->index, queries, GRIP_MEM_HOST, &st->matches);
     if (s != GRIP_OK)
         return stage_failed(p, GRIP_STAGE_MATCH, s, "the scene's descriptors", diag);
     r->timings_ms[GRIP_STAGE_INDEX] = t1 - t0;
     r->timings_ms[GRIP_STAGE_MATCH] = host_now_ms() - t1;
+    accounting_charge(p, &mark, &r->accounting, GRIP_STAGE_MATCH);
     return 0;
 }
 
@@ -416,25 +421,31 @@ static int collect_result(const run_state *st, pipeline_result *r, grip_diag *di
 static int run_stages(grip_pipeline *p, run_state *st, const host_cloud *models, const uint32_t *model_of_cloud,
                       const host_cloud *scene, pipeline_result *r, grip_diag *diag)
 {
+    accounting_mark mark;
+    accounting_mark_now(p, &mark);
     double t0 = host_now_ms();
     if (run_descriptors(p, st, models, scene, diag) != 0 || build_models(st, model_of_cloud, diag) != 0)
         return -1;
     r->timings_ms[GRIP_STAGE_DESCRIPTOR] = host_now_ms() - t0;
+    accounting_charge(p, &mark, &r->accounting, GRIP_STAGE_DESCRIPTOR);
     if (run_index_and_match(p, st, r, diag) != 0)
         return -1;
     const grip_view *scene_view = &st->views[st->n_clouds];
+    accounting_mark_now(p, &mark);
     t0 = host_now_ms();
     grip_status s = p->impl[GRIP_STAGE_GROUP]->group(p->stage[GRIP_STAGE_GROUP], st->models, st->n_models, scene_view,
                                                     st->matches, &st->hypotheses);
     if (s != GRIP_OK)
         return stage_failed(p, GRIP_STAGE_GROUP, s, "the correspondences", diag);
     double t1 = host_now_ms();
+    accounting_charge(p, &mark, &r->accounting, GRIP_STAGE_GROUP);
     s = p->impl[GRIP_STAGE_VERIFY]->verify(p->stage[GRIP_STAGE_VERIFY], st->models, st->n_models, scene_view,
                                            st->hypotheses, &st->verdicts);
     if (s != GRIP_OK)
         return stage_failed(p, GRIP_STAGE_VERIFY, s, "the hypotheses", diag);
     r->timings_ms[GRIP_STAGE_GROUP] = t1 - t0;
     r->timings_ms[GRIP_STAGE_VERIFY] = host_now_ms() - t1;
+    accounting_charge(p, &mark, &r->accounting, GRIP_STAGE_VERIFY);
     return collect_result(st, r, diag);
 }
 

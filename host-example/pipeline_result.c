@@ -1,5 +1,6 @@
 /* pipeline_result.c -- see pipeline_result.h. */
 #include "pipeline_result.h"
+#include "accounting.h"
 #include "config.h"
 #include "host_util.h"
 
@@ -124,7 +125,9 @@ void pipeline_result_print_json(FILE *out, const pipeline_result *r, const char 
             fputc(',', out);
         host_json_string(out, r->lengths[i]);
     }
-    fputs("]}}\n", out);
+    fputs("]}", out);
+    accounting_print_json(out, &r->accounting);
+    fputs("}\n", out);
 }
 
 static void print_pose(FILE *out, const double pose[16])
@@ -167,4 +170,5 @@ void pipeline_result_print_text(FILE *out, const pipeline_result *r, const char 
     for (int s = 0; s < PIPELINE_STAGES; s++)
         fprintf(out, " %s %.1f,", pipeline_stage_names[s], r->timings_ms[s]);
     fprintf(out, " total %.1f\n", total_ms(r));
+    accounting_print_text(out, &r->accounting);
 }
