@@ -38,6 +38,11 @@ grip_status grip_cuda_pool_usage(grip_ctx *ctx, grip_cuda_pool_figures *out)
     memset(out, 0, sizeof *out); /* no device, no pool: nothing reserved */
     return GRIP_OK;
 }
+grip_status grip_cuda_pool_trim(grip_ctx *ctx)
+{
+    (void)ctx;
+    return GRIP_OK;
+}
 grip_status grip_cuda_copy_to_host(grip_ctx *ctx, void *dst, const void *src, size_t bytes)
 {
     (void)dst; (void)src; (void)bytes;

@@ -188,7 +188,7 @@ extern "C" grip_status grip_cuda_copy_on_device(grip_ctx *ctx, void *dst, const 
     return GRIP_OK;
 }
 
-grip_status grip_cuda_pool_trim(grip_ctx *ctx)
+extern "C" grip_status grip_cuda_pool_trim(grip_ctx *ctx)
 {
     if (!ctx->pool)
         return GRIP_OK;

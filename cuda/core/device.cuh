@@ -1,5 +1,5 @@
 // device.cuh -- what cuda/core/device.cu offers the other kernels' files beside core/cuda_bridge.h: the copy between
-// host and device memory that the context counts, and the trim of the context's memory pool.
+// host and device memory that the context counts.
 #ifndef GRIP_CUDA_DEVICE_CUH
 #define GRIP_CUDA_DEVICE_CUH
 
@@ -11,10 +11,5 @@
 // would wait for anyway, so that the time counted is the copy's own. Returns CUDA's error; check it with
 // GRIP_CUDA_CHECK, not GRIP_CUDA_CHECK_COPY (the hook is inside).
 cudaError_t grip_cuda_memcpy(grip_ctx *ctx, void *dst, const void *src, size_t bytes, cudaMemcpyKind kind);
-
-// Hands the cached, unused blocks of the context's pool back to the driver after the work queued so far (a streamed
-// search plans with the device's free memory). The next allocations grow the pool again. GRIP_OK when the context
-// has no pool yet.
-grip_status grip_cuda_pool_trim(grip_ctx *ctx);
 
 #endif

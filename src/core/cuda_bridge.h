@@ -48,6 +48,10 @@ typedef struct grip_cuda_pool_figures {
 } grip_cuda_pool_figures;
 /* Fills *out (all 0 before the context's first device use, and on a CPU-only build, which returns GRIP_OK). */
 grip_status grip_cuda_pool_usage(grip_ctx *ctx, grip_cuda_pool_figures *out);
+/* Hands the cached, unused blocks of the context's pool back to the driver, after the work queued so far: a streamed
+ * search plans with the device's free memory, and the fault tests measure it. The next allocations grow the pool
+ * again. GRIP_OK when the context has no pool (and on a CPU-only build). */
+grip_status grip_cuda_pool_trim(grip_ctx *ctx);
 
 #ifdef __cplusplus
 }
