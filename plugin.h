@@ -1,5 +1,5 @@
 /*
- * plugin.h -- the whole public ABI of a grip recognition plugin (ABI 1.1).
+ * plugin.h -- the whole public ABI of a grip recognition plugin (ABI 1.2).
  *
  * A grip plugin is a shared object that exports exactly one symbol, grip_plugin_get(). A host dlopen()s it,
  * asks for the ABI it speaks, and receives a table of five kinds of pipeline stages:
@@ -50,7 +50,7 @@ extern "C" {
 #endif
 
 #define GRIP_ABI_MAJOR 1
-#define GRIP_ABI_MINOR 1
+#define GRIP_ABI_MINOR 2
 
 #if defined(_WIN32)
 #define GRIP_EXPORT __declspec(dllexport)
@@ -131,6 +131,29 @@ typedef struct grip_ctx_options {
     uint32_t threads;       /* CPU threads for the CPU twins; 0 = as many as the OpenMP runtime offers; at most
                                1024 (and at most the OpenMP runtime's thread limit): more fails with GRIP_EINVAL */
 } grip_ctx_options;
+
+/* What a context has done with its CUDA device since it was created (ABI 1.2; grip_plugin.ctx_stats). The host
+ * allocates it and sets struct_size to the size it compiled with (at least this whole struct); ctx_stats writes
+ * the fields it knows, never past struct_size, and sets struct_size to the bytes it wrote. The counts (bytes,
+ * copies, nanoseconds, pool_grows) only grow: a host measures a run by the difference of two readings. A context
+ * that never used a device, and any context of a CPU-only build, reads device -1 and 0 everywhere else. */
+typedef struct grip_ctx_stats {
+    uint32_t struct_size;
+    int32_t device;                    /* the CUDA ordinal the context uses; -1 before its first device use */
+    uint64_t h2d_bytes;                /* bytes copied from host to device memory */
+    uint64_t d2h_bytes;                /* bytes copied from device to host memory */
+    uint64_t h2d_copies;               /* copies from host to device */
+    uint64_t d2h_copies;               /* copies from device to host */
+    uint64_t h2d_ns;                   /* host time inside those copies, in nanoseconds: each copy first waits for the
+                                          device work queued before it, and that wait is not counted */
+    uint64_t d2h_ns;                   /* the same for the copies to the host */
+    uint64_t pool_reserved_bytes;      /* device memory the context's pool holds now (in use or cached for reuse) */
+    uint64_t pool_reserved_high_bytes; /* the most it ever held */
+    uint64_t pool_used_bytes;          /* of what it holds, the bytes allocated now */
+    uint64_t pool_used_high_bytes;     /* the most ever allocated at once */
+    uint64_t pool_grows;               /* allocations that made the pool take more memory from the driver: a run
+                                          that allocates nothing new leaves it unchanged */
+} grip_ctx_stats;
 
 /* ---------------------------------------------------------------------------------------------------------
  * Parameters: each stage implementation publishes a table of these; configuration is key/value strings.
@@ -372,6 +395,12 @@ typedef struct grip_plugin {
      * each finite point to its nearest other point, in the cloud's unit, measured on the CPU. A cloud with fewer
      * than two distinct finite points fails with GRIP_EINVAL. */
     grip_status (*cloud_resolution)(grip_ctx *ctx, const grip_cloud *cloud, double *out);
+
+    /* since ABI 1.2 (read it only when struct_size covers it). Writes the context's counters into *out, which the
+     * caller allocates (grip_ctx_stats says how much is written). GRIP_EINVAL when ctx is not a live context, out
+     * is NULL, or out->struct_size is below the whole grip_ctx_stats of ABI 1.2; GRIP_ECUDA when the device cannot
+     * report its pool. Cheap: a host may call it around every stage. */
+    grip_status (*ctx_stats)(grip_ctx *ctx, grip_ctx_stats *out);
 } grip_plugin;
 
 /* The one exported symbol. Returns the plugin table for the host's ABI major, or NULL when the plugin does not

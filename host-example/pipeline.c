@@ -1,6 +1,7 @@
 /* pipeline.c -- see pipeline.h. */
 #include "pipeline.h"
 #include "shard/sharded_index.h"
+#include "accounting.h"
 #include "host_util.h"
 #include "model_merge.h"
 #include "common/param_value.h"
@@ -540,26 +541,32 @@ static int collect_result(const model_set *m, const scene_state *st, pipeline_re
 static int run_scene_stages(grip_pipeline *p, const model_set *m, grip_index *index, scene_state *st,
                             const host_cloud *scene, pipeline_result *r, grip_diag *diag)
 {
+    accounting_mark mark;
+    accounting_mark_now(p, &mark);
     double t0 = host_now_ms();
     st->cloud = cloud_of(scene);
     if (describe_cloud(p, &st->cloud, GRIP_ROLE_SCENE, scene->path, &st->features, diag) != 0)
         return -1;
     double t1 = host_now_ms();
+    accounting_charge(p, &mark, &r->accounting, GRIP_STAGE_DESCRIPTOR);
     grip_status s = p->impl[GRIP_STAGE_MATCH]->match(p->stage[GRIP_STAGE_MATCH], index, &st->features->descriptors,
                                                     GRIP_MEM_HOST, &st->matches);
     if (s != GRIP_OK)
         return stage_failed(p, GRIP_STAGE_MATCH, s, "the scene's descriptors", diag);
     double t2 = host_now_ms();
+    accounting_charge(p, &mark, &r->accounting, GRIP_STAGE_MATCH);
     const grip_view scene_view = {sizeof(grip_view), &st->cloud, st->features};
     s = p->impl[GRIP_STAGE_GROUP]->group(p->stage[GRIP_STAGE_GROUP], m->views, m->n_models, &scene_view, st->matches,
                                          &st->hypotheses);
     if (s != GRIP_OK)
         return stage_failed(p, GRIP_STAGE_GROUP, s, "the correspondences", diag);
     double t3 = host_now_ms();
+    accounting_charge(p, &mark, &r->accounting, GRIP_STAGE_GROUP);
     s = p->impl[GRIP_STAGE_VERIFY]->verify(p->stage[GRIP_STAGE_VERIFY], m->views, m->n_models, &scene_view,
                                            st->hypotheses, &st->verdicts);
     if (s != GRIP_OK)
         return stage_failed(p, GRIP_STAGE_VERIFY, s, "the hypotheses", diag);
+    accounting_charge(p, &mark, &r->accounting, GRIP_STAGE_VERIFY);
     r->timings_ms[GRIP_STAGE_DESCRIPTOR] = t1 - t0;
     r->timings_ms[GRIP_STAGE_MATCH] = t2 - t1;
     r->timings_ms[GRIP_STAGE_GROUP] = t3 - t2;
@@ -601,17 +608,24 @@ int pipeline_run(grip_pipeline *p, const host_cloud *clouds, uint32_t n_clouds, 
     memset(r, 0, sizeof *r);
     model_set models;
     grip_index *index = NULL;
+    pipeline_accounting models_cost; /* describing and indexing the models, charged to the run below */
+    memset(&models_cost, 0, sizeof models_cost);
+    accounting_mark mark;
+    accounting_mark_now(p, &mark);
     double t0 = host_now_ms();
     if (pipeline_describe_models(p, clouds, n_clouds, model_of_cloud, n_models, NULL, &models, diag) != 0)
         return -1;
     double t1 = host_now_ms();
+    accounting_charge(p, &mark, &models_cost, GRIP_STAGE_DESCRIPTOR);
     int rc = pipeline_build_index(p, &models, &index, diag);
     double t2 = host_now_ms();
+    accounting_charge(p, &mark, &models_cost, GRIP_STAGE_INDEX);
     if (rc == 0)
         rc = pipeline_run_scene(p, &models, index, scene, r, diag);
-    if (rc == 0) { /* the whole run's times, as a run without kept models pays them */
+    if (rc == 0) { /* the whole run's times and transfers, as a run without kept models pays them */
         r->timings_ms[GRIP_STAGE_DESCRIPTOR] += t1 - t0;
         r->timings_ms[GRIP_STAGE_INDEX] = t2 - t1;
+        accounting_add_before(&r->accounting, &models_cost);
     }
     if (index)
         index->release(index);

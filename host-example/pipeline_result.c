@@ -1,5 +1,6 @@
 /* pipeline_result.c -- see pipeline_result.h. */
 #include "pipeline_result.h"
+#include "accounting.h"
 #include "config.h"
 #include "host_util.h"
 
@@ -130,7 +131,9 @@ void pipeline_result_print_json(FILE *out, const pipeline_result *r, const char 
             fputc(',', out);
         host_json_string(out, r->lengths[i]);
     }
-    fputs("]}}\n", out);
+    fputs("]}", out);
+    accounting_print_json(out, &r->accounting);
+    fputs("}\n", out);
 }
 
 void pipeline_result_print_json_error(FILE *out, const char *scene, const char *error)
@@ -182,4 +185,5 @@ void pipeline_result_print_text(FILE *out, const pipeline_result *r, const char 
     for (int s = 0; s < PIPELINE_STAGES; s++)
         fprintf(out, " %s %.1f,", pipeline_stage_names[s], r->timings_ms[s]);
     fprintf(out, " total %.1f\n", total_ms(r));
+    accounting_print_text(out, &r->accounting);
 }

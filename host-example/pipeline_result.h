@@ -22,6 +22,21 @@ typedef struct pipeline_instance {
     uint32_t reason;          /* grip_verdict_reason: why verification rejected it (explain.h) */
 } pipeline_instance;
 
+/* What one stage moved between host and device memory (accounting.h), and the host time inside those copies. */
+typedef struct pipeline_transfer {
+    uint64_t h2d_bytes, d2h_bytes, h2d_copies, d2h_copies;
+    double h2d_ms, d2h_ms;
+} pipeline_transfer;
+
+/* A run's accounting, from the plugins' context counters (ABI 1.2); available == 0 when no plugin reports them. */
+typedef struct pipeline_accounting {
+    int available;
+    pipeline_transfer stage[PIPELINE_STAGES]; /* descriptor, index, match, group, verify */
+    uint64_t pool_grows;                      /* times a device memory pool grew during the run */
+    uint64_t pool_reserved_bytes;             /* device memory the pools hold after the run */
+    uint64_t pool_reserved_high_bytes;        /* the most they ever held */
+} pipeline_accounting;
+
 typedef struct pipeline_result {
     uint32_t n_models;
     size_t *model_keypoints;     /* n_models */
@@ -30,6 +45,7 @@ typedef struct pipeline_result {
     size_t n_hypotheses;
     pipeline_instance *hypotheses; /* n_hypotheses, accepted or not, in the group stage's order */
     double timings_ms[PIPELINE_STAGES]; /* descriptor (all clouds), index, match, group, verify */
+    pipeline_accounting accounting;     /* bytes over PCIe, copy times and pool growth, stage by stage */
     double scene_resolution;     /* the scene's measured resolution, in its unit (0: not measured) */
     uint32_t n_clouds;
     double *cloud_resolutions;   /* n_clouds: each model cloud's, in the order given (0: not measured) */
@@ -60,7 +76,11 @@ void pipeline_result_print_text(FILE *out, const pipeline_result *r, const char 
  *               "why":"fitness 0.120 < min_fitness 0.3"}],   (the key a user would change; explain.h)
  *  "counts":{"model_keypoints":[…],"scene_keypoints":n,"correspondences":n,"hypotheses":n},
  *  "timings_ms":{"descriptor":…,"index":…,"match":…,"group":…,"verify":…,"total":…},
- *  "units":{"scene_resolution":r or null,"model_resolutions":[r or null per model cloud],"lengths":["descriptor.radius = 20 mr = 0.0358",…]}} */
+ *  "units":{"scene_resolution":r or null,"model_resolutions":[r or null per model cloud],"lengths":["descriptor.radius = 20 mr = 0.0358",…]},
+ *  "transfers":{"run":T,"stages":{"descriptor":T,…,"verify":T},"pool_grows":n,"pool_reserved_bytes":n,
+ *               "pool_reserved_high_bytes":n}}   (when a plugin reports its counters: accounting.h)
+ * where T = {"h2d_bytes":n,"d2h_bytes":n,"h2d_copies":n,"d2h_copies":n,"upload_ms":x,"download_ms":x}: bytes and
+ * copies host->device and device->host, and the host time inside those copies (a stage's time includes its own). */
 void pipeline_result_print_json(FILE *out, const pipeline_result *r, const char *const *model_names);
 /* The JSON line of a scene that could not be run: {"scene":"…","error":"…"}. */
 void pipeline_result_print_json_error(FILE *out, const char *scene, const char *error);

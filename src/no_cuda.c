@@ -32,6 +32,17 @@ static grip_status no_cuda(grip_ctx *ctx, const char *what)
 
 int grip_cuda_device_count(void) { return 0; }
 void grip_cuda_ctx_release(grip_ctx *ctx) { (void)ctx; }
+grip_status grip_cuda_pool_usage(grip_ctx *ctx, grip_cuda_pool_figures *out)
+{
+    (void)ctx;
+    memset(out, 0, sizeof *out); /* no device, no pool: nothing reserved */
+    return GRIP_OK;
+}
+grip_status grip_cuda_pool_trim(grip_ctx *ctx)
+{
+    (void)ctx;
+    return GRIP_OK;
+}
 grip_status grip_cuda_copy_to_host(grip_ctx *ctx, void *dst, const void *src, size_t bytes)
 {
     (void)dst; (void)src; (void)bytes;

@@ -10,7 +10,7 @@
 //     (score bits << 32 | point index): scores are >= 1 (or +inf), so their bits order as the floats do, and the
 //     index breaks ties toward the first point, as the CPU's strict `<` does;
 //  4. the voxels' points sorted ascending.
-#include "cuda/core/check.cuh"
+#include "cuda/core/device.cuh"
 
 extern "C" {
 #include "descriptor/uniform_sampling_cuda.h"
@@ -190,7 +190,7 @@ void buffers_free(sampling_buffers *b)
 grip_status report_bad_point(grip_ctx *ctx, const float *xyz, uint32_t bad, float leaf)
 {
     float p[3];
-    GRIP_CUDA_CHECK_COPY(ctx, cudaMemcpy(p, xyz + 3 * (size_t)bad, sizeof p, cudaMemcpyDeviceToHost));
+    GRIP_CUDA_CHECK(ctx, grip_cuda_memcpy(ctx, p, xyz + 3 * (size_t)bad, sizeof p, cudaMemcpyDeviceToHost));
     return grip_fail(ctx, GRIP_EINVAL,
                      "uniform_sampling: point %u (%g, %g, %g) is too far out for leaf %g: its voxel coordinate does "
                      "not fit in an int",
@@ -218,7 +218,7 @@ grip_status find_voxels(grip_ctx *ctx, sampling_buffers *b, const float *xyz, ui
     GRIP_CUDA_CHECK_COPY(
         ctx, cudaMemcpyAsync(b->found + 1, b->voxel + (n - 1), sizeof(uint32_t), cudaMemcpyDeviceToDevice, 0));
     uint32_t found[2];
-    GRIP_CUDA_CHECK_COPY(ctx, cudaMemcpy(found, b->found, sizeof found, cudaMemcpyDeviceToHost));
+    GRIP_CUDA_CHECK(ctx, grip_cuda_memcpy(ctx, found, b->found, sizeof found, cudaMemcpyDeviceToHost));
     if (found[0] != UINT32_MAX)
         return report_bad_point(ctx, xyz, found[0], leaf);
     *voxels = found[1];

@@ -30,7 +30,7 @@
 // which fails `d < k-th distance` (the k-th distance starts at +inf), exactly as on the CPU; a non-finite query
 // row likewise gets nothing.
 #include "cuda/index/bruteforce.cuh"
-#include "cuda/core/check.cuh"
+#include "cuda/core/device.cuh"
 #include "cuda/index/bruteforce_few.cuh"
 #include "cuda/index/bruteforce_screen.cuh"
 #include "cuda/index/bruteforce_tensor.cuh"
@@ -353,8 +353,10 @@ grip_status grip_bruteforce_cuda_launch(grip_ctx *ctx, const float *ref, size_t 
     const size_t span = (n + splits - 1) / splits;
     splits = (n + span - 1) / span; // every range holds rows
     const size_t cells = splits * m * (size_t)k;
-    void *lists = NULL;
-    GRIP_CUDA_CHECK_ALLOC(ctx, cudaMallocAsync(&lists, cells * (sizeof(uint32_t) + sizeof(float)), stream));
+    void *lists = NULL; // allocated on the legacy default stream, which `stream` (0, or a blocking one) is ordered with
+    grip_status st_lists = grip_cuda_alloc(ctx, cells * (sizeof(uint32_t) + sizeof(float)), &lists);
+    if (st_lists != GRIP_OK)
+        return st_lists;
     uint32_t *split_ids = (uint32_t *)lists;
     float *split_d = (float *)(split_ids + cells);
     cudaError_t err = GRIP_CUDA_LAUNCH(
@@ -364,7 +366,7 @@ grip_status grip_bruteforce_cuda_launch(grip_ctx *ctx, const float *ref, size_t 
                               stream>>>(split_ids, split_d, m, (int)k, (int)splits, ids, sqdist);
         err = GRIP_CUDA_LAUNCH(cudaGetLastError());
     }
-    (void)cudaFreeAsync(lists, stream);
+    grip_cuda_free(lists); // on the legacy default stream: after the merge on `stream`
     GRIP_CUDA_CHECK(ctx, err);
     return GRIP_OK;
 }
@@ -456,24 +458,14 @@ static size_t pass_query_bytes(const grip_bruteforce_cuda_ref *h, size_t queries
            grip_bruteforce_screen_search_bytes(queries, h->dim, k, h->options);
 }
 
-// Hands the device pool's cached blocks back to the driver: the streamed search's buffers and the screening's rows
-// come from cudaMalloc, which cannot use them (the pool keeps whatever grip frees: a screened search's scratch, a
-// failed resident upload).
-static grip_status trim_pool(grip_ctx *ctx, int device)
-{
-    GRIP_CUDA_CHECK(ctx, cudaStreamSynchronize(0)); // blocks freed on the stream are back in the pool
-    cudaMemPool_t pool;
-    GRIP_CUDA_CHECK(ctx, cudaDeviceGetDefaultMemPool(&pool, device));
-    GRIP_CUDA_CHECK(ctx, cudaMemPoolTrimTo(pool, 0));
-    return GRIP_OK;
-}
-
-// The device memory a streamed search plans with: what is free once the pool is trimmed, less a margin for the
-// allocations' granularity and the runtime's own needs (the plan is a first guess: a failed allocation halves it).
-static grip_status device_budget(grip_ctx *ctx, int device, size_t *budget)
+// The device memory a streamed search plans with: what is free once the context's pool has handed its cached blocks
+// back to the driver (a streamed search is the one that fills the device: it pays the pool's growth again), less a
+// margin for the allocations' granularity and the runtime's own needs (the plan is a first guess: a failed
+// allocation halves it).
+static grip_status device_budget(grip_ctx *ctx, size_t *budget)
 {
     *budget = 0;
-    grip_status st = trim_pool(ctx, device);
+    grip_status st = grip_cuda_pool_trim(ctx);
     if (st != GRIP_OK)
         return st;
     size_t free_bytes = 0, total = 0;
@@ -508,7 +500,7 @@ static grip_status plan_passes(grip_ctx *ctx, const grip_bruteforce_cuda_ref *h,
     if (!h->streamed || h->batch_forced)
         return GRIP_OK; // a resident search learns its limits from failed allocations alone
     size_t budget = 0;
-    grip_status st = device_budget(ctx, h->device, &budget);
+    grip_status st = device_budget(ctx, &budget);
     if (st != GRIP_OK)
         return st;
     // the queries get at most half of the budget (every pass streams the whole reference), the batch the rest
@@ -555,33 +547,38 @@ struct pass_buffers {
     float *batch_sqdist;
 };
 
-// Allocates with cudaMalloc, not from the pool: these are a streamed search's largest buffers, handed back to
-// the driver at once when freed. The caller frees them, also after a failure.
+// From the context's pool (a streamed search trimmed it first: device_budget). The caller frees them, also after a
+// failure.
 static grip_status pass_buffers_alloc(grip_ctx *ctx, pass_buffers *b, const grip_bruteforce_cuda_ref *h,
                                       const search_io &io, size_t queries, size_t batch_rows)
 {
     const size_t lists = queries * io.k;
+    grip_status st = GRIP_OK;
     if (io.host) {
-        GRIP_CUDA_CHECK_ALLOC(ctx, cudaMalloc((void **)&b->queries, queries * h->dim * sizeof(float)));
-        GRIP_CUDA_CHECK_ALLOC(ctx, cudaMalloc((void **)&b->ids, lists * sizeof(uint32_t)));
-        GRIP_CUDA_CHECK_ALLOC(ctx, cudaMalloc((void **)&b->sqdist, lists * sizeof(float)));
+        st = grip_cuda_alloc(ctx, queries * h->dim * sizeof(float), (void **)&b->queries);
+        if (st == GRIP_OK)
+            st = grip_cuda_alloc(ctx, lists * sizeof(uint32_t), (void **)&b->ids);
+        if (st == GRIP_OK)
+            st = grip_cuda_alloc(ctx, lists * sizeof(float), (void **)&b->sqdist);
     }
-    if (h->streamed) {
-        GRIP_CUDA_CHECK_ALLOC(ctx, cudaMalloc((void **)&b->batch, batch_rows * h->dim * sizeof(float)));
-        GRIP_CUDA_CHECK_ALLOC(ctx, cudaMalloc((void **)&b->batch_ids, lists * sizeof(uint32_t)));
-        GRIP_CUDA_CHECK_ALLOC(ctx, cudaMalloc((void **)&b->batch_sqdist, lists * sizeof(float)));
+    if (st == GRIP_OK && h->streamed) {
+        st = grip_cuda_alloc(ctx, batch_rows * h->dim * sizeof(float), (void **)&b->batch);
+        if (st == GRIP_OK)
+            st = grip_cuda_alloc(ctx, lists * sizeof(uint32_t), (void **)&b->batch_ids);
+        if (st == GRIP_OK)
+            st = grip_cuda_alloc(ctx, lists * sizeof(float), (void **)&b->batch_sqdist);
     }
-    return GRIP_OK;
+    return st;
 }
 
 static void pass_buffers_free(pass_buffers *b)
 {
-    (void)cudaFree(b->queries);
-    (void)cudaFree(b->ids);
-    (void)cudaFree(b->sqdist);
-    (void)cudaFree(b->batch);
-    (void)cudaFree(b->batch_ids);
-    (void)cudaFree(b->batch_sqdist);
+    grip_cuda_free(b->queries);
+    grip_cuda_free(b->ids);
+    grip_cuda_free(b->sqdist);
+    grip_cuda_free(b->batch);
+    grip_cuda_free(b->batch_ids);
+    grip_cuda_free(b->batch_sqdist);
 }
 
 static grip_status merge_lists(grip_ctx *ctx, uint32_t *ids, float *sqdist, const uint32_t *batch_ids,
@@ -604,8 +601,8 @@ static grip_status search_batch(grip_ctx *ctx, const grip_bruteforce_cuda_ref *h
 {
     const size_t dim = h->dim;
     if (rows > 0) // ordered after the previous batch's kernels, which read the buffer, on the default stream
-        GRIP_CUDA_CHECK_COPY(
-            ctx, cudaMemcpy(batch, h->host_rows + b0 * dim, rows * dim * sizeof(float), cudaMemcpyHostToDevice));
+        GRIP_CUDA_CHECK(ctx, grip_cuda_memcpy(ctx, batch, h->host_rows + b0 * dim, rows * dim * sizeof(float),
+                                              cudaMemcpyHostToDevice));
     grip_bruteforce_screen *screen = NULL;
     grip_status st = k <= GRIP_BRUTEFORCE_SCREEN_MAX_K
                          ? grip_bruteforce_screen_build(ctx, batch, rows, dim, h->options, &screen)
@@ -648,8 +645,8 @@ static grip_status pass_search(grip_ctx *ctx, const grip_bruteforce_cuda_ref *h,
     uint32_t *ids = io.host ? b.ids : io.ids + q0 * k;
     float *sqdist = io.host ? b.sqdist : io.sqdist + q0 * k;
     if (io.host)
-        GRIP_CUDA_CHECK_COPY(
-            ctx, cudaMemcpy(b.queries, io.queries + q0 * dim, count * dim * sizeof(float), cudaMemcpyHostToDevice));
+        GRIP_CUDA_CHECK(ctx, grip_cuda_memcpy(ctx, b.queries, io.queries + q0 * dim, count * dim * sizeof(float),
+                                              cudaMemcpyHostToDevice));
     grip_status st = h->streamed
                          ? stream_batches(ctx, h, b, queries, count, io.k, io.max_sqdist, ids, sqdist, batch_rows)
                          : search_rows(ctx, ref_batch{h->rows, h->n, dim, h->screen}, queries, count, io.k,
@@ -660,9 +657,10 @@ static grip_status pass_search(grip_ctx *ctx, const grip_bruteforce_cuda_ref *h,
         GRIP_CUDA_CHECK(ctx, cudaStreamSynchronize(0));
         return GRIP_OK;
     }
-    GRIP_CUDA_CHECK_COPY(ctx, cudaMemcpy(io.ids + q0 * k, b.ids, count * k * sizeof(uint32_t), cudaMemcpyDeviceToHost));
-    GRIP_CUDA_CHECK_COPY(ctx,
-                         cudaMemcpy(io.sqdist + q0 * k, b.sqdist, count * k * sizeof(float), cudaMemcpyDeviceToHost));
+    GRIP_CUDA_CHECK(
+        ctx, grip_cuda_memcpy(ctx, io.ids + q0 * k, b.ids, count * k * sizeof(uint32_t), cudaMemcpyDeviceToHost));
+    GRIP_CUDA_CHECK(
+        ctx, grip_cuda_memcpy(ctx, io.sqdist + q0 * k, b.sqdist, count * k * sizeof(float), cudaMemcpyDeviceToHost));
     return GRIP_OK;
 }
 
@@ -689,7 +687,7 @@ static grip_status search_passes(grip_ctx *ctx, const grip_bruteforce_cuda_ref *
         count = io.m - q0 < p.queries ? io.m - q0 : p.queries;
         st = pass_run(ctx, h, io, q0, count, p.batch_rows);
         if (st == GRIP_ENOMEM && shrink_plan(h, &p, count))
-            st = trim_pool(ctx, h->device); // and this pass again
+            st = grip_cuda_pool_trim(ctx); // and this pass again
         else if (st == GRIP_OK)
             q0 += count;
     }
@@ -710,8 +708,7 @@ static grip_status resident_make(grip_ctx *ctx, grip_bruteforce_cuda_ref *h, con
     grip_status st = grip_cuda_alloc(ctx, bytes, &rows);
     h->rows = (float *)rows;
     if (st == GRIP_OK && bytes > 0)
-        st = grip_cuda_status(ctx, GRIP_CUDA_COPY(cudaMemcpy(rows, ref, bytes, kind)), "cudaMemcpy", __FILE__,
-                              __LINE__);
+        st = grip_cuda_status(ctx, grip_cuda_memcpy(ctx, rows, ref, bytes, kind), "cudaMemcpy", __FILE__, __LINE__);
     if (st != GRIP_OK)
         grip_fail_append(ctx, "knn (cuda): copying %zu reference rows of %zu dims to the device", h->n, h->dim);
     if (st == GRIP_OK)
@@ -760,14 +757,14 @@ static grip_status streamed_make(grip_ctx *ctx, grip_bruteforce_cuda_ref *h, con
     if (bytes > 0 && kind == cudaMemcpyHostToDevice)
         memcpy(h->host_rows, ref, bytes);
     else if (bytes > 0)
-        GRIP_CUDA_CHECK_COPY(ctx, cudaMemcpy(h->host_rows, ref, bytes, cudaMemcpyDeviceToHost));
+        GRIP_CUDA_CHECK(ctx, grip_cuda_memcpy(ctx, h->host_rows, ref, bytes, cudaMemcpyDeviceToHost));
     h->batch_forced = batch_rows > 0;
     if (h->batch_forced) {
         h->batch_rows = batch_rows < h->n ? batch_rows : (h->n > 0 ? h->n : 1);
         return GRIP_OK;
     }
     size_t budget = 0;
-    st = device_budget(ctx, h->device, &budget);
+    st = device_budget(ctx, &budget);
     if (st == GRIP_OK)
         h->batch_rows = plan_batch_rows(h, budget, pass_query_bytes(h, kPlannedQueries, GRIP_BRUTEFORCE_SCREEN_MAX_K));
     return st;
@@ -793,7 +790,7 @@ static grip_status resident_may_fit(grip_ctx *ctx, const grip_bruteforce_cuda_re
     *fits = need <= free_bytes;
     if (*fits)
         return GRIP_OK;
-    grip_status st = trim_pool(ctx, h->device);
+    grip_status st = grip_cuda_pool_trim(ctx);
     if (st != GRIP_OK)
         return st;
     GRIP_CUDA_CHECK(ctx, cudaMemGetInfo(&free_bytes, &total));

@@ -190,11 +190,12 @@ grip_status grip_bruteforce_rescreen(grip_ctx *ctx, const grip_bruteforce_rescre
         return GRIP_OK;
     const size_t batch = retry.count < kBatch ? retry.count : kBatch;
     void *mem = NULL;
-    GRIP_CUDA_CHECK_ALLOC(
-        ctx, cudaMallocAsync(&mem, grip_bruteforce_rescreen_bytes(batch, rows.row_bytes, capacity), 0)); // pooled
-    const grip_status st = rescreen_batches(ctx, rows, (unsigned char *)mem, batch, capacity, ref, queries, dim, retry,
-                                            k, max_sqdist, ids, sqdist, failed, n_failed);
-    (void)cudaFreeAsync(mem, 0);
+    grip_status st = grip_cuda_alloc(ctx, grip_bruteforce_rescreen_bytes(batch, rows.row_bytes, capacity), &mem);
+    if (st != GRIP_OK)
+        return st;
+    st = rescreen_batches(ctx, rows, (unsigned char *)mem, batch, capacity, ref, queries, dim, retry, k, max_sqdist,
+                          ids, sqdist, failed, n_failed);
+    grip_cuda_free(mem);
     if (st != GRIP_OK)
         grip_fail_append(ctx, "knn (cuda): re-screening %u queries", retry.count);
     return st;

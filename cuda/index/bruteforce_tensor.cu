@@ -42,7 +42,7 @@
 #include "cuda/index/bruteforce_rescreen.cuh"
 #include "cuda/index/bruteforce_screen.cuh"
 #include "cuda/index/bruteforce_wgmma.cuh"
-#include "cuda/core/check.cuh"
+#include "cuda/core/device.cuh"
 
 #include <cuda_fp16.h>
 #include <limits.h>
@@ -553,7 +553,7 @@ void grip_bruteforce_screen_free(grip_bruteforce_screen *screen)
 {
     if (!screen)
         return;
-    (void)cudaFree(screen->mem);
+    grip_cuda_free(screen->mem);
     free(screen);
 }
 
@@ -602,7 +602,7 @@ static grip_status centred_max(grip_ctx *ctx, const grip_bruteforce_screen *s, c
     launch_centred_max(ref, s->n, s->dim, s->sum, s->inv_count, max_bits);
     GRIP_CUDA_CHECK_LAUNCHED(ctx);
     int bits = 0;
-    GRIP_CUDA_CHECK_COPY(ctx, cudaMemcpy(&bits, max_bits, sizeof bits, cudaMemcpyDeviceToHost));
+    GRIP_CUDA_CHECK(ctx, grip_cuda_memcpy(ctx, &bits, max_bits, sizeof bits, cudaMemcpyDeviceToHost));
     memcpy(max_abs, &bits, sizeof *max_abs);
     return GRIP_OK;
 }
@@ -639,7 +639,9 @@ static grip_status screen_build_on(grip_ctx *ctx, grip_bruteforce_screen *s, con
 {
     const size_t row_bytes = s->shape.row_bytes();
     const size_t bytes = rows_prep_carve(&s->rows, nullptr, s->n_padded, row_bytes);
-    GRIP_CUDA_CHECK_ALLOC(ctx, cudaMalloc(&s->mem, screen_alloc_bytes(s->n_padded, row_bytes, s->dim)));
+    grip_status st_mem = grip_cuda_alloc(ctx, screen_alloc_bytes(s->n_padded, row_bytes, s->dim), &s->mem);
+    if (st_mem != GRIP_OK)
+        return st_mem;
     rows_prep_carve(&s->rows, (unsigned char *)s->mem, s->n_padded, row_bytes);
     s->stats = reinterpret_cast<ref_stats *>((unsigned char *)s->mem + bytes);
     s->sum = reinterpret_cast<float *>((unsigned char *)s->mem + bytes + 256);
@@ -658,7 +660,7 @@ static grip_status screen_build_on(grip_ctx *ctx, grip_bruteforce_screen *s, con
     }
     GRIP_CUDA_CHECK_LAUNCHED(ctx);
     ref_stats host;
-    GRIP_CUDA_CHECK_COPY(ctx, cudaMemcpy(&host, s->stats, sizeof host, cudaMemcpyDeviceToHost));
+    GRIP_CUDA_CHECK(ctx, grip_cuda_memcpy(ctx, &host, s->stats, sizeof host, cudaMemcpyDeviceToHost));
     *usable = !host.out_of_range;
     return GRIP_OK;
 }
@@ -748,7 +750,9 @@ size_t grip_bruteforce_screen_search_bytes(size_t m, size_t dim, uint32_t k,
 // the device), about half a millisecond a search of 1e5 queries.
 static grip_status scratch_alloc(grip_ctx *ctx, screen_scratch *w, size_t m_padded, size_t row_bytes)
 {
-    GRIP_CUDA_CHECK_ALLOC(ctx, cudaMallocAsync(&w->mem, scratch_carve(w, nullptr, m_padded, row_bytes), 0));
+    grip_status st = grip_cuda_alloc(ctx, scratch_carve(w, nullptr, m_padded, row_bytes), &w->mem);
+    if (st != GRIP_OK)
+        return st;
     scratch_carve(w, (unsigned char *)w->mem, m_padded, row_bytes);
     return GRIP_OK;
 }
@@ -760,7 +764,9 @@ static grip_status search_failed(grip_ctx *ctx, screen_scratch *w, const float *
 {
     const size_t rows_bytes = round_up((size_t)count * dim * sizeof(float), 256);
     const size_t ids_bytes = round_up((size_t)count * k * sizeof(uint32_t), 256);
-    GRIP_CUDA_CHECK_ALLOC(ctx, cudaMallocAsync(&w->sub, failed_bytes(count, dim, k), 0));
+    grip_status st_sub = grip_cuda_alloc(ctx, failed_bytes(count, dim, k), &w->sub);
+    if (st_sub != GRIP_OK)
+        return st_sub;
     float *sub_q = (float *)w->sub;
     uint32_t *sub_ids = (uint32_t *)((unsigned char *)w->sub + rows_bytes);
     float *sub_d = (float *)((unsigned char *)w->sub + rows_bytes + ids_bytes);
@@ -818,7 +824,7 @@ static grip_status screen_search_with(grip_ctx *ctx, const grip_bruteforce_scree
                                                                        units, w->q, s->stats, ids, sqdist, w->out);
     GRIP_CUDA_CHECK_LAUNCHED(ctx);
     uint32_t counts[2] = {0, 0}; // failed, retried
-    GRIP_CUDA_CHECK_COPY(ctx, cudaMemcpy(counts, w->out.counts, sizeof counts, cudaMemcpyDeviceToHost));
+    GRIP_CUDA_CHECK(ctx, grip_cuda_memcpy(ctx, counts, w->out.counts, sizeof counts, cudaMemcpyDeviceToHost));
     if (counts[1] > 0) {
         const grip_bruteforce_rescreen_rows rows = {
             &w->q,           &s->rows, s->n, s->n_padded, shape.row_bytes(), shape.wgmma_steps, shape.operands(),
@@ -828,7 +834,7 @@ static grip_status screen_search_with(grip_ctx *ctx, const grip_bruteforce_scree
                                       max_sqdist, ids, sqdist, w->out.failed, &w->out.counts[0]);
         if (st != GRIP_OK)
             return st;
-        GRIP_CUDA_CHECK_COPY(ctx, cudaMemcpy(counts, w->out.counts, sizeof(uint32_t), cudaMemcpyDeviceToHost));
+        GRIP_CUDA_CHECK(ctx, grip_cuda_memcpy(ctx, counts, w->out.counts, sizeof(uint32_t), cudaMemcpyDeviceToHost));
     }
     if (counts[0] == 0)
         return GRIP_OK;
@@ -843,10 +849,8 @@ grip_status grip_bruteforce_screen_search(grip_ctx *ctx, const grip_bruteforce_s
         return grip_fail(ctx, GRIP_EUNSUPPORTED, "knn (cuda): %zu queries exceed one launch", m);
     screen_scratch w = {};
     grip_status st = screen_search_with(ctx, screen, &w, ref, queries, m, k, max_sqdist, ids, sqdist);
-    if (w.sub)
-        (void)cudaFreeAsync(w.sub, 0);
-    if (w.mem)
-        (void)cudaFreeAsync(w.mem, 0);
+    grip_cuda_free(w.sub);
+    grip_cuda_free(w.mem);
     if (st != GRIP_OK)
         grip_fail_append(ctx, "knn (cuda): screened search of %zu queries, k = %u", m, k);
     return st;

@@ -16,7 +16,7 @@
 // leaf: its rows staged window by window in shared memory, transposed, each buffered query's distances computed
 // by a warp), k_retire (count the leaf; still active?) and a compaction of the active queries. Once fewer than
 // finish_below are active, they are finished by the exact brute-force kernel (cuda/index/bruteforce.cu).
-#include "cuda/core/check.cuh"
+#include "cuda/core/device.cuh"
 #include "cuda/index/bruteforce.cuh"
 #include "cuda/index/bruteforce_screen.cuh"
 
@@ -713,8 +713,10 @@ static grip_status build_level(grip_ctx *ctx, grip_kdtree_hd_cuda *h, build_scra
     GRIP_CUDA_CHECK_LAUNCH(ctx,
                            cub::DeviceScan::ExclusiveSum(s->temp, s->temp_bytes, s->splits, s->ranks, (int64_t)width));
     uint32_t last[2];
-    GRIP_CUDA_CHECK_COPY(ctx, cudaMemcpy(&last[0], s->ranks + width - 1, sizeof(uint32_t), cudaMemcpyDeviceToHost));
-    GRIP_CUDA_CHECK_COPY(ctx, cudaMemcpy(&last[1], s->splits + width - 1, sizeof(uint32_t), cudaMemcpyDeviceToHost));
+    GRIP_CUDA_CHECK(ctx,
+                    grip_cuda_memcpy(ctx, &last[0], s->ranks + width - 1, sizeof(uint32_t), cudaMemcpyDeviceToHost));
+    GRIP_CUDA_CHECK(ctx,
+                    grip_cuda_memcpy(ctx, &last[1], s->splits + width - 1, sizeof(uint32_t), cudaMemcpyDeviceToHost));
     const uint32_t n_split = last[0] + last[1];
     if (n_split == 0)
         return GRIP_OK;
@@ -728,7 +730,7 @@ static grip_status build_level(grip_ctx *ctx, grip_kdtree_hd_cuda *h, build_scra
     *level_end = h->n_nodes;
     GRIP_CUDA_CHECK_LAUNCH(ctx, cub::DeviceReduce::Max(s->temp, s->temp_bytes, h->count + first_free, s->max_count,
                                                        (int64_t)(2 * n_split)));
-    GRIP_CUDA_CHECK_COPY(ctx, cudaMemcpy(max_count, s->max_count, sizeof(uint32_t), cudaMemcpyDeviceToHost));
+    GRIP_CUDA_CHECK(ctx, grip_cuda_memcpy(ctx, max_count, s->max_count, sizeof(uint32_t), cudaMemcpyDeviceToHost));
     return GRIP_OK;
 }
 
@@ -766,7 +768,8 @@ static grip_status build_forest(grip_ctx *ctx, grip_kdtree_hd_cuda *h, build_scr
         GRIP_CUDA_CHECK_LAUNCHED(ctx);
         GRIP_CUDA_CHECK_LAUNCH(ctx, cub::DeviceSelect::Flagged(s->temp, s->temp_bytes, s->iota, s->finite, h->perm,
                                                                s->n_selected, (int64_t)n));
-        GRIP_CUDA_CHECK_COPY(ctx, cudaMemcpy(&h->n_points, s->n_selected, sizeof(uint32_t), cudaMemcpyDeviceToHost));
+        GRIP_CUDA_CHECK(ctx,
+                        grip_cuda_memcpy(ctx, &h->n_points, s->n_selected, sizeof(uint32_t), cudaMemcpyDeviceToHost));
     }
     for (uint32_t tr = 1; tr < h->n_trees && h->n_points > 0; ++tr)
         GRIP_CUDA_CHECK_COPY(ctx, cudaMemcpy(h->perm + (size_t)tr * h->n_points, h->perm,
@@ -777,9 +780,9 @@ static grip_status build_forest(grip_ctx *ctx, grip_kdtree_hd_cuda *h, build_scr
         if (st != GRIP_OK)
             return st;
     }
-    GRIP_CUDA_CHECK_COPY(ctx,
-                         cudaMemcpy(h->roots, h->roots_host, h->n_trees * sizeof(uint32_t), cudaMemcpyHostToDevice));
-    GRIP_CUDA_CHECK(ctx, cudaDeviceSynchronize());
+    GRIP_CUDA_CHECK(
+        ctx, grip_cuda_memcpy(ctx, h->roots, h->roots_host, h->n_trees * sizeof(uint32_t), cudaMemcpyHostToDevice));
+    GRIP_CUDA_CHECK(ctx, cudaStreamSynchronize(0));
     return GRIP_OK;
 }
 
@@ -805,8 +808,8 @@ static grip_status handle_make(grip_ctx *ctx, const float *rows, cudaMemcpyKind 
     if (st == GRIP_OK)
         st = grip_cuda_alloc(ctx, trees * sizeof(uint32_t), (void **)&h->roots);
     if (st == GRIP_OK && n > 0)
-        st = grip_cuda_status(ctx, GRIP_CUDA_COPY(cudaMemcpy(h->rows, rows, n * dim * sizeof(float), kind)),
-                              "cudaMemcpy", __FILE__, __LINE__);
+        st = grip_cuda_status(ctx, grip_cuda_memcpy(ctx, h->rows, rows, n * dim * sizeof(float), kind), "cudaMemcpy",
+                              __FILE__, __LINE__);
     if (st != GRIP_OK) {
         grip_kdtree_hd_cuda_free(h);
         return st;
@@ -870,7 +873,7 @@ static grip_status download_array(grip_ctx *ctx, T **dst, const T *src, size_t c
     if (!*dst)
         return grip_fail(ctx, GRIP_ENOMEM, "kdtree_hd (cuda): out of host memory downloading the tree");
     if (count > 0)
-        GRIP_CUDA_CHECK_COPY(ctx, cudaMemcpy(*dst, src, count * sizeof(T), cudaMemcpyDeviceToHost));
+        GRIP_CUDA_CHECK(ctx, grip_cuda_memcpy(ctx, *dst, src, count * sizeof(T), cudaMemcpyDeviceToHost));
     return GRIP_OK;
 }
 
@@ -1028,7 +1031,7 @@ static grip_status search_round(grip_ctx *ctx, const grip_kdtree_hd_cuda *h, sea
     GRIP_CUDA_CHECK_LAUNCHED(ctx);
     GRIP_CUDA_CHECK_LAUNCH(ctx, cub::DeviceSelect::Flagged(s->temp, s->temp_bytes, s->active, s->flags, s->active_next,
                                                            s->n_selected, (int64_t)n));
-    GRIP_CUDA_CHECK_COPY(ctx, cudaMemcpy(n_active, s->n_selected, sizeof(uint32_t), cudaMemcpyDeviceToHost));
+    GRIP_CUDA_CHECK(ctx, grip_cuda_memcpy(ctx, n_active, s->n_selected, sizeof(uint32_t), cudaMemcpyDeviceToHost));
     uint32_t *swap = s->active;
     s->active = s->active_next;
     s->active_next = swap;
@@ -1084,7 +1087,7 @@ static grip_status search_run(grip_ctx *ctx, const grip_kdtree_hd_cuda *h, searc
     GRIP_CUDA_CHECK_LAUNCH(ctx, cub::DeviceSelect::Flagged(s->temp, s->temp_bytes, s->active_next, s->flags, s->active,
                                                            s->n_selected, (int64_t)j.m));
     uint32_t n_active = 0;
-    GRIP_CUDA_CHECK_COPY(ctx, cudaMemcpy(&n_active, s->n_selected, sizeof(uint32_t), cudaMemcpyDeviceToHost));
+    GRIP_CUDA_CHECK(ctx, grip_cuda_memcpy(ctx, &n_active, s->n_selected, sizeof(uint32_t), cudaMemcpyDeviceToHost));
     const uint32_t finish_below = j.checks == 0 ? 0 : j.finish_below;
     while (n_active > 0 && n_active >= finish_below) {
         grip_status st = search_round(ctx, h, s, j, &n_active, shared_bytes);

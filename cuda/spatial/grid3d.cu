@@ -1,6 +1,6 @@
 // grid3d.cu -- building the device uniform grid of grid3d.cuh: bounds, planning, cell keys, the radix sort by
 // cell, the per-cell starts (a histogram and its exclusive scan), the points re-laid in cell order.
-#include "cuda/core/check.cuh"
+#include "cuda/core/device.cuh"
 #include "cuda/spatial/grid3d.cuh"
 
 #include <cub/device/device_radix_sort.cuh>
@@ -217,7 +217,7 @@ grip_status count_occupied(grip_ctx *ctx, const grip_grid3d &grid, unsigned long
     GRIP_CUDA_CHECK_COPY(ctx, cudaMemsetAsync(scratch, 0, sizeof *scratch, 0));
     occupied_kernel<<<stride_blocks(grid.cells), kThreads>>>(grid.cell_start, grid.cells, scratch);
     GRIP_CUDA_CHECK_LAUNCHED(ctx);
-    GRIP_CUDA_CHECK_COPY(ctx, cudaMemcpy(occupied, scratch, sizeof *occupied, cudaMemcpyDeviceToHost));
+    GRIP_CUDA_CHECK(ctx, grip_cuda_memcpy(ctx, occupied, scratch, sizeof *occupied, cudaMemcpyDeviceToHost));
     return GRIP_OK;
 }
 
@@ -229,12 +229,12 @@ grip_status measure_run(grip_ctx *ctx, const float *xyz, uint32_t n, bounds_acc 
         acc.hi[a] = host_float_order(-INFINITY);
     }
     acc.finite = 0;
-    GRIP_CUDA_CHECK_COPY(ctx, cudaMemcpy(dev, &acc, sizeof acc, cudaMemcpyHostToDevice));
+    GRIP_CUDA_CHECK(ctx, grip_cuda_memcpy(ctx, dev, &acc, sizeof acc, cudaMemcpyHostToDevice));
     if (n > 0) {
         bounds_kernel<<<stride_blocks(n), kThreads>>>(xyz, n, dev);
         GRIP_CUDA_CHECK_LAUNCHED(ctx);
     }
-    GRIP_CUDA_CHECK_COPY(ctx, cudaMemcpy(&acc, dev, sizeof acc, cudaMemcpyDeviceToHost));
+    GRIP_CUDA_CHECK(ctx, grip_cuda_memcpy(ctx, &acc, dev, sizeof acc, cudaMemcpyDeviceToHost));
     for (int a = 0; a < 3; ++a) {
         out->lo[a] = order_float(acc.lo[a]);
         out->hi[a] = order_float(acc.hi[a]);

@@ -30,7 +30,7 @@
 // for the kernel's template). The stack holds at most one pending node per level: a node's common prefix is
 // longer than its parent's, and prefixes run over 64 code bits and 32 position bits, so no path is deeper
 // than 96 nodes and the stack never holds more than kStackMax entries.
-#include "cuda/core/check.cuh"
+#include "cuda/core/device.cuh"
 #include "cuda/spatial/kdtree3d.cuh"
 
 extern "C" {
@@ -395,14 +395,14 @@ template <typename T> grip_status alloc(grip_ctx *ctx, T **p, size_t bytes)
 grip_status build_bounds(grip_ctx *ctx, build_buffers *b, const float *xyz, uint32_t n, grip_kdtree3d_cuda *t)
 {
     const uint32_t init[7] = {~0u, ~0u, ~0u, 0u, 0u, 0u, 0u};
-    GRIP_CUDA_CHECK_COPY(ctx, cudaMemcpy(b->bounds, init, sizeof init, cudaMemcpyHostToDevice));
+    GRIP_CUDA_CHECK(ctx, grip_cuda_memcpy(ctx, b->bounds, init, sizeof init, cudaMemcpyHostToDevice));
     int sms = 0;
     GRIP_CUDA_CHECK(ctx, cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, ctx->device));
     const unsigned blocks = min(blocks_for(n, kThreads), 4u * (unsigned)sms); // grid-stride beyond that
     bounds_kernel<<<blocks, kThreads>>>(xyz, n, b->bounds);
     GRIP_CUDA_CHECK_LAUNCHED(ctx);
     uint32_t got[7];
-    GRIP_CUDA_CHECK_COPY(ctx, cudaMemcpy(got, b->bounds, sizeof got, cudaMemcpyDeviceToHost));
+    GRIP_CUDA_CHECK(ctx, grip_cuda_memcpy(ctx, got, b->bounds, sizeof got, cudaMemcpyDeviceToHost));
     t->count = got[6];
     for (int a = 0; a < 3; ++a) {
         t->lo[a] = t->count ? float_from_order_key(got[a]) : 0.0f;
@@ -594,8 +594,8 @@ grip_status knn_run(grip_ctx *ctx, knn_buffers *b, const grip_kdtree3d_cuda *t, 
     if ((st = knn_dispatch(ctx, a)) != GRIP_OK)
         return st;
     if (out_mem == GRIP_MEM_HOST) {
-        GRIP_CUDA_CHECK_COPY(ctx, cudaMemcpy(ids, b->ids, cells * sizeof(uint32_t), cudaMemcpyDeviceToHost));
-        GRIP_CUDA_CHECK_COPY(ctx, cudaMemcpy(sqdist, b->sqdist, cells * sizeof(float), cudaMemcpyDeviceToHost));
+        GRIP_CUDA_CHECK(ctx, grip_cuda_memcpy(ctx, ids, b->ids, cells * sizeof(uint32_t), cudaMemcpyDeviceToHost));
+        GRIP_CUDA_CHECK(ctx, grip_cuda_memcpy(ctx, sqdist, b->sqdist, cells * sizeof(float), cudaMemcpyDeviceToHost));
     }
     GRIP_CUDA_CHECK(ctx, cudaStreamSynchronize(0));
     return GRIP_OK;

@@ -14,7 +14,7 @@
 // of the radius (at most ~100 rows a query), whose build costs a sort of the points.
 // k nearest: one thread per query keeps its k best sorted and walks the surface's grid ring by ring
 // (grip_grid3d_knn); the lists' lengths are known beforehand (k, or the finite points when fewer).
-#include "cuda/core/check.cuh"
+#include "cuda/core/device.cuh"
 #include "cuda/spatial/grid3d.cuh"
 #include "cuda/spatial/surface.cuh"
 
@@ -345,7 +345,7 @@ grip_status scan_lengths(grip_ctx *ctx, query_arrays *a, uint32_t m, grip_neighb
         ctx, cub::DeviceScan::ExclusiveSum(a->scan_tmp, a->scan_bytes, a->long_off, a->long_off, (size_t)m + 1));
     totals_kernel<<<1, 1>>>(kept, a->long_off, m, a->stats);
     GRIP_CUDA_CHECK_LAUNCHED(ctx);
-    GRIP_CUDA_CHECK_COPY(ctx, cudaMemcpy(host, a->stats, sizeof *host, cudaMemcpyDeviceToHost));
+    GRIP_CUDA_CHECK(ctx, grip_cuda_memcpy(ctx, host, a->stats, sizeof *host, cudaMemcpyDeviceToHost));
     out->entries = (size_t)host->kept_total;
     out->max_count = host->max_count;
     out->truncated = host->truncated;
@@ -484,7 +484,7 @@ grip_status radius_run(grip_ctx *ctx, const radius_job &j, grip_neighborhoods_cu
     if (st == GRIP_OK)
         st = gather_entries(ctx, j.s, out);
     if (st == GRIP_OK)
-        st = grip_cuda_status(ctx, cudaDeviceSynchronize(), "radius search", __FILE__, __LINE__);
+        st = grip_cuda_status(ctx, cudaStreamSynchronize(0), "radius search", __FILE__, __LINE__);
     sort_arrays_free(&k);
     query_arrays_free(&a);
     return st;
@@ -551,7 +551,7 @@ grip_status knn_run(grip_ctx *ctx, const grip_surface_cuda *s, const float *quer
     }
     out->max_count = out->entries > 0 ? len : 0;
     if (st == GRIP_OK)
-        st = grip_cuda_status(ctx, cudaDeviceSynchronize(), "k-nearest search", __FILE__, __LINE__);
+        st = grip_cuda_status(ctx, cudaStreamSynchronize(0), "k-nearest search", __FILE__, __LINE__);
     query_arrays_free(&a);
     return st;
 }

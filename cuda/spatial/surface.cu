@@ -1,6 +1,6 @@
 // surface.cu -- a cloud resident on the device (src/spatial/neighborhood_cuda.h): upload, its grid, its normals,
 // gathering its points.
-#include "cuda/core/check.cuh"
+#include "cuda/core/device.cuh"
 #include "cuda/spatial/surface.cuh"
 
 #include <stdlib.h>
@@ -51,7 +51,7 @@ grip_status gather_run(grip_ctx *ctx, const grip_surface_cuda *s, const uint32_t
                                                                                        bad);
     GRIP_CUDA_CHECK_LAUNCHED(ctx);
     unsigned int host_bad = 0;
-    GRIP_CUDA_CHECK_COPY(ctx, cudaMemcpy(&host_bad, bad, sizeof host_bad, cudaMemcpyDeviceToHost));
+    GRIP_CUDA_CHECK(ctx, grip_cuda_memcpy(ctx, &host_bad, bad, sizeof host_bad, cudaMemcpyDeviceToHost));
     if (host_bad)
         return grip_fail(ctx, GRIP_EINVAL, "surface gather (cuda): %u of %zu indices are >= the surface's %u points",
                          host_bad, count, s->n);
@@ -74,7 +74,7 @@ grip_status widen_normals_run(grip_ctx *ctx, grip_surface_cuda *s, const float *
 {
     widen_normals_kernel<<<(s->n + kThreads - 1) / kThreads, kThreads>>>(staged3, s->n, (float4 *)s->normals);
     GRIP_CUDA_CHECK_LAUNCHED(ctx);
-    GRIP_CUDA_CHECK(ctx, cudaDeviceSynchronize());
+    GRIP_CUDA_CHECK(ctx, cudaStreamSynchronize(0));
     return GRIP_OK;
 }
 
@@ -84,7 +84,7 @@ grip_status set_normals_run(grip_ctx *ctx, grip_surface_cuda *s, const float *no
     if (n == 0)
         return GRIP_OK;
     if (stride == 4) {
-        GRIP_CUDA_CHECK_COPY(ctx, cudaMemcpy(s->normals, normals, n * 4 * sizeof(float), cudaMemcpyHostToDevice));
+        GRIP_CUDA_CHECK(ctx, grip_cuda_memcpy(ctx, s->normals, normals, n * 4 * sizeof(float), cudaMemcpyHostToDevice));
         return GRIP_OK;
     }
     void *staged = NULL; // n x 3 on the device, freed here on every path

@@ -20,7 +20,7 @@
 // warp order by one thread; across chunks in chunk order. No float atomics: the result does not depend on
 // scheduling, and a run repeats bit for bit. The CPU twin replays the same order (icp_math.h), so the sums are the
 // same bits on both sides.
-#include "cuda/core/check.cuh"
+#include "cuda/core/device.cuh"
 #include "cuda/spatial/kdtree3d.cuh"
 
 extern "C" {
@@ -520,7 +520,7 @@ grip_status iterate(grip_ctx *ctx, const grip_icp_params *p, const grip_icp_cuda
         GRIP_CUDA_CHECK_LAUNCHED(ctx);
         if ((k + 1) % kActiveCheckEvery == 0 && k + 1 < p->max_iterations) {
             uint32_t active = 0;
-            GRIP_CUDA_CHECK_COPY(ctx, cudaMemcpy(&active, d->active, sizeof active, cudaMemcpyDeviceToHost));
+            GRIP_CUDA_CHECK(ctx, grip_cuda_memcpy(ctx, &active, d->active, sizeof active, cudaMemcpyDeviceToHost));
             if (active == 0)
                 break;
         }
@@ -555,7 +555,7 @@ grip_status run_batch(grip_ctx *ctx, const grip_icp_params *p, const grip_icp_cu
     score_finish_kernel<<<blocks_for(n_hyp, kUpdateThreads), kUpdateThreads>>>(
         d->states, n_hyp, d->first_chunk, d->partial, p->min_fitness, p->max_rmse, d->results);
     GRIP_CUDA_CHECK_LAUNCHED(ctx);
-    GRIP_CUDA_CHECK_COPY(ctx, cudaMemcpy(out, d->results, (size_t)n_hyp * sizeof *out, cudaMemcpyDeviceToHost));
+    GRIP_CUDA_CHECK(ctx, grip_cuda_memcpy(ctx, out, d->results, (size_t)n_hyp * sizeof *out, cudaMemcpyDeviceToHost));
     return GRIP_OK;
 }
 

@@ -11,11 +11,25 @@
  * than it can start ends the process, so larger values are refused up front. */
 #define GRIP_CTX_MAX_THREADS 1024
 
+/* What a context has moved between host and device memory, and how its device memory pool grew, since it was
+ * created (grip_plugin.ctx_stats reports them with the pool's own figures). Counted where the copies and the
+ * allocations are made, in cuda/core/device.cu. */
+typedef struct grip_ctx_counters {
+    uint64_t h2d_bytes, d2h_bytes;   /* host-to-device and device-to-host bytes copied */
+    uint64_t h2d_copies, d2h_copies; /* the copies, each way */
+    uint64_t h2d_ns, d2h_ns;         /* host time inside those copies, after the work queued before them */
+    uint64_t pool_grows;             /* allocations that made the pool reserve more device memory */
+    uint64_t pool_reserved;          /* the pool's reserved bytes as last seen, to tell a growth */
+} grip_ctx_counters;
+
 struct grip_ctx {
     grip_ctx_options opts;
     int device_probed;      /* 0 until the first stage that needs CUDA asks */
     int device_count;       /* usable CUDA devices, valid once probed */
     int device;             /* the CUDA ordinal in use, -1 if none */
+    void *pool;             /* the context's own CUDA memory pool (a cudaMemPool_t), made with `device`; NULL
+                               before the first device use; destroyed by grip_cuda_ctx_release */
+    grip_ctx_counters counters;
     const char *stage;      /* the kind of the stage whose run started last ("group"), NULL before any: named by
                                grip_fail in front of a message that names no stage (a CUDA call's, rigid_fit's) */
     char last_error[GRIP_ERROR_TEXT_MAX];

@@ -18,7 +18,7 @@ grip_status grip_cuda_copy_to_host(grip_ctx *ctx, void *dst, const void *src, si
 grip_status grip_cuda_upload(grip_ctx *ctx, const void *host, size_t bytes, void **dev, int *device);
 /* Frees memory from grip_cuda_upload or grip_cuda_alloc; NULL is allowed. */
 void grip_cuda_free(void *dev);
-/* A new, uninitialised allocation of `bytes` (0 is allowed) on the context's device, from the device's stream-ordered
+/* A new, uninitialised allocation of `bytes` (0 is allowed) on the context's device, from the context's stream-ordered
  * pool: after the first calls, allocating and freeing cost microseconds, not a driver round trip. The caller frees
  * it with grip_cuda_free(). *dev is NULL after a failure: GRIP_ENOMEM when the device is full (the context stays
  * usable), GRIP_ENODEV without a device, GRIP_EUNSUPPORTED on a CPU-only build. */
@@ -37,8 +37,21 @@ grip_status grip_cuda_copy_on_device(grip_ctx *ctx, void *dst, const void *src, 
 grip_status grip_cuda_gather_rows4(grip_ctx *ctx, const float *rows, const uint32_t *idx, size_t count, float *out);
 /* Waits for the work queued on the default stream; a kernel's fault surfaces here, named by this call. */
 grip_status grip_cuda_sync(grip_ctx *ctx);
-/* Frees the context's CUDA state: hands the pool's cached memory back to the driver. Safe when none was made. */
+/* Frees the context's CUDA state: destroys its memory pool, whose memory goes back to the driver once the last
+ * block still allocated from it is freed. Safe when none was made. */
 void grip_cuda_ctx_release(grip_ctx *ctx);
+
+/* The figures of the context's device memory pool, in bytes (CUDA's cudaMemPoolAttr{Reserved,Used}Mem{Current,High}):
+ * what the pool holds from the driver, and what of it is allocated, now and at most since the pool was made. */
+typedef struct grip_cuda_pool_figures {
+    uint64_t reserved, reserved_high, used, used_high;
+} grip_cuda_pool_figures;
+/* Fills *out (all 0 before the context's first device use, and on a CPU-only build, which returns GRIP_OK). */
+grip_status grip_cuda_pool_usage(grip_ctx *ctx, grip_cuda_pool_figures *out);
+/* Hands the cached, unused blocks of the context's pool back to the driver, after the work queued so far: a streamed
+ * search plans with the device's free memory, and the fault tests measure it. The next allocations grow the pool
+ * again. GRIP_OK when the context has no pool (and on a CPU-only build). */
+grip_status grip_cuda_pool_trim(grip_ctx *ctx);
 
 #ifdef __cplusplus
 }

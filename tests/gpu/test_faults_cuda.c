@@ -21,6 +21,7 @@
 #include <cuda_runtime_api.h>
 #endif
 #include "core/array.h"
+#include "core/cuda_bridge.h"
 #include "stages/stage.h"
 
 #include <math.h>
@@ -43,21 +44,17 @@ static const char *const device_features[] = {FPFH_SETTINGS,       "descriptor.d
                                               NULL};
 
 #ifdef GRIP_HAVE_CUDA
-/* Device memory in use, between runs (nothing of grip's alive): the default pool's bytes handed out, then the
+/* Device memory in use, between runs (nothing of grip's alive): the bytes ctx's pool has handed out, then the
  * device's after the pool gave back what it caches. */
-static void device_usage(fault_device_usage *out)
+static void device_usage(grip_ctx *ctx, fault_device_usage *out)
 {
-    int device = 0;
-    cudaMemPool_t pool;
     size_t free_bytes = 0, total = 0;
-    uint64_t used = 0; /* cuuint64_t */
-    ck_assert_int_eq(cudaGetDevice(&device), cudaSuccess);
+    grip_cuda_pool_figures pool;
     ck_assert_int_eq(cudaDeviceSynchronize(), cudaSuccess);
-    ck_assert_int_eq(cudaDeviceGetDefaultMemPool(&pool, device), cudaSuccess);
-    ck_assert_int_eq(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used), cudaSuccess);
-    ck_assert_int_eq(cudaMemPoolTrimTo(pool, 0), cudaSuccess);
+    ck_assert_int_eq(grip_cuda_pool_usage(ctx, &pool), GRIP_OK);
+    ck_assert_int_eq(grip_cuda_pool_trim(ctx), GRIP_OK);
     ck_assert_int_eq(cudaMemGetInfo(&free_bytes, &total), cudaSuccess);
-    out->pool_used = used;
+    out->pool_used = pool.used;
     out->device_used = total - free_bytes;
 }
 #define DEVICE_PROBE device_usage
@@ -255,7 +252,7 @@ static uint64_t walk_fallback(fallback_kit *t, uint32_t kind, uint64_t *walked)
     outcome_finish(t, &want_device);
     ck_assert_msg(points[GRIP_FAULT_DEVICE_ALLOC] > 0, "%s: device = auto did not put the stage on the device", name);
     fault_device_usage clean;
-    device_usage(&clean);
+    device_usage(t->fb.ctx, &clean);
     for (int k = GRIP_FAULT_DEVICE_ALLOC; k <= GRIP_FAULT_COPY; k++) {
         uint64_t back = 0, absorbed = 0;
         for (uint64_t nth = 1; nth <= points[k]; nth++) {
@@ -276,7 +273,7 @@ static uint64_t walk_fallback(fallback_kit *t, uint32_t kind, uint64_t *walked)
                              grip_fault_kind_name(k), (unsigned long long)nth);
             outcome_free(&got);
             fault_device_usage now;
-            device_usage(&now);
+            device_usage(t->fb.ctx, &now);
             ck_assert_msg(now.pool_used == clean.pool_used && now.device_used == clean.device_used,
                           "%s: %s %llu: device memory in use went from %llu / %llu to %llu / %llu bytes", name,
                           grip_fault_kind_name(k), (unsigned long long)nth, (unsigned long long)clean.pool_used,

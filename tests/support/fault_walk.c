@@ -364,12 +364,13 @@ static void clean_run(fault_pipeline *p, grip_fault_kind walked, fault_digest *d
     fault_run_free(&s);
 }
 
-static void check_device(fault_device_probe probe, const fault_device_usage *clean, uint64_t nth, const char *kind)
+static void check_device(fault_device_probe probe, grip_ctx *ctx, const fault_device_usage *clean, uint64_t nth,
+                         const char *kind)
 {
     if (!probe)
         return;
     fault_device_usage now;
-    probe(&now);
+    probe(ctx, &now);
     ck_assert_msg(now.pool_used == clean->pool_used && now.device_used == clean->device_used,
                   "%s %llu: device memory in use went from %llu (pool) / %llu (device) bytes to %llu / %llu", kind,
                   (unsigned long long)nth, (unsigned long long)clean->pool_used,
@@ -395,7 +396,7 @@ void fault_walk(fault_pipeline *p, grip_fault_kind kind, grip_status want, fault
         report->by_stage[k] = counted.calls_after[k] - (k ? counted.calls_after[k - 1] : 0);
     fault_device_usage device_clean = {0, 0};
     if (probe)
-        probe(&device_clean);
+        probe(p->ctx, &device_clean);
     fprintf(stderr, "%s: clean run: %llu keypoints, %llu matches, %llu hypotheses, %llu accepted\n", kind_name,
             (unsigned long long)clean.keypoints, (unsigned long long)clean.matches,
             (unsigned long long)clean.hypotheses, (unsigned long long)clean.accepted);
@@ -429,7 +430,7 @@ void fault_walk(fault_pipeline *p, grip_fault_kind kind, grip_status want, fault
             free(again.bytes);
             fault_run_free(&s);
             report->absorbed++;
-            check_device(probe, &device_clean, nth, kind_name);
+            check_device(probe, p->ctx, &device_clean, nth, kind_name);
             continue;
         }
         ck_assert_msg(s.failed >= 0, "%s %llu: the run failed (%d) outside a stage", kind_name,
@@ -446,7 +447,7 @@ void fault_walk(fault_pipeline *p, grip_fault_kind kind, grip_status want, fault
             fprintf(stderr, "%s %llu: %s: %s\n", kind_name, (unsigned long long)nth, p->plugin->status_str(st), error);
         }
         fault_run_free(&s);
-        check_device(probe, &device_clean, nth, kind_name);
+        check_device(probe, p->ctx, &device_clean, nth, kind_name);
         /* the same context and stages, nothing armed: the clean run's results */
         clean_run(p, kind, &again, NULL);
         ck_assert_msg(again.n == clean.n && memcmp(again.bytes, clean.bytes, clean.n) == 0,
@@ -455,7 +456,7 @@ void fault_walk(fault_pipeline *p, grip_fault_kind kind, grip_status want, fault
         free(again.bytes);
     }
     free(clean.bytes);
-    check_device(probe, &device_clean, 0, kind_name);
+    check_device(probe, p->ctx, &device_clean, 0, kind_name);
 }
 
 void fault_walk_print(const char *label, grip_fault_kind kind, const fault_walk_report *r)

@@ -20,12 +20,12 @@
 #include "io/cloud_io.h"
 #include "core/fault.h"
 
-/* What a probe measures of the device (e.g. bytes in use), compared for equality. */
+/* What a probe measures of the device (e.g. bytes in use) for a context, compared for equality. */
 typedef struct fault_device_usage {
-    uint64_t pool_used;   /* bytes the device's default pool has handed out and not had back */
+    uint64_t pool_used;   /* bytes the context's pool has handed out and not had back */
     uint64_t device_used; /* total - free, after the pool was trimmed */
 } fault_device_usage;
-typedef void (*fault_device_probe)(fault_device_usage *out);
+typedef void (*fault_device_probe)(grip_ctx *ctx, fault_device_usage *out);
 
 typedef struct fault_pipeline {
     const grip_plugin *plugin;

@@ -1,0 +1,15 @@
+// device.cuh -- what cuda/core/device.cu offers the other kernels' files beside core/cuda_bridge.h: the copy between
+// host and device memory that the context counts.
+#ifndef GRIP_CUDA_DEVICE_CUH
+#define GRIP_CUDA_DEVICE_CUH
+
+#include "cuda/core/check.cuh"
+
+// cudaMemcpy (synchronous, on the legacy default stream) through its fault-injection hook, counted in the
+// context's counters when it crosses between host and device (grip_plugin.ctx_stats): every such copy in cuda/ is
+// made here (tests/cli/device_calls.sh checks it). It first waits for the work queued before it, which the copy
+// would wait for anyway, so that the time counted is the copy's own. Returns CUDA's error; check it with
+// GRIP_CUDA_CHECK, not GRIP_CUDA_CHECK_COPY (the hook is inside).
+cudaError_t grip_cuda_memcpy(grip_ctx *ctx, void *dst, const void *src, size_t bytes, cudaMemcpyKind kind);
+
+#endif
