@@ -377,6 +377,20 @@ static int collect_result(const run_state *st, pipeline_result *r, grip_diag *di
     for (uint32_t m = 0; m < st->n_models; m++)
         r->model_keypoints[m] = (size_t)st->models[m].features->keypoints.rows;
     r->scene_keypoints = (size_t)st->features[st->n_clouds]->keypoints.rows;
+    r->normals_source = calloc(st->n_clouds + 1, sizeof *r->normals_source);
+    r->had_normals = calloc(st->n_clouds + 1, sizeof *r->had_normals);
+    if (!r->normals_source || !r->had_normals) {
+        grip_diag_add(diag, "out of host memory");
+        return -1;
+    }
+    r->n_described = st->n_clouds + 1;
+    for (uint32_t i = 0; i <= st->n_clouds; i++) {
+        const grip_features *f = st->features[i];
+        r->normals_source[i] = f->struct_size >= offsetof(grip_features, normals_source) + sizeof f->normals_source
+                                   ? f->normals_source
+                                   : GRIP_NORMALS_UNSAID;
+        r->had_normals[i] = st->clouds[i].normals.rows > 0;
+    }
     r->correspondences = (size_t)st->matches->count;
     for (uint32_t i = 0; i < st->hypotheses->count; i++) {
         const grip_hypothesis *h = hypothesis_at(st->hypotheses, i);
