@@ -204,7 +204,20 @@ typedef struct grip_features {
     grip_array frames;       /* F32 k x 9: the descriptor's local reference frame, rows x, y, z axis; NaN if invalid */
     grip_array descriptors;  /* F32 k x D; a NaN row marks an invalid keypoint (as PCL does) */
     void (*release)(struct grip_features *self);
+    /* since ABI 1.2 (read it only when struct_size covers it) */
+    uint32_t normals_source; /* grip_normals_source: where `normals` came from */
 } grip_features;
+
+/* Where a descriptor stage took a cloud's normals from (grip_features.normals_source, ABI 1.2), as its `normals`
+ * key (auto | compute | file) decided. */
+typedef enum grip_normals_source {
+    GRIP_NORMALS_UNSAID = 0,         /* the plugin does not say (an older plugin, or a stage that keeps no normals) */
+    GRIP_NORMALS_COMPUTED = 1,       /* computed: the cloud carried none, or the stage was asked to compute them */
+    GRIP_NORMALS_CLOUD = 2,          /* the cloud's own, every usable one already of unit length */
+    GRIP_NORMALS_CLOUD_RESCALED = 3, /* the cloud's own, some rescaled to unit length */
+    GRIP_NORMALS_RECOMPUTED = 4      /* `auto`: the cloud's own were unusable (more than a tenth of its finite points
+                                        had a normal that is not finite or of length 0), computed instead */
+} grip_normals_source;
 
 /* index stage output: a searchable reference set, resident where the index stage's backend lives.
  * The search entry points are carried by the object, so a match stage of any plugin can query it. */

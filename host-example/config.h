@@ -53,6 +53,7 @@ typedef struct grip_pipeline_settings {
     const char *device;  /* "auto", "cuda" or "cpu" (static text) */
     int32_t cuda_device; /* CUDA ordinal; -1 = the first usable one (grip_ctx_options.device_ordinal) */
     uint32_t threads;    /* CPU threads of the CPU twins; 0 = OpenMP's default (grip_ctx_options.threads) */
+    const char *unit;    /* the clouds' unit as the config names it ("m", "mm", ...), "" when it names none (static) */
 } grip_pipeline_settings;
 
 /* Reads an INI file into cfg (which may already hold entries: a later file overrides an earlier one; a key

@@ -11,7 +11,8 @@
 
 static const char *const device_words[] = {"auto", "cuda", "cpu"};
 
-enum { PIPELINE_DEVICE, PIPELINE_CUDA_DEVICE, PIPELINE_THREADS, N_PIPELINE_PARAMS };
+enum { PIPELINE_DEVICE, PIPELINE_CUDA_DEVICE, PIPELINE_THREADS, PIPELINE_UNIT, N_PIPELINE_PARAMS };
+static const char *const unit_words[] = {"", "m", "dm", "cm", "mm", "um", "km", "in", "ft"};
 
 /* The pipeline section is self-describing like a stage: keys, types, defaults, ranges, docs. */
 static const grip_param_info pipeline_params[N_PIPELINE_PARAMS] = {
@@ -21,6 +22,8 @@ static const grip_param_info pipeline_params[N_PIPELINE_PARAMS] = {
      "CUDA device ordinal the stages use; -1 = the first usable one"},
     {sizeof(grip_param_info), GRIP_PARAM_INT, "threads", "0", 0, 4096, NULL,
      "CPU threads of the CPU twins; 0 = as many as the OpenMP runtime offers"},
+    {sizeof(grip_param_info), GRIP_PARAM_ENUM, "unit", "none", 0, 0, "none|m|dm|cm|mm|um|km|in|ft",
+     "the unit of the clouds' coordinates, printed after every length grip-host reports (none: not named)"},
 };
 
 const grip_param_info *grip_config_pipeline_params(uint32_t *n)
@@ -237,4 +240,5 @@ void grip_config_pipeline(const grip_config *cfg, grip_pipeline_settings *out)
     out->device = device_words[pipeline_value(cfg, PIPELINE_DEVICE).choice];
     out->cuda_device = (int32_t)pipeline_value(cfg, PIPELINE_CUDA_DEVICE).integer;
     out->threads = (uint32_t)pipeline_value(cfg, PIPELINE_THREADS).integer;
+    out->unit = unit_words[pipeline_value(cfg, PIPELINE_UNIT).choice];
 }

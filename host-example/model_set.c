@@ -137,6 +137,9 @@ int model_set_copy(model_set *s, const grip_view *views, const char *const *name
             return -1;
         }
         stored_model *sm = &s->models[m];
+        sm->features.normals_source = f->struct_size >= offsetof(grip_features, normals_source) + sizeof f->normals_source
+                                          ? f->normals_source
+                                          : GRIP_NORMALS_UNSAID; /* kept in memory; a database file does not say */
         copy_rows(sm->xyz, &c->xyz, sizeof(float));
         copy_rows(sm->cloud_normals, &c->normals, sizeof(float));
         copy_rows(sm->rgb, &c->rgb, 1);

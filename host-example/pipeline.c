@@ -502,6 +502,21 @@ static int collect_result(const model_set *m, const scene_state *st, pipeline_re
     for (uint32_t k = 0; k < m->n_models; k++)
         r->model_keypoints[k] = (size_t)m->views[k].features->keypoints.rows;
     r->scene_keypoints = (size_t)st->features->keypoints.rows;
+    r->normals_source = calloc((size_t)m->n_models + 1, sizeof *r->normals_source);
+    r->had_normals = calloc((size_t)m->n_models + 1, sizeof *r->had_normals);
+    if (!r->normals_source || !r->had_normals) {
+        grip_diag_add(diag, "out of host memory");
+        return -1;
+    }
+    r->n_described = m->n_models + 1; /* the models, then the scene */
+    for (uint32_t i = 0; i <= m->n_models; i++) {
+        const grip_features *f = i < m->n_models ? m->views[i].features : st->features;
+        const grip_cloud *c = i < m->n_models ? m->views[i].cloud : &st->cloud;
+        r->normals_source[i] = f->struct_size >= offsetof(grip_features, normals_source) + sizeof f->normals_source
+                                   ? f->normals_source
+                                   : GRIP_NORMALS_UNSAID;
+        r->had_normals[i] = c->normals.rows > 0;
+    }
     r->correspondences = (size_t)st->matches->count;
     for (uint32_t i = 0; i < st->hypotheses->count; i++) {
         const grip_hypothesis *h = hypothesis_at(st->hypotheses, i);

@@ -20,11 +20,39 @@ void pipeline_result_free(pipeline_result *r)
         free(r->lengths[i]);
     free(r->lengths);
     free(r->cloud_resolutions);
+    free(r->normals_source);
+    free(r->had_normals);
     memset(r, 0, sizeof *r);
+}
+
+const char *pipeline_normals_word(uint32_t source)
+{
+    static const char *const words[] = {"unsaid", "computed", "cloud", "cloud_rescaled", "recomputed"};
+    return source < sizeof words / sizeof words[0] ? words[source] : words[GRIP_NORMALS_UNSAID];
+}
+
+/* Where cloud i's normals came from and why, for the text report. */
+static const char *normals_phrase(const pipeline_result *r, uint32_t i)
+{
+    switch (r->normals_source[i]) {
+    case GRIP_NORMALS_COMPUTED:
+        return r->had_normals[i] ? "computed (descriptor.normals = compute)" : "computed (the cloud carries none)";
+    case GRIP_NORMALS_CLOUD:
+        return "the cloud's own";
+    case GRIP_NORMALS_CLOUD_RESCALED:
+        return "the cloud's own, rescaled to unit length";
+    case GRIP_NORMALS_RECOMPUTED:
+        return "computed: over a tenth of the cloud's own are unusable (not finite or of length 0)";
+    default:
+        return NULL;
+    }
 }
 
 int pipeline_result_set_units(pipeline_result *r, const grip_config *cfg)
 {
+    grip_pipeline_settings settings;
+    grip_config_pipeline(cfg, &settings);
+    r->unit = settings.unit;
     r->scene_resolution = cfg->resolution;
     r->lengths = calloc(cfg->count + 1, sizeof *r->lengths);
     if (!r->lengths)
@@ -113,7 +141,12 @@ void pipeline_result_print_json(FILE *out, const pipeline_result *r, const char 
             r->scene_keypoints, r->correspondences, r->n_hypotheses);
     for (int s = 0; s < PIPELINE_STAGES; s++)
         fprintf(out, "\"%s\":%.3f,", pipeline_stage_names[s], r->timings_ms[s]);
-    fprintf(out, "\"total\":%.3f},\"units\":{\"scene_resolution\":", total_ms(r));
+    fprintf(out, "\"total\":%.3f},\"units\":{\"unit\":", total_ms(r));
+    if (r->unit && *r->unit)
+        host_json_string(out, r->unit);
+    else
+        fputs("null", out);
+    fputs(",\"scene_resolution\":", out);
     if (r->scene_resolution > 0)
         fprintf(out, "%.9g", r->scene_resolution);
     else
@@ -131,7 +164,11 @@ void pipeline_result_print_json(FILE *out, const pipeline_result *r, const char 
             fputc(',', out);
         host_json_string(out, r->lengths[i]);
     }
-    fputs("]}", out);
+    fputs("]},\"normals\":{\"models\":[", out);
+    for (uint32_t i = 0; i + 1 < r->n_described; i++)
+        fprintf(out, "%s\"%s\"", i ? "," : "", pipeline_normals_word(r->normals_source[i]));
+    fprintf(out, "],\"scene\":\"%s\"}",
+            r->n_described ? pipeline_normals_word(r->normals_source[r->n_described - 1]) : "unsaid");
     accounting_print_json(out, &r->accounting);
     fputs("}\n", out);
 }
@@ -145,10 +182,17 @@ void pipeline_result_print_json_error(FILE *out, const char *scene, const char *
     fputs("}\n", out);
 }
 
-static void print_pose(FILE *out, const double pose[16])
+/* The name printed after a length: the config's unit, or a reminder that it is the cloud's own. */
+static const char *unit_label(const pipeline_result *r)
 {
+    return r->unit && *r->unit ? r->unit : "(cloud unit)";
+}
+
+static void print_pose(FILE *out, const double pose[16], const char *unit)
+{
+    fprintf(out, "      rotation | translation (%s)\n", unit);
     for (int row = 0; row < 3; row++)
-        fprintf(out, "      [%9.6f %9.6f %9.6f | %9.6f]\n", pose[4 * row], pose[4 * row + 1], pose[4 * row + 2],
+        fprintf(out, "      [%9.6f %9.6f %9.6f | %11.6g]\n", pose[4 * row], pose[4 * row + 1], pose[4 * row + 2],
                 pose[4 * row + 3]);
 }
 
@@ -157,24 +201,31 @@ void pipeline_result_print_text(FILE *out, const pipeline_result *r, const char 
     for (uint32_t m = 0; m < r->n_models; m++)
         fprintf(out, "model %u (%s): %zu keypoints\n", m, model_names ? model_names[m] : "?", r->model_keypoints[m]);
     if (r->scene_resolution > 0)
-        fprintf(out, "scene resolution: %.6g (mean nearest-neighbour distance, in the cloud's unit)\n",
-                r->scene_resolution);
+        fprintf(out, "scene resolution: %.6g %s (mean nearest-neighbour distance)\n", r->scene_resolution,
+                unit_label(r));
     for (uint32_t i = 0; i < r->n_clouds; i++)
         if (r->cloud_resolutions[i] > 0)
-            fprintf(out, "model cloud %u resolution: %.6g\n", i, r->cloud_resolutions[i]);
+            fprintf(out, "model cloud %u resolution: %.6g %s\n", i, r->cloud_resolutions[i], unit_label(r));
     for (size_t i = 0; i < r->n_lengths; i++)
-        fprintf(out, "  %s\n", r->lengths[i]);
+        fprintf(out, "  %s %s\n", r->lengths[i], unit_label(r));
+    for (uint32_t i = 0; i < r->n_described; i++) {
+        const char *phrase = normals_phrase(r, i);
+        if (phrase && i + 1 < r->n_described)
+            fprintf(out, "model cloud %u normals: %s\n", i, phrase);
+        else if (phrase)
+            fprintf(out, "scene normals: %s\n", phrase);
+    }
     fprintf(out, "scene: %zu keypoints, %zu correspondences, %zu hypotheses, %zu accepted\n", r->scene_keypoints,
             r->correspondences, r->n_hypotheses, pipeline_result_accepted(r));
     for (size_t i = 0; i < r->n_hypotheses; i++) {
         const pipeline_instance *h = &r->hypotheses[i];
         fprintf(out,
-                "  %s hypothesis %zu: model %u (%s), %u correspondences, votes %.1f, fitness %.3f, RMSE %.2f mm, "
+                "  %s hypothesis %zu: model %u (%s), %u correspondences, votes %.1f, fitness %.3f, RMSE %.4g %s, "
                 "free-space violation %.3f\n",
                 h->accepted ? "ACCEPTED" : "rejected", i, h->model, model_names ? model_names[h->model] : "?",
-                h->correspondences, h->votes, h->fitness, h->rmse * 1e3, h->violation);
+                h->correspondences, h->votes, h->fitness, h->rmse, unit_label(r), h->violation);
         if (h->accepted) {
-            print_pose(out, h->pose);
+            print_pose(out, h->pose, unit_label(r));
         } else {
             char why[256];
             explain_rejection(why, sizeof why, h->reason, h->fitness, h->rmse, h->violation, &r->settings);

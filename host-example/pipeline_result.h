@@ -46,9 +46,15 @@ typedef struct pipeline_result {
     pipeline_instance *hypotheses; /* n_hypotheses, accepted or not, in the group stage's order */
     double timings_ms[PIPELINE_STAGES]; /* descriptor (all clouds), index, match, group, verify */
     pipeline_accounting accounting;     /* bytes over PCIe, copy times and pool growth, stage by stage */
+    const char *unit;            /* the clouds' unit as the config names it (pipeline.unit, static text), "" when
+                                    unnamed: every length below is in the clouds' unit */
     double scene_resolution;     /* the scene's measured resolution, in its unit (0: not measured) */
     uint32_t n_clouds;
     double *cloud_resolutions;   /* n_clouds: each model cloud's, in the order given (0: not measured) */
+    uint32_t n_described;        /* model clouds, then the scene */
+    uint32_t *normals_source;    /* n_described: grip_normals_source of each described cloud's features
+                                    (GRIP_NORMALS_UNSAID when the plugin does not say) */
+    unsigned char *had_normals;  /* n_described: 1 when the cloud carried normals of its own */
     size_t n_lengths;
     char **lengths;              /* n_lengths malloc'd texts, one per length written in mr, as it was resolved:
                                     "descriptor.radius = 20 mr = 0.0358" */
@@ -57,17 +63,22 @@ typedef struct pipeline_result {
     const char *scene;                  /* the scene's file, when it came from one (borrowed), else NULL */
 } pipeline_result;
 
-/* Sets scene_resolution and lengths from a validated config (config.h: resolution, entries' resolved values).
+/* Sets unit, scene_resolution and lengths from a validated config (config.h: pipeline.unit, resolution, entries'
+ * resolved values).
  * Returns 0, or -1 when out of memory. */
 struct grip_config;
 int pipeline_result_set_units(pipeline_result *r, const struct grip_config *cfg);
 
 void pipeline_result_free(pipeline_result *r);
+/* The word for a grip_normals_source, as --json writes it ("computed", "cloud", ...; "unsaid" for one it does not
+ * know). Static text. */
+const char *pipeline_normals_word(uint32_t source);
 /* Number of accepted hypotheses. */
 size_t pipeline_result_accepted(const pipeline_result *r);
 
 /* Human-readable report: counts, instances with pose, fitness and RMSE, each rejected hypothesis with the test
- * that rejected it, per-stage times. */
+ * that rejected it, per-stage times. Lengths (resolutions, resolved lengths, RMSE, translations) are printed in the
+ * clouds' unit, followed by its name (pipeline.unit) or "(cloud unit)" when the config names none. */
 void pipeline_result_print_text(FILE *out, const pipeline_result *r, const char *const *model_names);
 /* The JSON document of `grip-host run --json` (one line; when r->scene is set, "scene":"…" comes first):
  * {"instances":[{"model":i,"model_name":"…","pose":[16 numbers],"correspondences":n,"votes":v,"fitness":f,
@@ -76,7 +87,8 @@ void pipeline_result_print_text(FILE *out, const pipeline_result *r, const char 
  *               "why":"fitness 0.120 < min_fitness 0.3"}],   (the key a user would change; explain.h)
  *  "counts":{"model_keypoints":[…],"scene_keypoints":n,"correspondences":n,"hypotheses":n},
  *  "timings_ms":{"descriptor":…,"index":…,"match":…,"group":…,"verify":…,"total":…},
- *  "units":{"scene_resolution":r or null,"model_resolutions":[r or null per model cloud],"lengths":["descriptor.radius = 20 mr = 0.0358",…]},
+ *  "units":{"unit":"mm" or null,"scene_resolution":r or null,"model_resolutions":[r or null per model cloud],"lengths":["descriptor.radius = 20 mr = 0.0358",…]},
+ *  "normals":{"models":["computed"|"cloud"|"cloud_rescaled"|"recomputed"|"unsaid" per model],"scene":"…"},
  *  "transfers":{"run":T,"stages":{"descriptor":T,…,"verify":T},"pool_grows":n,"pool_reserved_bytes":n,
  *               "pool_reserved_high_bytes":n}}   (when a plugin reports its counters: accounting.h)
  * where T = {"h2d_bytes":n,"d2h_bytes":n,"h2d_copies":n,"d2h_copies":n,"upload_ms":x,"download_ms":x}: bytes and

@@ -40,3 +40,7 @@ endif()
 set_tests_properties(python_pytest PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600 ENVIRONMENT
   "GRIP_PLUGIN=$<TARGET_FILE:grip>;GRIP_HOST=$<TARGET_FILE:grip-host>;GRIP_DATA=${GRIP_DATA_DIR};\
 PYTHONPATH=${CMAKE_SOURCE_DIR}/python;PYTHONDONTWRITEBYTECODE=1")
+# tests/cli/tutorial_mm.sh writes its scaled PCDs with numpy, through the same interpreter
+if(grip_python)
+  set_property(TEST cli_tutorial_mm APPEND PROPERTY ENVIRONMENT "GRIP_PYTHON=${grip_python}")
+endif()

@@ -581,6 +581,24 @@ static bool screened_dim(size_t dim)
     return dim >= GRIP_BRUTEFORCE_SCREEN_MIN_DIM && dim <= GRIP_BRUTEFORCE_SCREEN_MAX_DIM;
 }
 
+// Whether the current device gives a block the shared memory the screening kernel of this shape needs: the
+// mma.sync kernel's grows with the row (screen_smem_bytes: 124 KiB and 128 rows of the query), within Hopper's
+// 227 KiB at every screened dimension, but beyond the A100's 163 KiB from 161 dimensions (SHOT's among them) and
+// beyond the 99 KiB of sm_86 and sm_89 GPUs at any. Rows it does not fit are not screened: the exact kernel
+// searches them (same results, more time).
+static bool screen_fits_device(const screen_shape &shape)
+{
+    if (shape.wgmma_steps > 0)
+        return true; // the wgmma kernel runs on Hopper only, and checks its own at launch
+    int device = 0, optin = 0;
+    if (cudaGetDevice(&device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) != cudaSuccess) {
+        (void)cudaGetLastError(); // no answer: not screened, and no error left for the caller's next check
+        return false;
+    }
+    return screen_smem_bytes(shape.kdim) <= (size_t)optin;
+}
+
 // screen_build_on's allocation: the rows' data, 256 bytes of stats, the column sums.
 static size_t screen_alloc_bytes(size_t n_padded, size_t row_bytes, size_t dim)
 {
@@ -592,7 +610,10 @@ size_t grip_bruteforce_screen_bytes(size_t n, size_t dim, const grip_bruteforce_
 {
     if (n == 0 || !screened_dim(dim))
         return 0;
-    return screen_alloc_bytes(round_up(n, kTileRows), screen_shape_of(dim, options).row_bytes(), dim);
+    const screen_shape shape = screen_shape_of(dim, options);
+    if (!screen_fits_device(shape))
+        return 0;
+    return screen_alloc_bytes(round_up(n, kTileRows), shape.row_bytes(), dim);
 }
 
 // The largest magnitude of the reference rows' centred finite values: the wgmma layouts' common scale.
@@ -669,7 +690,7 @@ grip_status grip_bruteforce_screen_build(grip_ctx *ctx, const float *ref, size_t
                                   const grip_bruteforce_cuda_options &options, grip_bruteforce_screen **out)
 {
     *out = NULL;
-    if (!screened_dim(dim) || n == 0)
+    if (!screened_dim(dim) || n == 0 || !screen_fits_device(screen_shape_of(dim, options)))
         return GRIP_OK;
     grip_bruteforce_screen *s = (grip_bruteforce_screen *)calloc(1, sizeof *s);
     if (!s)
@@ -736,6 +757,8 @@ size_t grip_bruteforce_screen_search_bytes(size_t m, size_t dim, uint32_t k,
     if (m == 0 || k > GRIP_BRUTEFORCE_SCREEN_MAX_K || !screened_dim(dim))
         return 0;
     const screen_shape shape = screen_shape_of(dim, options);
+    if (!screen_fits_device(shape))
+        return 0;
     screen_scratch w;
     const size_t scratch = scratch_carve(&w, nullptr, round_up(m, kBlockQueries), shape.row_bytes());
     // all three from the pool: the re-screen's block, once freed, stays the pool's, and the exact kernel's may not

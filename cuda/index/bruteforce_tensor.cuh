@@ -36,8 +36,10 @@ typedef struct grip_bruteforce_screen grip_bruteforce_screen;
 
 // Prepares the screening of ref (n x dim, device memory of the current device) as the options say (checked by the
 // caller); the screening keeps them for its searches. *out is allocated here, freed with grip_bruteforce_screen_free();
-// it is left NULL (with GRIP_OK) when the set cannot be screened: dim outside the range above, or a finite row whose
-// magnitude is outside [2^-40, 2^40] (the exact kernel then serves every search).
+// it is left NULL (with GRIP_OK) when the set cannot be screened: dim outside the range above, a device whose shared
+// memory a block cannot hold the screening kernel's (the mma.sync kernel's on sm_86 and sm_89 GPUs, and above 160
+// dimensions on the A100), or a finite row whose magnitude is outside [2^-40, 2^40] (the exact kernel then serves
+// every search).
 grip_status grip_bruteforce_screen_build(grip_ctx *ctx, const float *ref, size_t n, size_t dim,
                                          const grip_bruteforce_cuda_options &options, grip_bruteforce_screen **out);
 void grip_bruteforce_screen_free(grip_bruteforce_screen *screen);

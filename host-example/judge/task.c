@@ -11,7 +11,8 @@
  * (1 mm), so normals come from a 1 cm radius instead of 10 neighbours, SHOT takes a wider support, and Hough votes
  * in the SHOT frames of each view (BOARD frames of the merged views would mix the views). The RMSE bound allows
  * for the scene's noise. */
-const char *const task_synth_pipeline[] = {"descriptor.impl=shot",
+const char *const task_synth_pipeline[] = {"pipeline.unit=m",
+                                           "descriptor.impl=shot",
                                            "descriptor.normals_k=0",
                                            "descriptor.normals_radius=0.01",
                                            "descriptor.model_leaf=0.007",

@@ -1,4 +1,4 @@
-"""ctypes mirror of plugin.h (ABI 1.1), and the rule for reading what a plugin writes.
+"""ctypes mirror of plugin.h (ABI 1.2), and the rule for reading what a plugin writes.
 
 Every struct a plugin hands over starts with ``struct_size``, the size the plugin was compiled with; fields are
 only ever appended. :func:`read_prefix` copies no more than that many bytes into a zeroed struct of this
@@ -11,7 +11,7 @@ from ctypes import (CFUNCTYPE, POINTER, Structure, c_char_p, c_double, c_float, 
                     c_uint64, c_void_p)
 
 ABI_MAJOR = 1
-ABI_MINOR = 1
+ABI_MINOR = 2
 ENTRY = b"grip_plugin_get"
 
 # grip_status
@@ -64,7 +64,11 @@ RELEASE = CFUNCTYPE(None, c_void_p)
 class Features(Structure):
     _fields_ = [("struct_size", c_uint32), ("descriptor_dim", c_uint32), ("keypoints", Array),
                 ("keypoint_xyz", Array), ("normals", Array), ("frames", Array), ("descriptors", Array),
-                ("release", RELEASE)]
+                ("release", RELEASE), ("normals_source", c_uint32)]
+
+
+# grip_normals_source (grip_features.normals_source, ABI 1.2): where a descriptor stage took the normals from
+NORMALS_SOURCES = ("unsaid", "computed", "cloud", "cloud_rescaled", "recomputed")
 
 
 SEARCH = CFUNCTYPE(c_int, c_void_p, POINTER(Array), c_uint32, c_float, POINTER(Array), POINTER(Array))

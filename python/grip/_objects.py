@@ -320,6 +320,9 @@ class Features(_Owned):
     normals       float32 n x 4 (nx, ny, nz, curvature) for every point; NaN rows where undefined
     frames        float32 k x 9: each keypoint's local reference frame (x, y, z axis rows); NaN if invalid
     descriptors   float32 k x D; a NaN row marks an invalid keypoint
+    normals_source  where the normals came from, as the stage's `normals` key decided: "computed", "cloud" (the
+                  cloud's own), "cloud_rescaled" (the cloud's own, rescaled to unit length), "recomputed" (the
+                  cloud's own were unusable), or "unsaid" (a plugin older than ABI 1.2)
     """
 
     def __init__(self, context, pointer, cloud, cloud_struct, role):
@@ -329,6 +332,8 @@ class Features(_Owned):
         self._cloud_struct = cloud_struct
         self.role = role
         self.descriptor_dim = int(self._raw.descriptor_dim)
+        source = int(self._raw.normals_source)
+        self.normals_source = _abi.NORMALS_SOURCES[source] if source < len(_abi.NORMALS_SOURCES) else "unsaid"
         self._cache = {}
 
     def _get(self, field, dtype=None):

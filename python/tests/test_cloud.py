@@ -83,3 +83,23 @@ def test_describe_checks_its_inputs(plugin):
         with pytest.raises(grip.GripError) as e:  # the plugin's own check: no finite point
             shot.describe(nan)
         assert e.value.status == grip.Status.EINVAL and e.value.message
+
+
+def test_normals_choice(plugin):
+    """A cloud's own normals, 2 pi long as some scanning tools write them: `normals = auto` rescales them to unit
+    length and says so, `compute` ignores them, `file` refuses a cloud without normals with the plugin's text."""
+    g = np.linspace(-0.05, 0.05, 30, dtype=np.float32)
+    x, y = np.meshgrid(g, g)
+    xyz = np.stack([x.ravel(), y.ravel(), np.full(x.size, 1.0, np.float32)], axis=1)
+    up = np.tile(np.array([0, 0, -2 * np.pi], np.float32), (len(xyz), 1))
+    with plugin.context() as ctx:
+        for choice, source in (("auto", "cloud_rescaled"), ("file", "cloud_rescaled"), ("compute", "computed")):
+            with ctx.stage("descriptor", "shot", device="cpu", normals=choice, keypoints="all") as shot:
+                f = shot.describe(grip.Cloud(xyz, normals=up))
+                assert f.normals_source == source
+                if choice != "compute":
+                    np.testing.assert_array_equal(f.normals[:, :3], np.tile([0, 0, -1], (len(xyz), 1)))
+        with ctx.stage("descriptor", "shot", device="cpu", normals="file") as shot:
+            with pytest.raises(grip.GripError, match="descriptor.normals = file: cloud .* carries no normals") as e:
+                shot.describe(xyz)
+            assert e.value.status == grip.Status.ECONFIG

@@ -59,6 +59,7 @@ grip_status grip_cloud_input_open(grip_ctx *ctx, const grip_cloud *cloud, const 
     if (s)
         return s;
     in->xyz = in->xyz_host.data;
+    in->name = cloud->name;
     if (cloud->struct_size >= offsetof(grip_cloud, viewpoint) + sizeof cloud->viewpoint)
         memcpy(in->viewpoint, cloud->viewpoint, sizeof in->viewpoint);
     for (size_t i = 0; i < in->n; i++)

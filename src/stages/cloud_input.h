@@ -14,6 +14,7 @@ typedef struct grip_cloud_input {
     const float *normals;  /* host, NULL when the cloud carries none */
     size_t normal_stride;  /* 3 or 4 floats */
     float viewpoint[3];    /* the sensor origin (0, 0, 0 when the host's struct has none) */
+    const char *name;      /* the host's name for the cloud (borrowed for the call), or NULL */
     grip_array xyz_host, normals_host; /* host copies, freed by close, when the cloud lived on a device */
     int own_xyz, own_normals;
 } grip_cloud_input;

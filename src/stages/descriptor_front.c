@@ -37,6 +37,11 @@ static int front_wants_all_points(const grip_descriptor_front *front)
     return grip_stage_choice(front->stage, "keypoints") == 1; /* "uniform|all" */
 }
 
+static int normals_from_cloud(uint32_t source)
+{
+    return source == GRIP_NORMALS_CLOUD || source == GRIP_NORMALS_CLOUD_RESCALED;
+}
+
 static int keypoints_given(const grip_array *given)
 {
     return given && given->rows > 0;
@@ -44,20 +49,17 @@ static int keypoints_given(const grip_array *given)
 
 /* ---- host side --------------------------------------------------------------------------------------------- */
 
-/* The host's normals as n x 4 (curvature NaN when it gave only 3 columns), or computed as PCL does: flipped toward
- * the cloud's sensor origin. */
+/* The cloud's own normals at unit length, or computed as PCL does (flipped toward the cloud's sensor origin), as
+ * the `normals` key chooses; n x 4 into out. */
 static grip_status host_normals(grip_descriptor_front *front, float *out)
 {
     const grip_cloud_input *in = &front->in;
-    if (in->normals) {
-        for (size_t i = 0; i < in->n; i++) {
-            memcpy(out + 4 * i, in->normals + in->normal_stride * i, 3 * sizeof(float));
-            out[4 * i + 3] = in->normal_stride == 4 ? in->normals[4 * i + 3] : NAN;
-        }
-        return GRIP_OK;
-    }
+    uint32_t *source = &front->features->normals_source;
+    grip_status s = grip_normals_choose(front->stage, &front->in, "descriptor.normals", out, source);
+    if (s || normals_from_cloud(*source))
+        return s;
     normals_params p;
-    grip_status s = front_normals_params(front, &p);
+    s = front_normals_params(front, &p);
     if (!s)
         s = grip_normals_compute(front->ctx, in->xyz, in->n, front->tree, p.k, p.radius, in->viewpoint, out);
     return s;
@@ -101,25 +103,33 @@ static grip_status open_host_side(grip_descriptor_front *front, const grip_array
 
 /* ---- device side ------------------------------------------------------------------------------------------- */
 
-/* The surface's normals: the host's uploaded, computed on the device, or -- for a k the GPU does not keep --
- * computed by the CPU twin and uploaded. */
-static grip_status device_surface_normals(grip_descriptor_front *front)
+/* Computed normals on the surface: on the device, or -- for a k the GPU does not keep -- by the CPU twin into
+ * scratch (n x 4) and uploaded. */
+static grip_status device_computed_normals(grip_descriptor_front *front, float *scratch)
 {
     const grip_cloud_input *in = &front->in;
-    if (in->normals)
-        return grip_surface_cuda_set_normals(front->ctx, front->surface, in->normals, in->normal_stride);
     normals_params p;
     grip_status s = front_normals_params(front, &p);
     if (s)
         return s;
     if (p.k <= GRIP_NORMALS_CUDA_MAX_K)
         return grip_normals_cuda_surface(front->ctx, front->surface, p.k, p.radius, in->viewpoint);
-    float *host = malloc(in->n * 4 * sizeof *host);
+    s = grip_normals_compute(front->ctx, in->xyz, in->n, NULL, p.k, p.radius, in->viewpoint, scratch);
+    return s ? s : grip_surface_cuda_set_normals(front->ctx, front->surface, scratch, 4);
+}
+
+/* The surface's normals as the `normals` key chooses: the cloud's own at unit length (made on the host, as for the
+ * CPU twin, and uploaded), or computed. */
+static grip_status device_surface_normals(grip_descriptor_front *front)
+{
+    float *host = malloc(front->in.n * 4 * sizeof *host);
     if (!host)
-        return grip_fail(front->ctx, GRIP_ENOMEM, "descriptor: out of memory for %zu normals", in->n);
-    s = grip_normals_compute(front->ctx, in->xyz, in->n, NULL, p.k, p.radius, in->viewpoint, host);
+        return grip_fail(front->ctx, GRIP_ENOMEM, "descriptor: out of memory for %zu normals", front->in.n);
+    uint32_t *source = &front->features->normals_source;
+    grip_status s = grip_normals_choose(front->stage, &front->in, "descriptor.normals", host, source);
     if (!s)
-        s = grip_surface_cuda_set_normals(front->ctx, front->surface, host, 4);
+        s = normals_from_cloud(*source) ? grip_surface_cuda_set_normals(front->ctx, front->surface, host, 4)
+                                        : device_computed_normals(front, host);
     free(host);
     return s;
 }

@@ -1,6 +1,7 @@
 /* descriptor_front.h -- everything a descriptor stage (shot, fpfh, pfh, spin_image) does before its own
- * histograms, written once: the parameters they share, the checked cloud, its normals (the host's, or computed
- * from the k nearest or a radius, flipped toward the cloud's viewpoint), its keypoints (the host's indices,
+ * histograms, written once: the parameters they share, the checked cloud, its normals (the cloud's own at unit
+ * length, or computed from the k nearest or a radius and flipped toward the cloud's viewpoint, as the `normals` key
+ * chooses: stages/normals_choice.h), its keypoints (the host's indices,
  * uniform sampling, or every finite point), and the grip_features result with keypoints, keypoint_xyz and normals
  * filled in. The stage's own code (its "body") adds frames and descriptors.
  *
@@ -39,15 +40,17 @@
 #define GRIP_STAGES_DESCRIPTOR_FRONT_H
 
 #include "stages/cloud_input.h"
+#include "stages/normals_choice.h"
 #include "stages/stage.h"
 #include "spatial/kdtree3d.h"
 #include "spatial/neighborhood_cuda.h"
 
-/* The parameters every descriptor stage shares (6 entries), spliced at the head of its table. Read them through
+/* The parameters every descriptor stage shares (7 entries), spliced at the head of its table. Read them through
  * the front; a stage reads only its own keys. */
 #define GRIP_DESCRIPTOR_FRONT_PARAMS                                                                           \
     GRIP_PARAM_DEVICE,                                                                                         \
     GRIP_PARAM_FALLBACK,                                                                                       \
+    GRIP_PARAM_NORMALS,                                                                                        \
     {sizeof(grip_param_info), GRIP_PARAM_INT, "normals_k", "10", 0, 1000, NULL,                                \
      "neighbours for normal estimation (0: use normals_radius instead)"},                                     \
     {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "normals_radius", "0", 0, 100, NULL,                           \
@@ -99,7 +102,7 @@ grip_status grip_descriptor_front_describe(grip_stage *st, const grip_cloud *clo
  * open: checks the cloud (grip_cloud_input_open), the role and the host's keypoints (U32 k x 1, host or device,
  * in range, finite; NULL or 0 rows: the stage's own selection), makes the features (descriptor_dim) and fills
  * the side st->use_cuda asks for. Errors: GRIP_EINVAL (bad cloud, role or keypoint), GRIP_ECONFIG (normals_k 0
- * with normals_radius 0 on a cloud without normals), GRIP_ENOMEM, and the device's errors on the device side.
+ * with normals_radius 0 when normals are computed; `normals = file` on a cloud without usable normals), GRIP_ENOMEM, and the device's errors on the device side.
  * Call close after open whatever it returned. */
 grip_status grip_descriptor_front_open(grip_stage *st, const grip_cloud *cloud, uint32_t role,
                                        const grip_array *keypoints, uint32_t descriptor_dim,

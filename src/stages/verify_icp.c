@@ -9,6 +9,7 @@
  * ICP failure, fitness, RMSE, drift, free space, duplicate (grip_verdict.reason). */
 #include "stages/stage.h"
 #include "stages/cloud_input.h"
+#include "stages/normals_choice.h"
 #include "stages/registry.h"
 #include "stages/verify_common.h"
 #include "descriptor/normals.h"
@@ -49,6 +50,7 @@ static const grip_param_info icp_params[] = {
     {sizeof(grip_param_info), GRIP_PARAM_BOOL, "visible_fitness", "true", 0, 0, NULL,
      "fitness counts only the model points whose normal faces the scene's viewpoint under the pose (normals "
      "pointing out of the object, as a scan's oriented to its sensor do)"},
+    GRIP_PARAM_NORMALS,
     {sizeof(grip_param_info), GRIP_PARAM_INT, "normals_k", "10", 3, 32, NULL,
      "neighbours for the normals computed when a cloud and its features carry none"},
     {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "min_fitness", "0.3", 0, 1, NULL,
@@ -95,8 +97,9 @@ static float free_space_violation(const grip_stage *st, const grip_pinhole *cam,
     return seen + violations ? (float)((double)violations / (double)(seen + violations)) : 0.0f;
 }
 
-/* A cloud's normals as rows of host floats: the cloud's own, else its features' (one row per cloud point), else
- * computed from its normals_k nearest (on the stage's backend). */
+/* A cloud's normals as rows of host floats: the cloud's own at unit length when the `normals` key takes them
+ * (stages/normals_choice.h), else its features' (one row per cloud point), else computed from its normals_k nearest
+ * (on the stage's backend). */
 typedef struct view_normals {
     const float *rows;
     size_t stride;
@@ -124,20 +127,22 @@ static grip_status view_normals_open(grip_stage *st, const grip_view *view, cons
                                      const char *what, view_normals *vn)
 {
     memset(vn, 0, sizeof *vn);
-    if (in->normals) {
-        vn->rows = in->normals;
-        vn->stride = in->normal_stride;
-        return GRIP_OK;
+    vn->computed = malloc((in->n ? in->n : 1) * 4 * sizeof *vn->computed);
+    if (!vn->computed)
+        return grip_fail(st->ctx, GRIP_ENOMEM, "%s: out of memory for %zu normals", what, in->n);
+    uint32_t source;
+    grip_status s = grip_normals_choose(st, in, "verify.normals", vn->computed, &source);
+    if (s || source == GRIP_NORMALS_CLOUD || source == GRIP_NORMALS_CLOUD_RESCALED) {
+        vn->rows = vn->computed;
+        vn->stride = 4;
+        return s;
     }
     if (features_have_normals(view, in->n)) {
-        grip_status s = grip_array_to_host(st->ctx, &view->features->normals, &vn->host, &vn->own_host, what);
+        s = grip_array_to_host(st->ctx, &view->features->normals, &vn->host, &vn->own_host, what);
         vn->rows = vn->host.data;
         vn->stride = (size_t)view->features->normals.cols;
         return s;
     }
-    vn->computed = malloc((in->n ? in->n : 1) * 4 * sizeof *vn->computed);
-    if (!vn->computed)
-        return grip_fail(st->ctx, GRIP_ENOMEM, "%s: out of memory for %zu normals", what, in->n);
     const uint32_t k = (uint32_t)grip_stage_integer(st, "normals_k");
     vn->rows = vn->computed;
     vn->stride = 4;

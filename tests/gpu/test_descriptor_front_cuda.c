@@ -2,7 +2,7 @@
  *  - the front of a stage on CUDA gives the host side's keypoints and keypoint_xyz bit for bit (uniform sampling
  *    for both roles, every point, host-given), the GPU normals of the cloud (grip_normals_cuda's, bit for bit; the
  *    host's own normals uploaded as given; the CPU twin's for a k the GPU does not keep), and each keypoint's row
- *    of them, all in device memory;
+ *    of them, all in device memory; the `normals` choice (auto | compute | file) decided as on the host side;
  *  - describe() with a body that writes its descriptors on the device hands every array back in device memory
  *    when asked (no round trip) and in host memory otherwise, with the same values;
  *  - the bruteforce index on CUDA accepts its reference rows in device memory (copied on the device: the caller
@@ -194,6 +194,86 @@ START_TEST(device_front_equals_host_front)
 }
 END_TEST
 
+/* A front stage on `device` with normals = choice and every finite point a keypoint. */
+static grip_stage *choice_stage(grip_ctx *ctx, const char *device, const char *choice)
+{
+    grip_kv kv[] = {{"device", device}, {"keypoints", "all"}, {"normals_k", "10"}, {"normals", choice}};
+    grip_stage *st = NULL;
+    ck_assert_msg(grip_stage_create(&front_impl, ctx, kv, 4, &st) == GRIP_OK, "%s", ctx->last_error);
+    return st;
+}
+
+/* The device front's normals (downloaded, malloc'd) under normals = choice; *source: what it says they are. */
+static float *device_normals(grip_ctx *ctx, const grip_cloud *cloud, const char *choice, uint32_t *source)
+{
+    grip_stage *st = choice_stage(ctx, "cuda", choice);
+    grip_descriptor_front d;
+    ck_assert_msg(grip_descriptor_front_open(st, cloud, GRIP_ROLE_SCENE, NULL, 8, &d) == GRIP_OK, "%s",
+                  ctx->last_error);
+    ck_assert_int_eq(d.on_device, 1);
+    float *nrm = download(ctx, d.features->normals.data, d.in.n * 4 * sizeof *nrm);
+    *source = d.features->normals_source;
+    grip_descriptor_front_close(&d);
+    grip_stage_destroy(st);
+    return nrm;
+}
+
+/* normals = auto | compute | file on the device side, against the host side: the cloud's own normals, 2 pi long,
+ * come out of both rescaled alike, bit for bit, and both say so; compute ignores them (grip_normals_cuda's); a
+ * tenth and more unusable, auto computes them; file on a cloud without normals fails on the device as on the host. */
+START_TEST(device_front_honours_the_normals_choice)
+{
+    grip_ctx *ctx = grip_test_ctx();
+    test_cloud t;
+    cloud_load(&t);
+    size_t n = t.host.n;
+    float *gpu_normals = malloc(n * 4 * sizeof(float)), *long3 = malloc(n * 3 * sizeof(float));
+    ck_assert(gpu_normals && long3);
+    ck_assert_int_eq(grip_normals_cuda(ctx, t.host.xyz, n, 10, t.cloud.viewpoint, gpu_normals), GRIP_OK);
+    for (size_t i = 0; i < n; ++i)
+        for (int c = 0; c < 3; ++c)
+            long3[3 * i + c] = 6.2831853f * gpu_normals[4 * i + c];
+    const char *choices[] = {"auto", "file", "compute"};
+    for (int spoil = 0; spoil < 2; ++spoil) {
+        if (spoil) /* one point in five without a normal */
+            for (size_t i = 0; i < n; i += 5)
+                long3[3 * i] = long3[3 * i + 1] = long3[3 * i + 2] = 0.0f;
+        t.cloud.normals = grip_array_host_view(GRIP_F32, n, 3, long3);
+        for (int c = 0; c < 3; ++c) {
+            uint32_t source = 0;
+            float *dev = device_normals(ctx, &t.cloud, choices[c], &source);
+            grip_stage *cpu = choice_stage(ctx, "cpu", choices[c]);
+            grip_descriptor_front h;
+            ck_assert_msg(grip_descriptor_front_open(cpu, &t.cloud, GRIP_ROLE_SCENE, NULL, 8, &h) == GRIP_OK, "%s",
+                          ctx->last_error);
+            const int computed = c == 2 || (spoil && c == 0);
+            if (computed) { /* the GPU's normals, which the CPU twin's match within their tolerance only */
+                ck_assert(same_floats(dev, gpu_normals, n * 4));
+                ck_assert_uint_eq(source, c == 2 ? GRIP_NORMALS_COMPUTED : GRIP_NORMALS_RECOMPUTED);
+            } else {
+                ck_assert_msg(same_floats(dev, h.normals, n * 4), "normals = %s", choices[c]);
+                ck_assert_uint_eq(source, GRIP_NORMALS_CLOUD_RESCALED);
+            }
+            ck_assert_uint_eq(h.features->normals_source, source);
+            grip_descriptor_front_close(&h);
+            grip_stage_destroy(cpu);
+            free(dev);
+        }
+    }
+    t.cloud.normals = grip_array_host_view(GRIP_F32, 0, 0, NULL);
+    grip_stage *st = choice_stage(ctx, "cuda", "file");
+    grip_descriptor_front d;
+    ck_assert_int_eq(grip_descriptor_front_open(st, &t.cloud, GRIP_ROLE_SCENE, NULL, 8, &d), GRIP_ECONFIG);
+    ck_assert_ptr_nonnull(strstr(ctx->last_error, "descriptor.normals = file"));
+    grip_descriptor_front_close(&d);
+    grip_stage_destroy(st);
+    free(gpu_normals);
+    free(long3);
+    host_cloud_free(&t.host);
+    grip_ctx_free(ctx);
+}
+END_TEST
+
 /* Descriptors (D = 4): each keypoint's normal row, written where the front's side lives. */
 static grip_status normals_body(grip_stage *st, grip_descriptor_front *front)
 {
@@ -366,6 +446,7 @@ int main(void)
     TCase *tc = tcase_create("device");
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, device_front_equals_host_front);
+    tcase_add_test(tc, device_front_honours_the_normals_choice);
     tcase_add_test(tc, descriptors_stay_on_the_device);
     tcase_add_test(tc, bruteforce_index_takes_device_rows);
     suite_add_tcase(s, tc);

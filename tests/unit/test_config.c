@@ -512,11 +512,19 @@ START_TEST(pipeline_defaults_and_table)
     ck_assert_str_eq(ps.device, "auto");
     ck_assert_int_eq(ps.cuda_device, -1);
     ck_assert_uint_eq(ps.threads, 0);
+    ck_assert_str_eq(ps.unit, ""); /* lengths printed in the clouds' unit, unnamed */
     uint32_t n = 0;
     const grip_param_info *t = grip_config_pipeline_params(&n);
-    ck_assert_uint_eq(n, 3);
+    ck_assert_uint_eq(n, 4);
     ck_assert_str_eq(t[0].key, "device");
     ck_assert_str_eq(t[0].choices, "auto|cuda|cpu");
+    ck_assert_str_eq(t[3].key, "unit");
+    grip_diag d = {0};
+    ck_assert_int_eq(grip_config_set(&cfg, "pipeline.unit=mm", &d), 0);
+    grip_config_pipeline(&cfg, &ps);
+    ck_assert_str_eq(ps.unit, "mm");
+    grip_config_free(&cfg);
+    grip_diag_free(&d);
     for (uint32_t i = 0; i < n; i++) {
         grip_param_value v;
         char why[128];

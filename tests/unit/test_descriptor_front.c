@@ -65,10 +65,10 @@ static grip_stage *stage_new(grip_ctx *ctx, const grip_kv *kv, uint32_t n_kv)
 
 START_TEST(shared_parameters_splice_into_a_table)
 {
-    static const char *keys[] = {"device",     "fallback",   "normals_k", "normals_radius", "keypoints",
-                                 "model_leaf", "scene_leaf", "radius"};
-    ck_assert_uint_eq(front_impl.n_params, 8);
-    for (size_t i = 0; i < 8; ++i)
+    static const char *keys[] = {"device",    "fallback",   "normals",    "normals_k", "normals_radius",
+                                 "keypoints", "model_leaf", "scene_leaf", "radius"};
+    ck_assert_uint_eq(front_impl.n_params, 9);
+    for (size_t i = 0; i < 9; ++i)
         ck_assert_str_eq(front_params[i].key, keys[i]);
     grip_ctx *ctx = grip_test_ctx();
     grip_kv bad[] = {{"keypoints", "some"}};
@@ -79,7 +79,16 @@ START_TEST(shared_parameters_splice_into_a_table)
 }
 END_TEST
 
-/* The host side for kv: keypoints as expect_idx, normals as expect_normals (bit for bit). */
+/* count floats alike: bit for bit, or both NaN (an undefined normal may be any NaN) */
+static int same_floats(const float *a, const float *b, size_t count)
+{
+    for (size_t i = 0; i < count; ++i)
+        if (!(isnan(a[i]) && isnan(b[i])) && memcmp(a + i, b + i, sizeof *a) != 0)
+            return 0;
+    return 1;
+}
+
+/* The host side for kv: keypoints as expect_idx, normals as expect_normals (bit for bit, but for NaN bits). */
 static void check_front(const grip_kv *kv, uint32_t n_kv, const grip_cloud *cloud, uint32_t role,
                         const grip_array *given, const uint32_t *expect_idx, size_t expect_k,
                         const float *expect_normals)
@@ -97,7 +106,7 @@ static void check_front(const grip_kv *kv, uint32_t n_kv, const grip_cloud *clou
     ck_assert_int_eq(memcmp(f.keypoints, expect_idx, expect_k * sizeof *expect_idx), 0);
     for (size_t i = 0; i < expect_k; ++i)
         ck_assert_int_eq(memcmp(f.keypoint_xyz + 3 * i, f.in.xyz + 3 * (size_t)expect_idx[i], 3 * sizeof(float)), 0);
-    ck_assert_int_eq(memcmp(f.normals, expect_normals, N_POINTS * 4 * sizeof(float)), 0);
+    ck_assert(same_floats(f.normals, expect_normals, N_POINTS * 4));
     ck_assert_ptr_eq(f.normals, f.features->normals.data);
     ck_assert_ptr_eq(f.keypoints, f.features->keypoints.data);
     grip_descriptor_front_close(&f);
@@ -252,6 +261,97 @@ START_TEST(bad_input_fails_cleanly)
 }
 END_TEST
 
+/* The front's normals and where it says they came from, on the host side (keypoints: every finite point). */
+static void check_normals(const grip_cloud *cloud, const char *choice, const float *expect, uint32_t source)
+{
+    grip_ctx *ctx = grip_test_ctx();
+    grip_kv kv[] = {{"keypoints", "all"}, {"normals_k", "10"}, {"normals", choice}};
+    grip_stage *st = stage_new(ctx, kv, 3);
+    grip_descriptor_front f;
+    ck_assert_msg(grip_descriptor_front_open(st, cloud, GRIP_ROLE_SCENE, NULL, 8, &f) == GRIP_OK, "%s",
+                  ctx->last_error);
+    ck_assert_msg(same_floats(f.normals, expect, N_POINTS * 4), "normals = %s", choice);
+    ck_assert_uint_eq(f.features->normals_source, source);
+    grip_descriptor_front_close(&f);
+    grip_stage_destroy(st);
+    grip_ctx_free(ctx);
+}
+
+/* normals = auto | compute | file on a cloud whose own normals are 2 pi long (as some scanning tools export them):
+ * auto and file rescale them to unit length, compute ignores them; over a tenth unusable, auto computes them and
+ * file keeps the usable ones; file on a cloud without normals, or with none usable, is a config error. */
+START_TEST(normals_choice)
+{
+    static sheet s;
+    sheet_make(&s);
+    grip_ctx *ctx = grip_test_ctx();
+    static float knn10[N_POINTS * 4], long3[N_POINTS * 3], unit[N_POINTS * 4];
+    ck_assert_int_eq(grip_normals_compute(ctx, s.xyz, N_POINTS, NULL, 10, 0.0f, s.cloud.viewpoint, knn10), GRIP_OK);
+    const float two_pi = 6.2831853f;
+    for (size_t i = 0; i < N_POINTS; ++i) {
+        for (int c = 0; c < 3; ++c)
+            long3[3 * i + c] = two_pi * knn10[4 * i + c];
+        unit[4 * i + 3] = NAN;
+        double len = 0;
+        for (int c = 0; c < 3; ++c)
+            len += (double)long3[3 * i + c] * long3[3 * i + c];
+        for (int c = 0; c < 3; ++c) /* the same arithmetic as normals_given.c, written out again */
+            unit[4 * i + c] = (float)(long3[3 * i + c] / sqrt(len));
+        if (!isnan(knn10[4 * i])) /* within float rounding of the normal it was made from */
+            for (int c = 0; c < 3; ++c)
+                ck_assert_float_eq_tol(unit[4 * i + c], knn10[4 * i + c], 1e-6f);
+    }
+    /* no normals on the cloud: auto and compute compute them */
+    check_normals(&s.cloud, "auto", knn10, GRIP_NORMALS_COMPUTED);
+    check_normals(&s.cloud, "compute", knn10, GRIP_NORMALS_COMPUTED);
+    grip_kv file[] = {{"normals", "file"}};
+    grip_stage *st = stage_new(ctx, file, 1);
+    s.cloud.name = "scan.ply";
+    expect_open_failure(st, &s.cloud, GRIP_ROLE_SCENE, NULL, GRIP_ECONFIG,
+                        "descriptor.normals = file: cloud scan.ply carries no normals");
+    /* 2 pi long */
+    s.cloud.normals = grip_array_host_view(GRIP_F32, N_POINTS, 3, long3);
+    check_normals(&s.cloud, "auto", unit, GRIP_NORMALS_CLOUD_RESCALED);
+    check_normals(&s.cloud, "file", unit, GRIP_NORMALS_CLOUD_RESCALED);
+    check_normals(&s.cloud, "compute", knn10, GRIP_NORMALS_COMPUTED);
+    /* already unit long (within 1e-4): taken bit for bit */
+    s.cloud.normals = grip_array_host_view(GRIP_F32, N_POINTS, 4, knn10);
+    check_normals(&s.cloud, "auto", knn10, GRIP_NORMALS_CLOUD);
+    /* one point in twelve without a usable normal (0 or inf; 9 % of the finite points): auto still takes them,
+       undefined there; one in five (21 %): auto computes them all, file keeps the usable ones */
+    static const size_t everies[2] = {12, 5};
+    for (int e = 0; e < 2; ++e) {
+        const size_t every = everies[e];
+        static float spoiled[N_POINTS * 3], expect[N_POINTS * 4];
+        memcpy(spoiled, long3, sizeof spoiled);
+        memcpy(expect, unit, sizeof expect);
+        for (size_t i = 0; i < N_POINTS; i += every) {
+            spoiled[3 * i] = spoiled[3 * i + 1] = spoiled[3 * i + 2] = 0.0f;
+            if (i % 3 == 0)
+                spoiled[3 * i + 1] = INFINITY;
+            expect[4 * i] = expect[4 * i + 1] = expect[4 * i + 2] = NAN;
+        }
+        s.cloud.normals = grip_array_host_view(GRIP_F32, N_POINTS, 3, spoiled);
+        check_normals(&s.cloud, "file", expect, GRIP_NORMALS_CLOUD_RESCALED);
+        if (every == 12)
+            check_normals(&s.cloud, "auto", expect, GRIP_NORMALS_CLOUD_RESCALED);
+        else
+            check_normals(&s.cloud, "auto", knn10, GRIP_NORMALS_RECOMPUTED);
+    }
+    /* none usable: file refuses */
+    static float zeros[N_POINTS * 3];
+    s.cloud.normals = grip_array_host_view(GRIP_F32, N_POINTS, 3, zeros);
+    expect_open_failure(st, &s.cloud, GRIP_ROLE_SCENE, NULL, GRIP_ECONFIG, "none of the");
+    check_normals(&s.cloud, "auto", knn10, GRIP_NORMALS_RECOMPUTED);
+    grip_kv bad[] = {{"normals", "mesh"}};
+    grip_stage *none = NULL;
+    ck_assert_int_eq(grip_stage_create(&front_impl, ctx, bad, 1, &none), GRIP_ECONFIG);
+    ck_assert_ptr_nonnull(strstr(ctx->last_error, "normals"));
+    grip_stage_destroy(st);
+    grip_ctx_free(ctx);
+}
+END_TEST
+
 START_TEST(result_arrays_on_the_host)
 {
     grip_ctx *ctx = grip_test_ctx();
@@ -288,6 +388,7 @@ int main(void)
     tcase_add_test(tc, keypoints_and_normals);
     tcase_add_test(tc, describe_hands_over_the_features);
     tcase_add_test(tc, bad_input_fails_cleanly);
+    tcase_add_test(tc, normals_choice);
     tcase_add_test(tc, result_arrays_on_the_host);
     suite_add_tcase(s, tc);
     return grip_test_run(s);

@@ -15,6 +15,7 @@
 #include "verify/voxel_thin.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -765,10 +766,12 @@ START_TEST(visible_fitness)
 }
 END_TEST
 
-/* The icp stage (CPU) created from kv, run on n hypotheses of one model at poses[i] with votes[i]; returns its
- * verdicts (the caller releases them). */
-static grip_verdicts *run_stage(const grip_kv *kv, uint32_t n_kv, const cloud *model, const cloud *scene,
-                                const double (*poses)[16], const float *votes, uint32_t n)
+/* The icp stage (CPU) created from kv, run on n hypotheses of one model at poses[i] with votes[i], the clouds
+ * carrying the normals mnormals and snormals (n x 3; NULL: none); returns verify's status, its verdicts in *out
+ * (the caller releases them) and the last error in err (GRIP_ERROR_TEXT_MAX bytes). */
+static grip_status stage_verify(const grip_kv *kv, uint32_t n_kv, const cloud *model, const float *mnormals,
+                                const cloud *scene, const float *snormals, const double (*poses)[16],
+                                const float *votes, uint32_t n, grip_verdicts **out, char *err)
 {
     grip_ctx *ctx = grip_test_ctx();
     grip_stage *st = NULL;
@@ -784,6 +787,10 @@ static grip_verdicts *run_stage(const grip_kv *kv, uint32_t n_kv, const cloud *m
     const grip_array sa = {sizeof(grip_array), GRIP_F32, GRIP_MEM_HOST, -1, scene->n, 3, scene->xyz};
     mc.xyz = ma;
     sc.xyz = sa;
+    if (mnormals)
+        mc.normals = (grip_array){sizeof(grip_array), GRIP_F32, GRIP_MEM_HOST, -1, model->n, 3, (void *)mnormals};
+    if (snormals)
+        sc.normals = (grip_array){sizeof(grip_array), GRIP_F32, GRIP_MEM_HOST, -1, scene->n, 3, (void *)snormals};
     const grip_view mv = {sizeof(grip_view), &mc, NULL}, sv = {sizeof(grip_view), &sc, NULL};
     grip_hypothesis *items = calloc(n, sizeof *items);
     ck_assert_ptr_nonnull(items);
@@ -795,9 +802,9 @@ static grip_verdicts *run_stage(const grip_kv *kv, uint32_t n_kv, const cloud *m
     }
     grip_hypotheses h = {sizeof h, n, sizeof(grip_hypothesis), items, NULL};
     grip_verdicts *v = NULL;
-    ck_assert_msg(grip_verify_icp.verify(st, &mv, 1, &sv, &h, &v) == GRIP_OK, "%s", ctx->last_error);
-    ck_assert_uint_eq(v->count, n);
-    for (uint32_t i = 0; i < n; ++i) {
+    grip_status status = grip_verify_icp.verify(st, &mv, 1, &sv, &h, &v);
+    snprintf(err, GRIP_ERROR_TEXT_MAX, "%s", ctx->last_error);
+    for (uint32_t i = 0; v && i < n; ++i) {
         ck_assert_uint_eq(v->items[i].hypothesis, i);
         ck_assert_uint_eq(v->items[i].struct_size, sizeof(grip_verdict));
         /* accepted and reason agree: a reason is given exactly for a rejection */
@@ -806,6 +813,19 @@ static grip_verdicts *run_stage(const grip_kv *kv, uint32_t n_kv, const cloud *m
     free(items);
     grip_stage_destroy(st);
     grip_ctx_free(ctx);
+    *out = v;
+    return status;
+}
+
+/* stage_verify on clouds without normals, which must succeed with n verdicts. */
+static grip_verdicts *run_stage(const grip_kv *kv, uint32_t n_kv, const cloud *model, const cloud *scene,
+                                const double (*poses)[16], const float *votes, uint32_t n)
+{
+    grip_verdicts *v = NULL;
+    char err[GRIP_ERROR_TEXT_MAX];
+    grip_status s = stage_verify(kv, n_kv, model, NULL, scene, NULL, poses, votes, n, &v, err);
+    ck_assert_msg(s == GRIP_OK, "%s", err);
+    ck_assert_uint_eq(v->count, n);
     return v;
 }
 
@@ -883,6 +903,60 @@ START_TEST(stage_reports_reasons)
 }
 END_TEST
 
+/* The stage's `normals` key on the clouds' own normals, point to plane: normals of uneven lengths (0.5 to 3.5)
+ * are rescaled to unit length (auto, file), so the refined pose is the one unit normals give, within float
+ * rounding; `file` on clouds without normals is a config error naming verify.normals. */
+START_TEST(stage_normals_choice)
+{
+    uint64_t s = 36;
+    double truth[16], init[16];
+    true_pose(truth);
+    cloud model = make_model(), scene = make_scene(&s, truth, 20000, 0.0002, 0);
+    perturbed(truth, 4, 0.004, init);
+    float *sn = scene_normals(&scene, truth), *mn = model_normals(&model);
+    float *uneven = malloc(scene.n * 3 * sizeof *uneven);
+    ck_assert_ptr_nonnull(uneven);
+    for (size_t i = 0; i < scene.n; ++i) {
+        const float len = 0.5f + 3.0f * (float)(i % 7) / 6.0f;
+        for (int c = 0; c < 3; ++c)
+            uneven[3 * i + c] = len * sn[3 * i + c];
+    }
+    const float votes[1] = {5};
+    const char *choices[] = {"auto", "file"};
+    grip_verdicts *unit = NULL, *v = NULL;
+    char err[GRIP_ERROR_TEXT_MAX];
+    for (int c = 0; c < 2; ++c) {
+        const grip_kv kv[] = {{"device", "cpu"},
+                              {"metric", "point_to_plane"},
+                              {"max_correspondence_distance", "0.05"},
+                              {"inlier_distance", "0.003"},
+                              {"normals", choices[c]}};
+        const double(*poses)[16] = (const double(*)[16])init;
+        if (!unit)
+            ck_assert_msg(stage_verify(kv, 5, &model, mn, &scene, sn, poses, votes, 1, &unit, err) == GRIP_OK, "%s",
+                          err);
+        ck_assert_msg(stage_verify(kv, 5, &model, mn, &scene, uneven, poses, votes, 1, &v, err) == GRIP_OK, "%s",
+                      err);
+        ck_assert_uint_eq(unit->items[0].accepted, 1);
+        ck_assert_uint_eq(v->items[0].accepted, 1);
+        for (int k = 0; k < 16; ++k)
+            ck_assert_float_eq_tol(v->items[0].pose[k], unit->items[0].pose[k], 1e-5f);
+        v->release(v);
+    }
+    const grip_kv file[] = {{"device", "cpu"}, {"metric", "point_to_plane"}, {"normals", "file"}};
+    ck_assert_int_eq(
+        stage_verify(file, 3, &model, NULL, &scene, NULL, (const double(*)[16])init, votes, 1, &v, err), GRIP_ECONFIG);
+    ck_assert_ptr_null(v);
+    ck_assert_msg(strstr(err, "verify.normals = file") != NULL, "%s", err);
+    unit->release(unit);
+    free(uneven);
+    free(sn);
+    free(mn);
+    cloud_free(&model);
+    cloud_free(&scene);
+}
+END_TEST
+
 static Suite *icp_suite(void)
 {
     Suite *s = suite_create("icp");
@@ -899,6 +973,7 @@ static Suite *icp_suite(void)
     tcase_add_test(tc, rms_displacement_closed_form);
     tcase_add_test(tc, duplicates_suppressed);
     tcase_add_test(tc, point_to_plane_converges);
+    tcase_add_test(tc, stage_normals_choice);
     tcase_add_test(tc, point_to_plane_plane_only_scene);
     tcase_add_test(tc, point_to_plane_needs_scene_normals);
     tcase_add_test(tc, correspondence_schedule);
