@@ -13,8 +13,7 @@ uint32_t grip_surf_largest_filter(const grip_surf_params *p)
     return grip_surf_filter(p->octaves - 1, p->intervals - 1);
 }
 
-grip_status grip_surf_check(grip_ctx *ctx, const grip_surf_params *p, uint32_t width, uint32_t height,
-                            const char *what)
+grip_status grip_surf_check(grip_ctx *ctx, const grip_surf_params *p, uint32_t width, uint32_t height, const char *what)
 {
     if (p->octaves < 1 || p->octaves > GRIP_SURF_MAX_OCTAVES)
         return grip_fail(ctx, GRIP_EINVAL, "%s: octaves %u is outside 1 .. %d", what, p->octaves,
@@ -177,8 +176,10 @@ grip_status grip_surf_run(grip_ctx *ctx, const uint8_t *grey, const float *xyz, 
     responses(ctx, ii, width, height, &pyr, resp, lap);
     out->n_found = detect(resp, lap, &pyr, p, kps);
     if (out->n_found > p->capacity) {
-        s = grip_fail(ctx, GRIP_ECONFIG, "surf: %zu keypoints found, more than capacity %u: raise capacity or "
-                                         "threshold", out->n_found, p->capacity);
+        s = grip_fail(ctx, GRIP_ECONFIG,
+                      "surf: %zu keypoints found, more than capacity %u: raise capacity or "
+                      "threshold",
+                      out->n_found, p->capacity);
         goto done;
     }
     out->count = lift(kps, out->n_found, xyz, width, height);

@@ -44,13 +44,15 @@
 /* The Gaussian of sigma 2.5 at squared distance d2 = 0 .. 35, 1 / (2 pi 6.25) exp(-d2 / 12.5), rounded to float:
  * the orientation samples' weights. A macro so that each side makes its own table (host static, device
  * __constant__). */
-#define GRIP_SURF_GAUSS25_TABLE                                                                                    \
-    {0x1.a13714p-6f,  0x1.81235cp-6f, 0x1.6386fcp-6f,  0x1.48316cp-6f,  0x1.2ef5dap-6f, 0x1.17aaecp-6f,            \
-     0x1.022a72p-6f,  0x1.dca256p-7f, 0x1.b7fd2p-7f,   0x1.96292cp-7f,  0x1.76ef06p-7f, 0x1.5a1b8p-7f,             \
-     0x1.3f7f56p-7f,  0x1.26eeecp-7f, 0x1.1041fcp-7f,  0x1.f6a6bp-8f,   0x1.d00168p-8f, 0x1.ac54cp-8f,             \
-     0x1.8b663ep-8f,  0x1.6cffe8p-8f, 0x1.50efe8p-8f,  0x1.37083cp-8f,  0x1.1f1e7p-8f,  0x1.090b4cp-8f,            \
-     0x1.e9554ap-9f,  0x1.c3b62p-9f,  0x1.a0fb72p-9f,  0x1.80ec5p-9f,   0x1.63542cp-9f, 0x1.480284p-9f,            \
-     0x1.2eca8ep-9f,  0x1.1782f4p-9f, 0x1.02058cp-9f,  0x1.dc5e36p-10f, 0x1.b7be3cp-10f, 0x1.95ef1ep-10f}
+#define GRIP_SURF_GAUSS25_TABLE                                                                               \
+    {                                                                                                         \
+        0x1.a13714p-6f, 0x1.81235cp-6f, 0x1.6386fcp-6f, 0x1.48316cp-6f, 0x1.2ef5dap-6f, 0x1.17aaecp-6f,       \
+            0x1.022a72p-6f, 0x1.dca256p-7f, 0x1.b7fd2p-7f, 0x1.96292cp-7f, 0x1.76ef06p-7f, 0x1.5a1b8p-7f,     \
+            0x1.3f7f56p-7f, 0x1.26eeecp-7f, 0x1.1041fcp-7f, 0x1.f6a6bp-8f, 0x1.d00168p-8f, 0x1.ac54cp-8f,     \
+            0x1.8b663ep-8f, 0x1.6cffe8p-8f, 0x1.50efe8p-8f, 0x1.37083cp-8f, 0x1.1f1e7p-8f, 0x1.090b4cp-8f,    \
+            0x1.e9554ap-9f, 0x1.c3b62p-9f, 0x1.a0fb72p-9f, 0x1.80ec5p-9f, 0x1.63542cp-9f, 0x1.480284p-9f,     \
+            0x1.2eca8ep-9f, 0x1.1782f4p-9f, 0x1.02058cp-9f, 0x1.dc5e36p-10f, 0x1.b7be3cp-10f, 0x1.95ef1ep-10f \
+    }
 
 /* A detected interest point, in pixels of the image (x the column, y the row). */
 typedef struct grip_surf_keypoint {
@@ -193,12 +195,11 @@ GRIP_HD static inline int grip_surf_extremum(const float *resp, const uint8_t *l
     const double two_m = GRIP_DMUL(2.0, m0);
     const double hxx = GRIP_DSUB(GRIP_DADD(mr, ml), two_m), hyy = GRIP_DSUB(GRIP_DADD(md, mu), two_m),
                  hss = GRIP_DSUB(GRIP_DADD(t0, b0), two_m);
-    const double hxy = GRIP_DDIV(
-        GRIP_DADD(GRIP_DSUB(GRIP_DSUB((double)grip_surf_at(resp, M, rm, r + 1, c + 1),
-                                      (double)grip_surf_at(resp, M, rm, r + 1, c - 1)),
-                            (double)grip_surf_at(resp, M, rm, r - 1, c + 1)),
-                  (double)grip_surf_at(resp, M, rm, r - 1, c - 1)),
-        4.0);
+    const double hxy = GRIP_DDIV(GRIP_DADD(GRIP_DSUB(GRIP_DSUB((double)grip_surf_at(resp, M, rm, r + 1, c + 1),
+                                                               (double)grip_surf_at(resp, M, rm, r + 1, c - 1)),
+                                                     (double)grip_surf_at(resp, M, rm, r - 1, c + 1)),
+                                           (double)grip_surf_at(resp, M, rm, r - 1, c - 1)),
+                                 4.0);
     const double hxs = GRIP_DDIV(GRIP_DADD(GRIP_DSUB(GRIP_DSUB((double)grip_surf_at(resp, T, 1, r, c + 1),
                                                                (double)grip_surf_at(resp, T, 1, r, c - 1)),
                                                      (double)grip_surf_at(resp, B, rb, r, c + 1)),
@@ -220,8 +221,8 @@ GRIP_HD static inline int grip_surf_extremum(const float *resp, const uint8_t *l
     if (!(det != 0.0) || !isfinite(det))
         return 0;
     const double oc = -GRIP_DDIV(GRIP_DADD(GRIP_DADD(GRIP_DMUL(a00, g0), GRIP_DMUL(a01, g1)), GRIP_DMUL(a02, g2)), det);
-    const double orow =
-        -GRIP_DDIV(GRIP_DADD(GRIP_DADD(GRIP_DMUL(a01, g0), GRIP_DMUL(a11, g1)), GRIP_DMUL(a12, g2)), det);
+    const double orow = -GRIP_DDIV(GRIP_DADD(GRIP_DADD(GRIP_DMUL(a01, g0), GRIP_DMUL(a11, g1)), GRIP_DMUL(a12, g2)),
+                                   det);
     const double os = -GRIP_DDIV(GRIP_DADD(GRIP_DADD(GRIP_DMUL(a02, g0), GRIP_DMUL(a12, g1)), GRIP_DMUL(a22, g2)), det);
     if (!(fabs(oc) < 0.5 && fabs(orow) < 0.5 && fabs(os) < 0.5))
         return 0;
@@ -244,8 +245,8 @@ GRIP_HD static inline int grip_surf_round(float v)
 
 /* Haar wavelet responses of side s at (row, col), in grey units ([0, 1] per pixel): x (right minus left) and y
  * (bottom minus top). */
-GRIP_HD static inline void grip_surf_haar(const uint32_t *ii, int width, int height, int row, int col, int s,
-                                          float *hx, float *hy)
+GRIP_HD static inline void grip_surf_haar(const uint32_t *ii, int width, int height, int row, int col, int s, float *hx,
+                                          float *hy)
 {
     const int h = s / 2;
     const int64_t x = grip_surf_box(ii, width, height, row - h, col, s, h) -
@@ -309,9 +310,8 @@ GRIP_HD static inline void grip_surf_window_sum(const float *rx, const float *ry
 {
     const float a1 = grip_surf_window_start(w);
     const float third = GRIP_FDIV(GRIP_SURF_PI, 3.0f);
-    const float a2 = GRIP_FADD(a1, third) > GRIP_SURF_TWO_PI
-                         ? GRIP_FSUB(a1, GRIP_FMUL(5.0f, third))
-                         : GRIP_FADD(a1, third);
+    const float a2 = GRIP_FADD(a1, third) > GRIP_SURF_TWO_PI ? GRIP_FSUB(a1, GRIP_FMUL(5.0f, third))
+                                                             : GRIP_FADD(a1, third);
     float x = 0.0f, y = 0.0f;
     for (int k = 0; k < GRIP_SURF_ORIENT_SAMPLES; ++k) {
         const float a = ang[k];

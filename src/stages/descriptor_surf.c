@@ -4,6 +4,8 @@
  * image's blobs) and computes no normals or frames: the features carry keypoints (the pixel's point index),
  * keypoint_xyz and descriptors, which the match, group and verify stages take as they take SHOT's.
  *
+ * A cloud surf cannot describe although other descriptors can (no rgb, unorganized) and host-given keypoints
+ * fail with GRIP_EUNSUPPORTED, which a host that tries every descriptor stage reads as "not for this input".
  * Keypoints whose pixel has no finite xyz (depth holes) are dropped. More keypoints than `capacity` is an error
  * (GRIP_ECONFIG naming the key), never a silent cut. The sign of the Laplacian is computed (grip_surf_keypoint)
  * but the features have no field to carry it, so the match stage cannot filter by it. */
@@ -38,9 +40,12 @@ static const grip_param_info surf_params[] = {
 
 static grip_surf_params stage_params(const grip_stage *st)
 {
-    grip_surf_params p = {(uint32_t)grip_stage_integer(st, "octaves"), (uint32_t)grip_stage_integer(st, "intervals"),
-                          (uint32_t)grip_stage_integer(st, "init_step"), (float)grip_stage_number(st, "threshold"),
-                          grip_stage_bool(st, "upright"), grip_stage_bool(st, "extended"),
+    grip_surf_params p = {(uint32_t)grip_stage_integer(st, "octaves"),
+                          (uint32_t)grip_stage_integer(st, "intervals"),
+                          (uint32_t)grip_stage_integer(st, "init_step"),
+                          (float)grip_stage_number(st, "threshold"),
+                          grip_stage_bool(st, "upright"),
+                          grip_stage_bool(st, "extended"),
                           (uint32_t)grip_stage_integer(st, "capacity")};
     return p;
 }
@@ -50,14 +55,15 @@ static grip_status grey_of(grip_ctx *ctx, const grip_cloud *cloud, const grip_cl
 {
     const char *name = cloud->name ? cloud->name : "";
     if (in->height < 2)
-        return grip_fail(ctx, GRIP_EINVAL,
+        return grip_fail(ctx, GRIP_EUNSUPPORTED,
                          "descriptor: cloud '%s' is unorganized (%u x %u): surf needs an organized cloud, an image",
                          name, in->width, in->height);
     grip_status s = grip_optional_array_check(ctx, &cloud->rgb, GRIP_U8, 3, "descriptor: cloud.rgb");
     if (s)
         return s;
     if (cloud->rgb.rows == 0)
-        return grip_fail(ctx, GRIP_EINVAL, "descriptor: cloud '%s' has no rgb: surf needs its colour image", name);
+        return grip_fail(ctx, GRIP_EUNSUPPORTED, "descriptor: cloud '%s' has no rgb: surf needs its colour image",
+                         name);
     if (cloud->rgb.rows != in->n)
         return grip_fail(ctx, GRIP_EINVAL, "descriptor: cloud.rgb has %llu rows for %zu points",
                          (unsigned long long)cloud->rgb.rows, in->n);
@@ -76,8 +82,8 @@ static grip_status grey_of(grip_ctx *ctx, const grip_cloud *cloud, const grip_cl
     return s;
 }
 
-static grip_status host_body(grip_ctx *ctx, const grip_cloud_input *in, const uint8_t *grey,
-                             const grip_surf_params *p, grip_features *f)
+static grip_status host_body(grip_ctx *ctx, const grip_cloud_input *in, const uint8_t *grey, const grip_surf_params *p,
+                             grip_features *f)
 {
     grip_surf_result r;
     grip_status s = grip_surf_run(ctx, grey, in->xyz, in->width, in->height, p, &r);
@@ -141,8 +147,11 @@ static grip_status describe_once(grip_stage *st, const grip_cloud *cloud, uint32
     grip_ctx *ctx = st->ctx;
     if (role != GRIP_ROLE_MODEL && role != GRIP_ROLE_SCENE)
         return grip_fail(ctx, GRIP_EINVAL, "descriptor: role %u is neither model nor scene", role);
-    if (keypoints && keypoints->struct_size && keypoints->rows > 0)
-        return grip_fail(ctx, GRIP_EINVAL, "descriptor: surf detects its own keypoints; the host gave %llu",
+    s = grip_optional_array_check(ctx, keypoints, GRIP_U32, 1, "descriptor: keypoints");
+    if (s)
+        return s;
+    if (keypoints && keypoints->rows > 0)
+        return grip_fail(ctx, GRIP_EUNSUPPORTED, "descriptor: surf finds its own keypoints; the host gave %llu",
                          (unsigned long long)keypoints->rows);
     const grip_surf_params p = stage_params(st);
     grip_cloud_input in;

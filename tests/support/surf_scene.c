@@ -1,7 +1,6 @@
 /* surf_scene.c -- see surf_scene.h. */
 #include "surf_scene.h"
 
-#include <check.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +26,11 @@ grip_surf_scene grip_surf_scene_make(uint32_t width, uint32_t height, uint32_t n
     sc.rgb = malloc(3 * n);
     sc.xyz = malloc(3 * n * sizeof *sc.xyz);
     float *grey = malloc(n * sizeof *grey);
-    ck_assert(sc.rgb && sc.xyz && grey);
+    if (!sc.rgb || !sc.xyz || !grey) {
+        free(grey);
+        grip_surf_scene_free(&sc);
+        return sc;
+    }
     uint64_t rs = seed * 2654435761u + 1;
     for (uint32_t b = 0; b < n_blobs && b < GRIP_SURF_SCENE_MAX_BLOBS; ++b) {
         for (int attempt = 0; attempt < 200; ++attempt) {

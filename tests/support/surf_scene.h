@@ -11,8 +11,8 @@
 
 typedef struct grip_surf_scene {
     uint32_t width, height;
-    uint8_t *rgb;  /* width height x 3 */
-    float *xyz;    /* width height x 3 */
+    uint8_t *rgb; /* width height x 3 */
+    float *xyz;   /* width height x 3 */
     uint32_t n_blobs;
     float blob_x[GRIP_SURF_SCENE_MAX_BLOBS], blob_y[GRIP_SURF_SCENE_MAX_BLOBS];
     float blob_sigma[GRIP_SURF_SCENE_MAX_BLOBS];
@@ -20,7 +20,7 @@ typedef struct grip_surf_scene {
 } grip_surf_scene;
 
 /* n_blobs (<= GRIP_SURF_SCENE_MAX_BLOBS) blobs of sigma 2 .. 10 px, placed 3 sigma + 16 px from the border and
- * from each other where the image has room. Arrays malloc'd (abort the test on failure); free with
+ * from each other where the image has room. Arrays malloc'd (NULL after an allocation failure); free with
  * grip_surf_scene_free. */
 grip_surf_scene grip_surf_scene_make(uint32_t width, uint32_t height, uint32_t n_blobs, uint64_t seed);
 void grip_surf_scene_free(grip_surf_scene *s);

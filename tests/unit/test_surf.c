@@ -7,8 +7,8 @@
  *  - upright gives orientation 0; the extended descriptor splits the 64's sums (same totals);
  *  - descriptors have unit length; capacity overflow is an error naming capacity, never a cut;
  *  - lifting: a depth hole at a blob drops that keypoint and counts it;
- *  - bad input through the stage: no rgb, unorganized, image smaller than the largest filter, constant and
- *    all-black images (no keypoints, no error), host keypoints refused; the stage's keypoints index the cloud
+ *  - bad input through the stage: no rgb, unorganized and host keypoints (GRIP_EUNSUPPORTED: not for surf), an
+ *    image smaller than the largest filter (GRIP_EINVAL), constant and all-black images (no keypoints, no error); the stage's keypoints index the cloud
  *    point whose xyz they carry;
  *  - the real frame milk_cartoon_all_small_clorox.pcd gives keypoints with finite 3D positions (skipped
  *    without the shared data). */
@@ -43,7 +43,8 @@ START_TEST(integral_box_sums_are_exact)
         g[i] = (uint8_t)(grip_test_uniform(&st, 0, 256));
     grip_surf_integral(g, w, h, ii);
     for (int t = 0; t < 500; ++t) {
-        const int r = (int)grip_test_uniform(&st, -10, (float)h + 5), c = (int)grip_test_uniform(&st, -10, (float)w + 5);
+        const int r = (int)grip_test_uniform(&st, -10, (float)h + 5),
+                  c = (int)grip_test_uniform(&st, -10, (float)w + 5);
         const int rows = (int)grip_test_uniform(&st, 0, 30), cols = (int)grip_test_uniform(&st, 0, 30);
         int64_t want = 0;
         for (int y = r; y < r + rows; ++y)
@@ -80,11 +81,11 @@ START_TEST(blobs_are_found_with_scale_and_sign)
 {
     grip_ctx *ctx = grip_test_ctx();
     grip_surf_scene sc = grip_surf_scene_make(320, 240, 12, 3);
+    ck_assert_ptr_nonnull(sc.rgb);
     ck_assert_uint_ge(sc.n_blobs, 8);
     uint8_t *g = grey_of(&sc);
     grip_surf_result r;
-    ck_assert_msg(grip_surf_run(ctx, g, sc.xyz, sc.width, sc.height, &defaults, &r) == GRIP_OK, "%s",
-                  ctx->last_error);
+    ck_assert_msg(grip_surf_run(ctx, g, sc.xyz, sc.width, sc.height, &defaults, &r) == GRIP_OK, "%s", ctx->last_error);
     ck_assert_uint_eq(r.n_no_depth, 0);
     ck_assert_uint_eq(r.count, r.n_found);
     /* Most blobs are found (8 of 12 here: a maximum whose fit leaves its cell is rejected, as in OpenSURF, and a
@@ -258,6 +259,7 @@ START_TEST(upright_and_extended)
 {
     grip_ctx *ctx = grip_test_ctx();
     grip_surf_scene sc = grip_surf_scene_make(240, 220, 8, 5);
+    ck_assert_ptr_nonnull(sc.rgb);
     uint8_t *g = grey_of(&sc);
     grip_surf_params up = defaults, ext = defaults, ue = defaults;
     up.upright = 1;
@@ -288,8 +290,8 @@ START_TEST(upright_and_extended)
                     continue;
                 if (isnan(factor))
                     factor = sums[v] / d[v];
-                ck_assert_msg(fabs(sums[v] / d[v] - factor) < 1e-3 * fabs(factor), "keypoint %zu cell %d value %d",
-                              k, cell, v);
+                ck_assert_msg(fabs(sums[v] / d[v] - factor) < 1e-3 * fabs(factor), "keypoint %zu cell %d value %d", k,
+                              cell, v);
             }
         }
     }
@@ -308,6 +310,7 @@ START_TEST(capacity_overflow_and_depth_holes)
 {
     grip_ctx *ctx = grip_test_ctx();
     grip_surf_scene sc = grip_surf_scene_make(240, 200, 8, 9);
+    ck_assert_ptr_nonnull(sc.rgb);
     uint8_t *g = grey_of(&sc);
     grip_surf_result r;
     ck_assert_int_eq(grip_surf_run(ctx, g, sc.xyz, sc.width, sc.height, &defaults, &r), GRIP_OK);
@@ -370,6 +373,7 @@ START_TEST(stage_lifts_and_refuses_bad_input)
 {
     grip_ctx *ctx = grip_test_ctx();
     grip_surf_scene sc = grip_surf_scene_make(240, 200, 8, 21);
+    ck_assert_ptr_nonnull(sc.rgb);
     for (uint32_t x = 0; x < 60; ++x) /* a depth hole across the top rows */
         for (uint32_t y = 0; y < 60; ++y)
             sc.xyz[3 * ((size_t)y * sc.width + x)] = NAN;
@@ -399,18 +403,18 @@ START_TEST(stage_lifts_and_refuses_bad_input)
     /* host keypoints are refused: surf finds its own */
     uint32_t given[1] = {5};
     grip_array keys = grip_array_host_view(GRIP_U32, 1, 1, given);
-    ck_assert_int_eq(stage_describe(ctx, &cloud, &keys, &f), GRIP_EINVAL);
+    ck_assert_int_eq(stage_describe(ctx, &cloud, &keys, &f), GRIP_EUNSUPPORTED);
     ck_assert_ptr_null(f);
     /* no rgb */
     grip_cloud bad = cloud;
     bad.rgb.rows = 0;
-    ck_assert_int_eq(stage_describe(ctx, &bad, NULL, &f), GRIP_EINVAL);
+    ck_assert_int_eq(stage_describe(ctx, &bad, NULL, &f), GRIP_EUNSUPPORTED);
     ck_assert_ptr_nonnull(strstr(ctx->last_error, "no rgb"));
     /* unorganized */
     bad = cloud;
     bad.width = sc.width * sc.height;
     bad.height = 1;
-    ck_assert_int_eq(stage_describe(ctx, &bad, NULL, &f), GRIP_EINVAL);
+    ck_assert_int_eq(stage_describe(ctx, &bad, NULL, &f), GRIP_EUNSUPPORTED);
     ck_assert_ptr_nonnull(strstr(ctx->last_error, "unorganized"));
     /* smaller than the largest filter (195 px at 4 octaves) */
     bad = cloud;
@@ -433,7 +437,6 @@ START_TEST(stage_lifts_and_refuses_bad_input)
     grip_ctx_free(ctx);
 }
 END_TEST
-
 
 START_TEST(real_frame_keypoints_have_depth)
 {
@@ -482,4 +485,7 @@ static Suite *suite(void)
     return s;
 }
 
-int main(void) { return grip_test_run(suite()); }
+int main(void)
+{
+    return grip_test_run(suite());
+}
