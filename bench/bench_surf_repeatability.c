@@ -75,6 +75,16 @@ static double local_scale(mat3 h, double x, double y)
 }
 
 static uint64_t rng_state;
+
+/* splitmix64 of the seed: consecutive seeds give unrelated streams */
+static void seed_rng(uint64_t seed)
+{
+    uint64_t z = seed + 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    rng_state = z ^ (z >> 31);
+}
+
 static double uniform(double lo, double hi)
 {
     rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
@@ -266,7 +276,7 @@ int main(int argc, char **argv)
         double sum_r = 0, sum_p = 0, sum_s = 0;
         int nr = 0, np = 0;
         for (int seed = 1; seed <= per; ++seed) {
-            rng_state = (uint64_t)(f * 1000 + seed) * 0x9E3779B97F4A7C15ull;
+            seed_rng((uint64_t)(f * 1000 + seed));
             const mat3 H = homography(f, w, h);
             warp(grey, w, h, H, warped, valid);
             grip_surf_result b;
