@@ -285,7 +285,7 @@ int main(int argc, char **argv)
                 bad = 1;
                 continue;
             }
-            const pair_result r = evaluate(&a, &b, H, valid, w, h, grip_surf_dim(p.extended));
+            const pair_result r = evaluate(&a, &b, H, valid, w, h, grip_surf_dim(&p));
             printf("%s\t%d\t%zu\t%zu\t%zu\t%zu\t%zu\t%.3f\t%zu\t%zu\t%.3f\t%.3f\n", families[f], seed, a.count, b.count,
                    r.common_a, r.common_b, r.pairs, r.repeat, r.matches, r.correct, r.precision, r.score);
             if (!isnan(r.repeat)) {

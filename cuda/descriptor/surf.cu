@@ -199,23 +199,26 @@ __global__ void orientation_kernel(const uint32_t *__restrict__ ii, int width, i
 // normalises the row in the twin's order, and the lanes write it out.
 __global__ void descriptor_kernel(const uint32_t *__restrict__ ii, int width, int height,
                                   const grip_surf_keypoint *__restrict__ kps, uint32_t count, int upright, int extended,
-                                  float *__restrict__ out)
+                                  int sign_column, float *__restrict__ out)
 {
-    __shared__ float row[kWarpsPerBlock][128];
+    __shared__ float row[kWarpsPerBlock][129];
     const uint32_t warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
     const uint32_t k = blockIdx.x * kWarpsPerBlock + warp;
     if (k >= count)
         return;
     const grip_surf_keypoint kp = kps[k];
-    const int cv = grip_surf_cell_values(extended), dim = 16 * cv;
+    const int cv = grip_surf_cell_values(extended), core = 16 * cv, dim = core + (sign_column ? 1 : 0);
     if (lane < 16) {
         float co, si;
         grip_surf_frame(&kp, upright, &co, &si);
         grip_surf_cell(ii, width, height, &kp, co, si, extended, (int)lane / 4, (int)lane % 4, row[warp] + lane * cv);
     }
     __syncwarp();
-    if (lane == 0)
-        grip_surf_normalise(row[warp], dim);
+    if (lane == 0) {
+        grip_surf_normalise(row[warp], core);
+        if (sign_column)
+            row[warp][core] = grip_surf_sign_value(&kp, row[warp][0]);
+    }
     __syncwarp();
     for (int j = (int)lane; j < dim; j += kWarp)
         out[(size_t)k * dim + j] = row[warp][j];
@@ -361,7 +364,7 @@ grip_status run(grip_ctx *ctx, const uint8_t *grey, const float *xyz, uint32_t w
                          found, p->capacity);
     out->n_no_depth = no_depth;
     out->count = found - no_depth;
-    const uint32_t count = (uint32_t)out->count, dim = grip_surf_dim(p->extended);
+    const uint32_t count = (uint32_t)out->count, dim = grip_surf_dim(p);
     if (found == 0)
         return GRIP_OK;
     GRIP_CUDA_CHECK_LAUNCH(ctx, cub::DeviceRadixSort::SortPairs(s->tmp, s->tmp_bytes, s->keys[0], s->keys[1],
@@ -387,7 +390,8 @@ grip_status run(grip_ctx *ctx, const uint8_t *grey, const float *xyz, uint32_t w
         GRIP_CUDA_CHECK_LAUNCHED(ctx);
     }
     descriptor_kernel<<<warps_blocks, kWarpsPerBlock * kWarp>>>(s->ii, (int)width, (int)height, out->keypoints, count,
-                                                                p->upright, p->extended, out->descriptors);
+                                                                p->upright, p->extended, p->sign_column,
+                                                                out->descriptors);
     GRIP_CUDA_CHECK_LAUNCHED(ctx);
     GRIP_CUDA_CHECK(ctx, cudaDeviceSynchronize());
     return GRIP_OK;

@@ -143,6 +143,8 @@ static void descriptor(const uint32_t *ii, int width, int height, const grip_sur
         for (int b = 0; b < 4; ++b)
             grip_surf_cell(ii, width, height, kp, co, si, p->extended, a, b, d + (4 * a + b) * cv);
     grip_surf_normalise(d, 16 * cv);
+    if (p->sign_column)
+        d[16 * cv] = grip_surf_sign_value(kp, d[0]);
 }
 
 void grip_surf_result_free(grip_surf_result *r)
@@ -163,7 +165,7 @@ grip_status grip_surf_run(grip_ctx *ctx, const uint8_t *grey, const float *xyz, 
         return s;
     grip_surf_pyramid pyr;
     grip_surf_pyramid_make(p->octaves, p->intervals, p->init_step, width, height, &pyr);
-    const uint32_t dim = grip_surf_dim(p->extended);
+    const uint32_t dim = grip_surf_dim(p);
     uint32_t *ii = malloc(((size_t)width + 1) * ((size_t)height + 1) * sizeof *ii);
     float *resp = malloc(pyr.total * sizeof *resp);
     uint8_t *lap = malloc(pyr.total);

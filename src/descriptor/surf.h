@@ -22,6 +22,10 @@ typedef struct grip_surf_params {
     int upright;        /* 1: no orientation (U-SURF) */
     int extended;       /* 1: 128 values, else 64 */
     uint32_t capacity;  /* most keypoints found (before the depth check); more is an error, never a silent cut */
+    int sign_column;    /* 1: one more value per row, +1 where the Laplacian's sign is 1, -1 where it is 0: any
+                           nearest-neighbour search then prefers the keypoint's own sign (the squared distance
+                           between unit descriptors is below 4, which the column adds across signs), which is
+                           the sign-of-Laplacian filter of SURF matching done by an ordinary match stage */
 } grip_surf_params;
 
 /* What a run found and kept. */
@@ -30,12 +34,13 @@ typedef struct grip_surf_result {
     size_t n_no_depth; /* of these, dropped for a non-finite xyz at their pixel (0 when no cloud was given) */
     size_t count;      /* kept: n_found - n_no_depth */
     grip_surf_keypoint *keypoints; /* count, in (slot, row, column) order of detection; malloc'd */
-    float *descriptors;            /* count x grip_surf_dim(extended); malloc'd */
+    float *descriptors;            /* count x grip_surf_dim(p); malloc'd */
 } grip_surf_result;
 
-static inline uint32_t grip_surf_dim(int extended)
+/* Values per descriptor row: 64 or 128, plus the sign column when asked for. */
+static inline uint32_t grip_surf_dim(const grip_surf_params *p)
 {
-    return extended ? 128u : 64u;
+    return (p->extended ? 128u : 64u) + (p->sign_column ? 1u : 0u);
 }
 
 /* The largest filter of the parameters' scale space, in pixels. */

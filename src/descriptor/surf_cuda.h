@@ -24,7 +24,7 @@ typedef struct grip_surf_cuda_result {
     grip_surf_keypoint *keypoints;     /* count */
     uint32_t *pixels;                  /* count: each keypoint's pixel (= keypoints[i].pixel), the cloud index */
     float *xyz;                        /* count x 3: the cloud's point at that pixel (NULL when no cloud was given) */
-    float *descriptors;                /* count x grip_surf_dim(extended) */
+    float *descriptors;                /* count x grip_surf_dim(p) */
 } grip_surf_cuda_result;
 
 /* SURF of the width x height grey image `grey` (device memory), lifted through xyz (device, width height x 3)

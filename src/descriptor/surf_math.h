@@ -408,4 +408,11 @@ GRIP_HD static inline void grip_surf_normalise(float *d, int dim)
         d[i] = norm > 0.0f ? GRIP_FDIV(d[i], norm) : NAN;
 }
 
+/* The sign column's value (grip_surf_params.sign_column): +1 or -1 by the Laplacian's sign, NaN on an invalid
+ * (NaN) row. */
+GRIP_HD static inline float grip_surf_sign_value(const grip_surf_keypoint *kp, float first)
+{
+    return first != first ? NAN : kp->laplacian ? 1.0f : -1.0f;
+}
+
 #endif

@@ -8,7 +8,8 @@
  * fail with GRIP_EUNSUPPORTED, which a host that tries every descriptor stage reads as "not for this input".
  * Keypoints whose pixel has no finite xyz (depth holes) are dropped. More keypoints than `capacity` is an error
  * (GRIP_ECONFIG naming the key), never a silent cut. The sign of the Laplacian is computed (grip_surf_keypoint)
- * but the features have no field to carry it, so the match stage cannot filter by it. */
+ * but the features have no field to carry it; with `sign_column` it becomes one more descriptor value (+1 or -1),
+ * which makes any nearest-neighbour match stage keep to the keypoint's own sign (surf.h says why). */
 #include "stages/cloud_input.h"
 #include "stages/registry.h"
 #include "stages/stage.h"
@@ -36,6 +37,8 @@ static const grip_param_info surf_params[] = {
      "128 values per keypoint instead of 64 (sums split by the sign of the other response)"},
     {sizeof(grip_param_info), GRIP_PARAM_INT, "capacity", "20000", 1, 1000000, NULL,
      "most keypoints per image (before the depth check); more fails the call"},
+    {sizeof(grip_param_info), GRIP_PARAM_BOOL, "sign_column", "false", 0, 0, NULL,
+     "one more value per row, +1 or -1 by the sign of the Laplacian: matching then keeps to the same sign"},
 };
 
 static grip_surf_params stage_params(const grip_stage *st)
@@ -46,7 +49,8 @@ static grip_surf_params stage_params(const grip_stage *st)
                           (float)grip_stage_number(st, "threshold"),
                           grip_stage_bool(st, "upright"),
                           grip_stage_bool(st, "extended"),
-                          (uint32_t)grip_stage_integer(st, "capacity")};
+                          (uint32_t)grip_stage_integer(st, "capacity"),
+                          grip_stage_bool(st, "sign_column")};
     return p;
 }
 
@@ -87,7 +91,7 @@ static grip_status host_body(grip_ctx *ctx, const grip_cloud_input *in, const ui
 {
     grip_surf_result r;
     grip_status s = grip_surf_run(ctx, grey, in->xyz, in->width, in->height, p, &r);
-    const uint32_t dim = grip_surf_dim(p->extended);
+    const uint32_t dim = grip_surf_dim(p);
     if (!s)
         s = grip_array_alloc_host(ctx, &f->keypoints, GRIP_U32, r.count, 1);
     if (!s)
@@ -114,7 +118,7 @@ static grip_status device_body(grip_ctx *ctx, const grip_cloud_input *in, const 
     void *grey_dev = NULL, *xyz_dev = NULL;
     int device = -1;
     grip_surf_cuda_result r = {0};
-    const uint32_t dim = grip_surf_dim(p->extended);
+    const uint32_t dim = grip_surf_dim(p);
     grip_status s = grip_cuda_upload(ctx, grey, in->n, &grey_dev, &device);
     if (!s)
         s = grip_cuda_upload(ctx, in->xyz, in->n * 3 * sizeof(float), &xyz_dev, &device);
@@ -163,7 +167,7 @@ static grip_status describe_once(grip_stage *st, const grip_cloud *cloud, uint32
     if (!s)
         s = grip_surf_check(ctx, &p, in.width, in.height, "descriptor: surf");
     if (!s)
-        s = grip_features_new(ctx, grip_surf_dim(p.extended), &f);
+        s = grip_features_new(ctx, grip_surf_dim(&p), &f);
     if (!s)
         s = st->use_cuda ? device_body(ctx, &in, grey, &p, f) : host_body(ctx, &in, grey, &p, f);
     if (!s)

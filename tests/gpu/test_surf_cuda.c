@@ -1,7 +1,8 @@
 /* test_surf_cuda.c (gpu) -- grip_surf_cuda against its CPU twin grip_surf_run: the same counts (found, dropped for
  * depth, kept), the same keypoints in the same order (position within 0.1 px, scale within 1 %, orientation within
  * 1e-4 rad, the same sign of the Laplacian and pixel), the same lifted points, and descriptors within 1e-4, on
- * synthetic frames of several sizes (odd ones included) with depth holes, upright, extended, other scale spaces
+ * synthetic frames of several sizes (odd ones included) with depth holes, upright, extended with the sign column,
+ * other scale spaces
  * (init_step 1, 3 octaves of 5 intervals), a constant image, a capacity overflow (the same error and count), and
  * the real frame milk_cartoon_all_small_clorox.pcd (when the shared data is present), also through the `surf`
  * stage on both devices. Skips (77) without a usable device. */
@@ -50,7 +51,7 @@ static size_t compare(grip_ctx *ctx, const char *what, const uint8_t *grey, cons
     ck_assert_msg(gpu.n_found == cpu.n_found && gpu.n_no_depth == cpu.n_no_depth && gpu.count == cpu.count,
                   "%s: gpu found %zu (%zu without depth), cpu %zu (%zu)", what, gpu.n_found, gpu.n_no_depth,
                   cpu.n_found, cpu.n_no_depth);
-    const size_t k = cpu.count, dim = grip_surf_dim(p->extended);
+    const size_t k = cpu.count, dim = grip_surf_dim(p);
     grip_surf_keypoint *kps = download(ctx, gpu.keypoints, k * sizeof *kps);
     uint32_t *pixels = download(ctx, gpu.pixels, k * sizeof *pixels);
     float *desc = download(ctx, gpu.descriptors, k * dim * sizeof *desc);
@@ -117,6 +118,7 @@ START_TEST(synthetic_frames_match_the_twin)
         grip_surf_params up = defaults, ext = defaults, fine = defaults, deep = defaults;
         up.upright = 1;
         ext.extended = 1;
+        ext.sign_column = 1;
         fine.init_step = 1;
         fine.threshold = 0.0002f;
         deep.octaves = 3;
@@ -124,7 +126,7 @@ START_TEST(synthetic_frames_match_the_twin)
         ck_assert_uint_gt(compare(ctx, "defaults", g, sc.xyz, sc.width, sc.height, &defaults), 0);
         compare(ctx, "no cloud", g, NULL, sc.width, sc.height, &defaults);
         compare(ctx, "upright", g, sc.xyz, sc.width, sc.height, &up);
-        compare(ctx, "extended", g, sc.xyz, sc.width, sc.height, &ext);
+        compare(ctx, "extended, sign column", g, sc.xyz, sc.width, sc.height, &ext);
         compare(ctx, "init_step 1", g, sc.xyz, sc.width, sc.height, &fine);
         compare(ctx, "3 x 5", g, sc.xyz, sc.width, sc.height, &deep);
         if (t == 0) {

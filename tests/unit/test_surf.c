@@ -6,6 +6,7 @@
  *  - a 90-degree rotation of the real frame turns the orientations by pi/2 and keeps the descriptors close;
  *  - upright gives orientation 0; the extended descriptor splits the 64's sums (same totals);
  *  - descriptors have unit length; capacity overflow is an error naming capacity, never a cut;
+ *  - the sign column is +1 / -1 by the Laplacian and puts rows of opposite signs at least 2 apart;
  *  - lifting: a depth hole at a blob drops that keypoint and counts it;
  *  - bad input through the stage: no rgb, unorganized and host keypoints (GRIP_EUNSUPPORTED: not for surf), an
  *    image smaller than the largest filter (GRIP_EINVAL), constant and all-black images (no keypoints, no error); the stage's keypoints index the cloud
@@ -306,6 +307,47 @@ START_TEST(upright_and_extended)
 }
 END_TEST
 
+/* The sign column: +1 or -1 by the Laplacian after the 64 values, which it leaves alone; across signs rows are
+ * at least 2 apart, within a sign less (so a nearest-neighbour search keeps to the sign). */
+START_TEST(sign_column_follows_the_laplacian)
+{
+    grip_ctx *ctx = grip_test_ctx();
+    grip_surf_scene sc = grip_surf_scene_make(240, 220, 12, 8);
+    ck_assert_ptr_nonnull(sc.rgb);
+    uint8_t *g = grey_of(&sc);
+    grip_surf_params sp = defaults;
+    sp.sign_column = 1;
+    ck_assert_uint_eq(grip_surf_dim(&sp), 65);
+    grip_surf_result a, s;
+    ck_assert_int_eq(grip_surf_run(ctx, g, NULL, sc.width, sc.height, &defaults, &a), GRIP_OK);
+    ck_assert_int_eq(grip_surf_run(ctx, g, NULL, sc.width, sc.height, &sp, &s), GRIP_OK);
+    ck_assert_uint_eq(a.count, s.count);
+    int signs[2] = {0, 0};
+    for (size_t k = 0; k < s.count; ++k) {
+        ck_assert_mem_eq(s.descriptors + 65 * k, a.descriptors + 64 * k, 64 * sizeof(float));
+        ck_assert_float_eq(s.descriptors[65 * k + 64], s.keypoints[k].laplacian ? 1.0f : -1.0f);
+        signs[s.keypoints[k].laplacian] = 1;
+        for (size_t j = 0; j < k; ++j) {
+            double d2 = 0;
+            for (int v = 0; v < 65; ++v) {
+                const double e = (double)s.descriptors[65 * k + v] - s.descriptors[65 * j + v];
+                d2 += e * e;
+            }
+            if (s.keypoints[k].laplacian != s.keypoints[j].laplacian)
+                ck_assert(d2 >= 4.0);
+            else
+                ck_assert(d2 < 4.0);
+        }
+    }
+    ck_assert(signs[0] && signs[1]);
+    grip_surf_result_free(&a);
+    grip_surf_result_free(&s);
+    free(g);
+    grip_surf_scene_free(&sc);
+    grip_ctx_free(ctx);
+}
+END_TEST
+
 START_TEST(capacity_overflow_and_depth_holes)
 {
     grip_ctx *ctx = grip_test_ctx();
@@ -476,6 +518,7 @@ static Suite *suite(void)
     tcase_add_test(tc, rotation_turns_orientation_keeps_descriptor);
     tcase_add_test(tc, upright_and_extended);
     tcase_add_test(tc, capacity_overflow_and_depth_holes);
+    tcase_add_test(tc, sign_column_follows_the_laplacian);
     suite_add_tcase(s, tc);
     TCase *st = tcase_create("stage");
     tcase_set_timeout(st, 300);
