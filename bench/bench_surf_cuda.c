@@ -59,7 +59,7 @@ static uint8_t *resize(const uint8_t *grey, uint32_t w, uint32_t h, uint32_t W, 
 
 static int bench(grip_ctx *ctx, const char *frame, const uint8_t *grey, uint32_t w, uint32_t h, int upright)
 {
-    const grip_surf_params p = {4, 4, 2, 0.0004f, upright, 0, 100000};
+    const grip_surf_params p = {4, 4, 2, 0.0004f, upright, 0, 100000, 0};
     void *dev = NULL;
     int device = -1;
     if (grip_cuda_upload(ctx, grey, (size_t)w * h, &dev, &device)) {

@@ -261,7 +261,7 @@ int main(int argc, char **argv)
         return 1;
     }
     grip_surf_grey_image(c.rgb, n, grey);
-    const grip_surf_params p = {4, 4, 2, 0.0004f, upright, 0, 100000};
+    const grip_surf_params p = {4, 4, 2, 0.0004f, upright, 0, 100000, 0};
     grip_surf_result a;
     if (grip_surf_run(ctx, grey, NULL, w, h, &p, &a)) {
         printf("surf: %s\n", grip_ctx_error_text(ctx));

@@ -91,7 +91,7 @@ static size_t compare(grip_ctx *ctx, const char *what, const uint8_t *grey, cons
     return k;
 }
 
-static const grip_surf_params defaults = {4, 4, 2, 0.0004f, 0, 0, 20000};
+static const grip_surf_params defaults = {4, 4, 2, 0.0004f, 0, 0, 20000, 0};
 
 static uint8_t *grey_of(const uint8_t *rgb, size_t n)
 {

@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const grip_surf_params defaults = {4, 4, 2, 0.0004f, 0, 0, 20000};
+static const grip_surf_params defaults = {4, 4, 2, 0.0004f, 0, 0, 20000, 0};
 
 static uint8_t *grey_of(const grip_surf_scene *sc)
 {
