@@ -2,7 +2,7 @@
  * cloud argv[1] (e.g. milk_cartoon_all_small_clorox.pcd) is re-rendered from a second viewpoint through its depth
  * (every finite point moved by a known rigid motion and projected by the pinhole fitted to the cloud, nearest
  * point per pixel), giving a second organized frame whose pose relative to the first is known. Then the plugin's
- * stages, on the CPU twins: `surf` on both frames, `bruteforce` index over the second frame's descriptors, `knn`
+ * stages, on the CPU twins: `surf` on both frames (with its sign column: SURF's Laplacian filter), `bruteforce` index over the second frame's descriptors, `knn`
  * match (k 2, ratio 0.65 on distances), `gc` grouping of the 3D keypoints (size 1 cm, threshold 5), and `icp`
  * verification; the best verified hypothesis (else the group's best) is compared with the known motion: rotation
  * error (degrees) and translation error (mm). Also, per trial, the 3D repeatability of the keypoints (scene keypoints
@@ -224,11 +224,12 @@ int main(int argc, char **argv)
     for (int k = 0; k < 3; ++k)
         centre[k] /= count;
     const grip_kv cpu[] = {{"device", "cpu"}};
-    const grip_kv surf_kv[] = {{"device", "cpu"}, {"threshold", argc > 4 ? argv[4] : "0.0004"}};
+    const grip_kv surf_kv[] = {
+        {"device", "cpu"}, {"threshold", argc > 4 ? argv[4] : "0.0004"}, {"sign_column", "true"}};
     const grip_kv match_kv[] = {{"device", "cpu"}, {"k", "2"}, {"ratio", "0.65"}};
     const grip_kv gc_kv[] = {{"device", "cpu"}, {"size", "0.01"}, {"threshold", "5"}};
     const grip_kv icp_kv[] = {{"device", "cpu"}, {"model_leaf", "0.005"}, {"max_correspondence_distance", "0.02"}};
-    grip_stage *desc = make(ctx, &grip_descriptor_surf, surf_kv, 2), *index = make(ctx, &grip_index_bruteforce, cpu, 1),
+    grip_stage *desc = make(ctx, &grip_descriptor_surf, surf_kv, 3), *index = make(ctx, &grip_index_bruteforce, cpu, 1),
                *match = make(ctx, &grip_match_knn, match_kv, 3), *group = make(ctx, &grip_group_gc, gc_kv, 3),
                *verify = make(ctx, &grip_verify_icp, icp_kv, 3);
     grip_cloud scene = cloud_view(c.width, c.height, c.xyz, c.rgb, "original");
