@@ -1,15 +1,19 @@
 /* main.c -- grip-host: loads a grip plugin and runs the recognition pipeline on point-cloud files.
  *
  *   grip-host [--plugin PATH] list
- *   grip-host [--plugin PATH] run --config FILE [--set section.key=value]... --model FILE [--model FILE]...
- *             --scene FILE [--json]
+ *   grip-host [--plugin PATH] run --config FILE [--set section.key=value]... (--model FILE... | --models DB)
+ *             (--scene FILE | --scene-list FILE)... [--json]
+ *   grip-host [--plugin PATH] models --config FILE [--set ...] --out DB MODEL...
  *   grip-host [--plugin PATH] demo [--config FILE] [--set ...] [--seed N] [--objects N] [--json]
  *   grip-host synth --out DIR [--seed N] [--objects N]
  *   grip-host [--plugin PATH] regress [--data DIR] [--set ...] [--json] CASE...
- *   grip-host [--plugin PATH] eval recognition [--scenes N] [--seed N] [--out DIR] [--config FILE] [--set ...]
+ *   grip-host [--plugin PATH] eval recognition [--scenes N] [--objects N] [--seed N] [--out DIR] [--config FILE]
+ *             [--set ...] [--json] [--data DIR [--models LIST] [--noise LIST]]
+ *   grip-host [--plugin PATH] eval registration [--data DIR] [--models LIST] [--noise LIST] [--seed N] [--out DIR]
+ *             [--config FILE] [--set ...] [--json]
  *   grip-host [--plugin PATH] eval descriptors [--data DIR] [--keypoints N] [--noise LIST] [--models LIST] [--seed N]
  *             [--out DIR] [--set ...] [--json]
- *   grip-host [--plugin PATH] bench descriptors|recall [options] (its own options: grip-host bench --help)
+ *   grip-host [--plugin PATH] bench descriptors|recall|index [options] (its own options: grip-host bench --help)
  */
 #include "commands/commands.h"
 
@@ -24,9 +28,17 @@ static void usage(FILE *f)
             "commands:\n"
             "  list                          the plugin's stages and their parameter tables\n"
             "  run --config FILE --model FILE [--model FILE]... --scene FILE [--set section.key=value]... [--json]\n"
-            "      [--repeat N] [--overlay OUT.ply]\n"
+            "      [--repeat N] [--overlay OUT.ply] [--mpi]\n"
             "                                recognise the models in the scene (PCD or PLY files); with --repeat,\n"
-            "                                run N times and report each stage's median time\n"
+            "                                run N times and report each stage's median time; --mpi (under\n"
+            "                                mpirun): the index sharded across the ranks by rows, one GPU a rank\n"
+            "      --models DB               the models from a model database instead of --model\n"
+            "      --scene FILE... | --scene-list FILE\n"
+            "                                several scenes (a list: one path a line, # comments): the models are\n"
+            "                                described once, a report (a JSON line with --json) per scene; with\n"
+            "                                --repeat, each scene's part is repeated\n"
+            "  models --config FILE [--set ...] --out DB MODEL...\n"
+            "                                describe the models once into a model database for run --models\n"
             "  demo [--config FILE] [--seed N] [--objects N] [--set ...] [--json] [--overlay OUT.ply]\n"
             "                                generate a scene with known poses, recognise it, compare with the truth\n"
             "  synth --out DIR [--seed N] [--objects N]\n"
@@ -34,9 +46,15 @@ static void usage(FILE *f)
             "  regress [--data DIR] [--set ...] [--json] CASE...\n"
             "                                run regression cases (tests/regress/*.case: models, scene, config,\n"
             "                                expected instances); a pass/fail table; exit 1 when one fails\n"
-            "  eval recognition [--scenes N] [--seed N] [--out DIR] [--config FILE] [--set ...]\n"
+            "  eval recognition [--scenes N] [--objects N] [--seed N] [--out DIR] [--config FILE] [--set ...]\n"
+            "      [--data DIR [--models LIST] [--noise LIST]]\n"
             "                                recognition rate, false positives and pose error on N generated\n"
-            "                                scenes, binned by occlusion (JSON, Markdown, SVG in DIR)\n"
+            "                                scenes, binned by occlusion (JSON, Markdown, SVG in DIR); with --data,\n"
+            "                                scenes of the Stanford meshes, per noise level in mesh resolutions\n"
+            "  eval registration [--data DIR] [--models LIST] [--noise LIST] [--config FILE] [--set ...] [--out DIR]\n"
+            "                                pose error of the model found in each Bologna retrieval scene\n"
+            "  eval descriptors [--data DIR] [--keypoints N] [--noise LIST] [--models LIST] [--out DIR]\n"
+            "                                recall vs 1-precision of descriptor matching on the Bologna models\n"
             "  bench descriptors [--points N] [--keypoints K] [--radius R] [--repeat N] [--set ...] [--json]\n"
             "                                time every descriptor stage on a generated surface\n"
             "  bench recall [--model M --scene S --gt T.xf] [--leaf L] [--radius R] [--sweep] [--set ...] [--json]\n"
@@ -74,8 +92,12 @@ static int parse_option(int argc, char **argv, int *i, host_options *o)
         o->json = 1;
         return 0;
     }
-    static const char *with_value[] = {"--plugin", "--config", "--set", "--model", "--scene", "--out", "--seed",
-                                       "--objects", "--repeat", "--overlay", "--data", "--scenes",
+    if (strcmp(a, "--mpi") == 0) {
+        o->mpi = 1;
+        return 0;
+    }
+    static const char *with_value[] = {"--plugin", "--config", "--set", "--model", "--scene", "--scene-list",
+                                       "--out", "--seed", "--objects", "--repeat", "--overlay", "--data", "--scenes",
                                        "--keypoints", "--noise", "--models"};
     int known = 0;
     for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++)
@@ -91,7 +113,8 @@ static int parse_option(int argc, char **argv, int *i, host_options *o)
     else if (strcmp(a, "--config") == 0) o->config = v;
     else if (strcmp(a, "--set") == 0) o->sets[o->n_sets++] = v;
     else if (strcmp(a, "--model") == 0) o->models[o->n_models++] = v;
-    else if (strcmp(a, "--scene") == 0) o->scene = v;
+    else if (strcmp(a, "--scene") == 0) o->scene_files[o->n_scene_files++] = v;
+    else if (strcmp(a, "--scene-list") == 0) o->scene_lists[o->n_scene_lists++] = v;
     else if (strcmp(a, "--out") == 0) o->out_dir = v;
     else if (strcmp(a, "--overlay") == 0) o->overlay = v;
     else if (strcmp(a, "--data") == 0) o->data_dir = v;
@@ -137,9 +160,11 @@ int main(int argc, char **argv)
     o.sets = calloc((size_t)argc + 1, sizeof *o.sets);
     o.models = calloc((size_t)argc + 1, sizeof *o.models);
     o.args = calloc((size_t)argc + 1, sizeof *o.args);
+    o.scene_files = calloc((size_t)argc + 1, sizeof *o.scene_files);
+    o.scene_lists = calloc((size_t)argc + 1, sizeof *o.scene_lists);
     const char *command = NULL;
     int rc = 2, bench_at = 0;
-    if (!o.sets || !o.models || !o.args) {
+    if (!o.sets || !o.models || !o.args || !o.scene_files || !o.scene_lists) {
         fprintf(stderr, "grip-host: out of memory\n");
         goto done;
     }
@@ -158,7 +183,8 @@ int main(int argc, char **argv)
                 bench_at = i + 1;
                 break;
             }
-        } else if (strcmp(command, "regress") == 0 || strcmp(command, "eval") == 0) {
+        } else if (strcmp(command, "regress") == 0 || strcmp(command, "eval") == 0 ||
+                   strcmp(command, "models") == 0) {
             o.args[o.n_args++] = argv[i];
         } else {
             fprintf(stderr, "grip-host: unexpected argument '%s'\n", argv[i]);
@@ -168,6 +194,7 @@ int main(int argc, char **argv)
     if (!command) usage(stderr);
     else if (strcmp(command, "list") == 0) rc = cmd_list(&o);
     else if (strcmp(command, "run") == 0) rc = cmd_run(&o);
+    else if (strcmp(command, "models") == 0) rc = cmd_models(&o);
     else if (strcmp(command, "demo") == 0) rc = cmd_demo(&o);
     else if (strcmp(command, "synth") == 0) rc = cmd_synth(&o);
     else if (strcmp(command, "regress") == 0) rc = cmd_regress(&o);
@@ -181,5 +208,7 @@ done:
     free(o.sets);
     free(o.models);
     free(o.args);
+    free(o.scene_files);
+    free(o.scene_lists);
     return rc;
 }

@@ -1,5 +1,6 @@
 /* pipeline.c -- see pipeline.h. */
 #include "pipeline.h"
+#include "shard/sharded_index.h"
 #include "host_util.h"
 #include "model_merge.h"
 #include "common/param_value.h"
@@ -75,6 +76,49 @@ static void remember_settings(grip_pipeline *p, uint32_t k, const grip_kv *kv, u
         setting_of(p->impl[k], kv, n_kv, explain_reason_key(reason), p->explain.value[reason]);
 }
 
+/* Whether a descriptor key can change how a model is described. device and fallback choose where the same
+ * description is computed; keys named scene_* (grip's convention, e.g. scene_leaf) apply to scene clouds only. */
+static int describes_models(const char *key)
+{
+    return strcmp(key, "device") != 0 && strcmp(key, "fallback") != 0 && strncmp(key, "scene_", 6) != 0;
+}
+
+/* The text of p->model_settings (below) into out[0..cap), NUL-terminated when cap > 0; returns its length, so
+ * that a first call with cap 0 sizes it. */
+static size_t write_model_settings(const grip_pipeline *p, const grip_kv *kv, uint32_t n_kv, char *out, size_t cap)
+{
+    const grip_stage_impl *impl = p->impl[GRIP_STAGE_DESCRIPTOR];
+    const grip_plugin *t = &p->plugins[p->of_stage[GRIP_STAGE_DESCRIPTOR]].table;
+    size_t len = 0;
+#define APPEND(...) len += (size_t)snprintf(len < cap ? out + len : NULL, len < cap ? cap - len : 0, __VA_ARGS__)
+    APPEND("plugin = %s %s\ndescriptor.impl = %s\n", t->name ? t->name : "", t->version ? t->version : "",
+           impl->name);
+    for (uint32_t i = 0; i < impl->n_params; i++) {
+        const char *key = impl->params[i].key, *value = impl->params[i].default_value;
+        if (!describes_models(key))
+            continue;
+        for (uint32_t j = 0; j < n_kv; j++)
+            if (strcmp(kv[j].key, key) == 0)
+                value = kv[j].value;
+        APPEND("descriptor.%s = %s\n", key, value ? value : "");
+    }
+#undef APPEND
+    return len;
+}
+
+/* p->model_settings: one "name = value" line for the plugin, the implementation and every key of the descriptor
+ * stage (created from kv) that can change a model's description, in the table's order, each with the value the
+ * stage gets (kv's, a length written in mr already resolved, else the table's default). */
+static int describe_model_settings(grip_pipeline *p, const grip_kv *kv, uint32_t n_kv)
+{
+    size_t len = write_model_settings(p, kv, n_kv, NULL, 0);
+    p->model_settings = malloc(len + 1);
+    if (!p->model_settings)
+        return -1;
+    write_model_settings(p, kv, n_kv, p->model_settings, len + 1);
+    return 0;
+}
+
 static int create_stages(grip_pipeline *p, const grip_config *cfg, grip_diag *diag)
 {
     int bad = 0;
@@ -91,6 +135,10 @@ static int create_stages(grip_pipeline *p, const grip_config *cfg, grip_diag *di
             continue;
         }
         remember_settings(p, k, kv, n_kv);
+        if (k == GRIP_STAGE_DESCRIPTOR && describe_model_settings(p, kv, n_kv) != 0) {
+            grip_diag_add(diag, "out of host memory");
+            bad = 1;
+        }
         grip_status s = p->impl[k]->create(p->ctxs[slot], kv, n_kv, &p->stage[k]);
         if (s != GRIP_OK) {
             grip_diag_add(diag, "%s '%s': %s: %s", grip_loader_kind_name(k), p->impl[k]->name, t->status_str(s),
@@ -131,8 +179,7 @@ double pipeline_cloud_resolution(const grip_pipeline *p, const host_cloud *c)
     return p->plugins[0].handle ? measure_cloud(&p->plugins[0], c, err, sizeof err) : 0;
 }
 
-/* Whether some entry of cfg is written in mr. */
-static int config_uses_mr(const grip_config *cfg)
+int pipeline_config_uses_mr(const grip_config *cfg)
 {
     double m;
     for (size_t i = 0; i < cfg->count; i++)
@@ -149,7 +196,7 @@ static void measure_resolution(const grip_loaded_plugin *lp, const host_cloud *s
 {
     char err[512];
     cfg->resolution = 0;
-    if (!config_uses_mr(cfg))
+    if (!pipeline_config_uses_mr(cfg))
         return;
     cfg->resolution = scene ? measure_cloud(lp, scene, err, sizeof err) : 0;
     if (scene && !(cfg->resolution > 0))
@@ -192,6 +239,7 @@ void pipeline_close(grip_pipeline *p)
             p->plugins[i].table.ctx_destroy(p->ctxs[i]);
         grip_loader_close(&p->plugins[i]);
     }
+    free(p->model_settings);
     memset(p, 0, sizeof *p);
 }
 
@@ -212,45 +260,27 @@ static grip_cloud cloud_of(const host_cloud *c)
     return g;
 }
 
-/* What one run holds; released by run_state_free whatever happened. */
-typedef struct run_state {
-    uint32_t n_clouds;           /* model clouds (views) */
+/* The model clouds described, before they are copied into a model set; released by described_free. */
+typedef struct described {
+    uint32_t n_clouds;
+    grip_cloud *clouds;       /* n_clouds */
+    grip_features **features; /* n_clouds, owned by the descriptor stage's plugin */
+    grip_view *views;         /* n_models: each cloud, or each model's views merged */
+    merged_model *merged;     /* n_models, used when clouds are views */
     uint32_t n_models;
-    grip_cloud *clouds;          /* n_clouds model clouds, then the scene */
-    grip_features **features;    /* likewise */
-    grip_view *views;            /* likewise */
-    merged_model *merged;        /* n_models: each model's views merged (used only when clouds are views) */
-    grip_view *models;           /* n_models: what index, group and verify see of each model */
-    float *reference;            /* all models' descriptors, concatenated */
-    uint32_t *model_ids;
-    grip_index *index;
-    grip_matches *matches;
-    grip_hypotheses *hypotheses;
-    grip_verdicts *verdicts;
-} run_state;
+} described;
 
-static void run_state_free(run_state *s)
+static void described_free(described *d)
 {
-    if (s->verdicts)
-        s->verdicts->release(s->verdicts);
-    if (s->hypotheses)
-        s->hypotheses->release(s->hypotheses);
-    if (s->matches)
-        s->matches->release(s->matches);
-    if (s->index)
-        s->index->release(s->index);
-    for (uint32_t i = 0; s->features && i <= s->n_clouds; i++)
-        if (s->features[i])
-            s->features[i]->release(s->features[i]);
-    for (uint32_t m = 0; s->merged && m < s->n_models; m++)
-        model_merge_free(&s->merged[m]);
-    free(s->merged);
-    free(s->models);
-    free(s->features);
-    free(s->views);
-    free(s->clouds);
-    free(s->reference);
-    free(s->model_ids);
+    for (uint32_t i = 0; d->features && i < d->n_clouds; i++)
+        if (d->features[i])
+            d->features[i]->release(d->features[i]);
+    for (uint32_t m = 0; d->merged && m < d->n_models; m++)
+        model_merge_free(&d->merged[m]);
+    free(d->clouds);
+    free(d->features);
+    free(d->views);
+    free(d->merged);
 }
 
 /* The stage's status and its plugin's error text, into diag. */
@@ -262,44 +292,37 @@ static int stage_failed(grip_pipeline *p, uint32_t kind, grip_status s, const ch
     return -1;
 }
 
-static int run_descriptors(grip_pipeline *p, run_state *st, const host_cloud *models, const host_cloud *scene,
-                           grip_diag *diag)
+/* describe() on c into host memory. */
+static int describe_cloud(grip_pipeline *p, const grip_cloud *c, uint32_t role, const char *what,
+                          grip_features **out, grip_diag *diag)
 {
-    const grip_stage_impl *d = p->impl[GRIP_STAGE_DESCRIPTOR];
-    for (uint32_t i = 0; i <= st->n_clouds; i++) {
-        const host_cloud *c = i < st->n_clouds ? &models[i] : scene;
-        st->clouds[i] = cloud_of(c);
-        uint32_t role = i < st->n_clouds ? GRIP_ROLE_MODEL : GRIP_ROLE_SCENE;
-        grip_status s = d->describe(p->stage[GRIP_STAGE_DESCRIPTOR], &st->clouds[i], role, NULL, GRIP_MEM_HOST,
-                                    &st->features[i]);
-        if (s != GRIP_OK)
-            return stage_failed(p, GRIP_STAGE_DESCRIPTOR, s, c->path, diag);
-        st->views[i] = (grip_view){sizeof(grip_view), &st->clouds[i], st->features[i]};
-    }
-    return 0;
+    grip_status s = p->impl[GRIP_STAGE_DESCRIPTOR]->describe(p->stage[GRIP_STAGE_DESCRIPTOR], c, role, NULL,
+                                                            GRIP_MEM_HOST, out);
+    return s == GRIP_OK ? 0 : stage_failed(p, GRIP_STAGE_DESCRIPTOR, s, what, diag);
 }
 
 /* The models index, group and verify see: each cloud, or the merge of each model's views. */
-static int build_models(run_state *st, const uint32_t *model_of_cloud, grip_diag *diag)
+static int merge_views(described *d, const uint32_t *model_of_cloud, grip_diag *diag)
 {
     if (!model_of_cloud) {
-        memcpy(st->models, st->views, st->n_models * sizeof *st->models);
+        for (uint32_t m = 0; m < d->n_models; m++)
+            d->views[m] = (grip_view){sizeof(grip_view), &d->clouds[m], d->features[m]};
         return 0;
     }
-    const grip_cloud **clouds = calloc(st->n_clouds + 1, sizeof *clouds);
-    const grip_features **feats = calloc(st->n_clouds + 1, sizeof *feats);
+    const grip_cloud **clouds = calloc(d->n_clouds + 1, sizeof *clouds);
+    const grip_features **feats = calloc(d->n_clouds + 1, sizeof *feats);
     int rc = clouds && feats ? 0 : -1;
-    for (uint32_t m = 0; m < st->n_models && rc == 0; m++) {
+    for (uint32_t m = 0; m < d->n_models && rc == 0; m++) {
         uint32_t n = 0;
-        for (uint32_t c = 0; c < st->n_clouds; c++)
+        for (uint32_t c = 0; c < d->n_clouds; c++)
             if (model_of_cloud[c] == m) {
-                clouds[n] = &st->clouds[c];
-                feats[n++] = st->features[c];
+                clouds[n] = &d->clouds[c];
+                feats[n++] = d->features[c];
             }
-        if (n == 0 || model_merge(clouds, feats, n, &st->merged[m]) != 0)
+        if (n == 0 || model_merge(clouds, feats, n, &d->merged[m]) != 0)
             rc = -1;
         else
-            st->models[m] = (grip_view){sizeof(grip_view), &st->merged[m].cloud, &st->merged[m].features};
+            d->views[m] = (grip_view){sizeof(grip_view), &d->merged[m].cloud, &d->merged[m].features};
     }
     if (rc != 0)
         grip_diag_add(diag, "cannot merge the model views (a model without views, or out of memory)");
@@ -308,50 +331,151 @@ static int build_models(run_state *st, const uint32_t *model_of_cloud, grip_diag
     return rc;
 }
 
-/* Every model's descriptor rows, concatenated in model order and tagged by model id. */
-static int gather_reference(run_state *st, uint32_t dim, uint64_t *rows, grip_diag *diag)
+int pipeline_describe_models(grip_pipeline *p, const host_cloud *clouds, uint32_t n_clouds,
+                             const uint32_t *model_of_cloud, uint32_t n_models, const char *const *names,
+                             model_set *out, grip_diag *diag)
 {
-    uint64_t n = 0;
-    for (uint32_t m = 0; m < st->n_models; m++)
-        n += st->models[m].features->descriptors.rows;
-    st->reference = malloc((size_t)n * dim * sizeof(float) + 1);
-    st->model_ids = malloc((size_t)n * sizeof(uint32_t) + 1);
-    if (!st->reference || !st->model_ids) {
-        grip_diag_add(diag, "index: out of host memory for %llu reference rows", (unsigned long long)n);
+    memset(out, 0, sizeof *out);
+    described d = {n_clouds, NULL, NULL, NULL, NULL, model_of_cloud ? n_models : n_clouds};
+    if (n_clouds == 0 || d.n_models == 0) {
+        grip_diag_add(diag, "no model to look for (give at least one --model)");
         return -1;
     }
-    uint64_t at = 0;
-    for (uint32_t m = 0; m < st->n_models; m++) {
-        const grip_array *dsc = &st->models[m].features->descriptors;
-        memcpy(st->reference + at * dim, dsc->data, (size_t)dsc->rows * dim * sizeof(float));
-        for (uint64_t r = 0; r < dsc->rows; r++)
-            st->model_ids[at + r] = m;
-        at += dsc->rows;
+    d.clouds = calloc(n_clouds + 1, sizeof *d.clouds);
+    d.features = calloc(n_clouds + 1, sizeof *d.features);
+    d.views = calloc(d.n_models + 1, sizeof *d.views);
+    d.merged = calloc(d.n_models + 1, sizeof *d.merged);
+    int rc = d.clouds && d.features && d.views && d.merged ? 0 : -1;
+    if (rc != 0)
+        grip_diag_add(diag, "out of host memory");
+    for (uint32_t i = 0; i < n_clouds && rc == 0; i++) {
+        d.clouds[i] = cloud_of(&clouds[i]);
+        rc = describe_cloud(p, &d.clouds[i], GRIP_ROLE_MODEL, clouds[i].path, &d.features[i], diag);
     }
-    *rows = n;
+    if (rc == 0)
+        rc = merge_views(&d, model_of_cloud, diag);
+    const char **labels = rc == 0 ? calloc(d.n_models + 1, sizeof *labels) : NULL;
+    for (uint32_t m = 0; labels && m < d.n_models; m++)
+        labels[m] = names ? names[m] : d.views[m].cloud->name;
+    char err[512];
+    const grip_plugin *t = &p->plugins[p->of_stage[GRIP_STAGE_DESCRIPTOR]].table;
+    if (rc == 0 && (!labels || model_set_copy(out, d.views, labels, d.n_models, p->model_settings, t->abi_major,
+                                              t->abi_minor, err, sizeof err) != 0)) {
+        grip_diag_add(diag, "descriptor: keeping the described models: %s", labels ? err : "out of host memory");
+        rc = -1;
+    }
+    free(labels);
+    described_free(&d);
+    return rc;
+}
+
+/* The value of `key` in settings text (lines "key = value"), copied into value; 0 when absent. */
+static int settings_value(const char *text, const char *key, size_t key_len, char *value, size_t n)
+{
+    for (const char *line = text; line && *line;) {
+        const char *end = strchr(line, '\n');
+        size_t len = end ? (size_t)(end - line) : strlen(line);
+        if (len >= key_len + 2 && strncmp(line, key, key_len) == 0 && line[key_len] == ' ' &&
+            line[key_len + 1] == '=') {
+            size_t skip = len >= key_len + 3 ? key_len + 3 : len; /* "key = value", or "key =" */
+            snprintf(value, n, "%.*s", (int)(len - skip), line + skip);
+            return 1;
+        }
+        line = end ? end + 1 : NULL;
+    }
     return 0;
 }
 
-static int run_index_and_match(grip_pipeline *p, run_state *st, pipeline_result *r, grip_diag *diag)
+/* The first key whose value differs between the settings texts a and b (a key absent from one side reads as
+ * "(absent)"), with both values; 0 when they are the same. */
+static int settings_differ(const char *a, const char *b, char *key, size_t key_n, char *va, char *vb, size_t n)
 {
-    uint32_t dim = st->features[st->n_clouds]->descriptor_dim;
-    uint64_t rows = 0;
-    if (gather_reference(st, dim, &rows, diag) != 0)
-        return -1;
-    double t0 = host_now_ms();
-    grip_array ref = host_array(GRIP_F32, rows, dim, st->reference);
-    grip_array ids = host_array(GRIP_U32, rows, 1, st->model_ids);
-    grip_status s = p->impl[GRIP_STAGE_INDEX]->build(p->stage[GRIP_STAGE_INDEX], &ref, &ids, &st->index);
-    if (s != GRIP_OK)
-        return stage_failed(p, GRIP_STAGE_INDEX, s, "the models' descriptors", diag);
-    double t1 = host_now_ms();
-    const grip_array *queries = &st->features[st->n_clouds]->descriptors;
-    s = p->impl[GRIP_STAGE_MATCH]->match(p->stage[GRIP_STAGE_MATCH], st->index, queries, GRIP_MEM_HOST, &st->matches);
-    if (s != GRIP_OK)
-        return stage_failed(p, GRIP_STAGE_MATCH, s, "the scene's descriptors", diag);
-    r->timings_ms[GRIP_STAGE_INDEX] = t1 - t0;
-    r->timings_ms[GRIP_STAGE_MATCH] = host_now_ms() - t1;
+    for (int pass = 0; pass < 2; pass++) {
+        const char *text = pass == 0 ? a : b;
+        for (const char *line = text; line && *line;) {
+            const char *end = strchr(line, '\n');
+            size_t len = end ? (size_t)(end - line) : strlen(line), key_len = 0;
+            while (key_len < len && !(line[key_len] == ' ' && key_len + 1 < len && line[key_len + 1] == '='))
+                key_len++;
+            snprintf(key, key_n, "%.*s", (int)key_len, line);
+            if (!settings_value(a, line, key_len, va, n))
+                snprintf(va, n, "(absent)");
+            if (!settings_value(b, line, key_len, vb, n))
+                snprintf(vb, n, "(absent)");
+            if (strcmp(va, vb) != 0)
+                return 1;
+            line = end ? end + 1 : NULL;
+        }
+    }
     return 0;
+}
+
+int pipeline_check_models(const grip_pipeline *p, const model_set *m, const char *file, grip_diag *diag)
+{
+    const grip_plugin *t = &p->plugins[p->of_stage[GRIP_STAGE_DESCRIPTOR]].table;
+    if (m->abi_major != t->abi_major || m->abi_minor != t->abi_minor) {
+        grip_diag_add(diag,
+                      "%s: described by a plugin of ABI %u.%u, but this run's descriptor plugin has ABI %u.%u: "
+                      "describe the models again (grip-host models)",
+                      file, m->abi_major, m->abi_minor, t->abi_major, t->abi_minor);
+        return -1;
+    }
+    if (strcmp(m->settings, p->model_settings) == 0)
+        return 0;
+    char key[128], theirs[256], ours[256];
+    if (settings_differ(m->settings, p->model_settings, key, sizeof key, theirs, ours, sizeof ours))
+        grip_diag_add(diag,
+                      "%s: its models were described with %s = %s, but this run's config gives %s = %s: describe "
+                      "the models again with this config (grip-host models)",
+                      file, key, theirs, key, ours);
+    else
+        grip_diag_add(diag, "%s: its descriptor settings are not written as this run's (the texts differ): describe "
+                      "the models again with this config (grip-host models)", file);
+    return -1;
+}
+
+int pipeline_build_index(grip_pipeline *p, const model_set *m, grip_index **out, grip_diag *diag)
+{
+    *out = NULL;
+    if (m->n_models == 0) {
+        grip_diag_add(diag, "no model to look for (give at least one --model)");
+        return -1;
+    }
+    grip_array ref = host_array(GRIP_F32, m->rows, m->dim, m->reference);
+    grip_array ids = host_array(GRIP_U32, m->rows, 1, m->model_ids);
+    if (p->comm) { /* run --mpi: this rank's rows only, the search merged across ranks */
+        char why[1024];
+        int slot = p->of_stage[GRIP_STAGE_INDEX];
+        if (sharded_index_build(p->comm, &p->plugins[slot].table, p->ctxs[slot], p->impl[GRIP_STAGE_INDEX],
+                                p->stage[GRIP_STAGE_INDEX], &ref, &ids, out, why, sizeof why) != 0) {
+            grip_diag_add(diag, "index '%s' sharded across ranks failed: %s", p->impl[GRIP_STAGE_INDEX]->name, why);
+            return -1;
+        }
+        return 0;
+    }
+    grip_status s = p->impl[GRIP_STAGE_INDEX]->build(p->stage[GRIP_STAGE_INDEX], &ref, &ids, out);
+    return s == GRIP_OK ? 0 : stage_failed(p, GRIP_STAGE_INDEX, s, "the models' descriptors", diag);
+}
+
+/* What one scene's run holds; released by scene_state_free whatever happened. */
+typedef struct scene_state {
+    grip_cloud cloud;
+    grip_features *features;
+    grip_matches *matches;
+    grip_hypotheses *hypotheses;
+    grip_verdicts *verdicts;
+} scene_state;
+
+static void scene_state_free(scene_state *s)
+{
+    if (s->verdicts)
+        s->verdicts->release(s->verdicts);
+    if (s->hypotheses)
+        s->hypotheses->release(s->hypotheses);
+    if (s->matches)
+        s->matches->release(s->matches);
+    if (s->features)
+        s->features->release(s->features);
 }
 
 static const grip_verdict *verdict_at(const grip_verdicts *v, uint32_t i)
@@ -364,26 +488,26 @@ static const grip_hypothesis *hypothesis_at(const grip_hypotheses *h, uint32_t i
     return (const grip_hypothesis *)((const char *)h->items + (size_t)i * h->item_size);
 }
 
-static int collect_result(const run_state *st, pipeline_result *r, grip_diag *diag)
+static int collect_result(const model_set *m, const scene_state *st, pipeline_result *r, grip_diag *diag)
 {
-    r->n_models = st->n_models;
-    r->model_keypoints = calloc(st->n_models + 1, sizeof *r->model_keypoints);
+    r->n_models = m->n_models;
+    r->model_keypoints = calloc(m->n_models + 1, sizeof *r->model_keypoints);
     r->n_hypotheses = st->hypotheses->count;
     r->hypotheses = calloc(r->n_hypotheses + 1, sizeof *r->hypotheses);
     if (!r->model_keypoints || !r->hypotheses) {
         grip_diag_add(diag, "out of host memory");
         return -1;
     }
-    for (uint32_t m = 0; m < st->n_models; m++)
-        r->model_keypoints[m] = (size_t)st->models[m].features->keypoints.rows;
-    r->scene_keypoints = (size_t)st->features[st->n_clouds]->keypoints.rows;
+    for (uint32_t k = 0; k < m->n_models; k++)
+        r->model_keypoints[k] = (size_t)m->views[k].features->keypoints.rows;
+    r->scene_keypoints = (size_t)st->features->keypoints.rows;
     r->correspondences = (size_t)st->matches->count;
     for (uint32_t i = 0; i < st->hypotheses->count; i++) {
         const grip_hypothesis *h = hypothesis_at(st->hypotheses, i);
         pipeline_instance *out = &r->hypotheses[i];
-        if (h->model_id >= st->n_models) { /* the printers index the model names by it */
+        if (h->model_id >= m->n_models) { /* the printers index the model names by it */
             grip_diag_add(diag, "group: hypothesis %u names model %u, but there are %u models", i, h->model_id,
-                          st->n_models);
+                          m->n_models);
             return -1;
         }
         out->model = h->model_id;
@@ -413,58 +537,84 @@ static int collect_result(const run_state *st, pipeline_result *r, grip_diag *di
     return 0;
 }
 
-static int run_stages(grip_pipeline *p, run_state *st, const host_cloud *models, const uint32_t *model_of_cloud,
-                      const host_cloud *scene, pipeline_result *r, grip_diag *diag)
+static int run_scene_stages(grip_pipeline *p, const model_set *m, grip_index *index, scene_state *st,
+                            const host_cloud *scene, pipeline_result *r, grip_diag *diag)
 {
     double t0 = host_now_ms();
-    if (run_descriptors(p, st, models, scene, diag) != 0 || build_models(st, model_of_cloud, diag) != 0)
+    st->cloud = cloud_of(scene);
+    if (describe_cloud(p, &st->cloud, GRIP_ROLE_SCENE, scene->path, &st->features, diag) != 0)
         return -1;
-    r->timings_ms[GRIP_STAGE_DESCRIPTOR] = host_now_ms() - t0;
-    if (run_index_and_match(p, st, r, diag) != 0)
-        return -1;
-    const grip_view *scene_view = &st->views[st->n_clouds];
-    t0 = host_now_ms();
-    grip_status s = p->impl[GRIP_STAGE_GROUP]->group(p->stage[GRIP_STAGE_GROUP], st->models, st->n_models, scene_view,
-                                                    st->matches, &st->hypotheses);
+    double t1 = host_now_ms();
+    grip_status s = p->impl[GRIP_STAGE_MATCH]->match(p->stage[GRIP_STAGE_MATCH], index, &st->features->descriptors,
+                                                    GRIP_MEM_HOST, &st->matches);
+    if (s != GRIP_OK)
+        return stage_failed(p, GRIP_STAGE_MATCH, s, "the scene's descriptors", diag);
+    double t2 = host_now_ms();
+    const grip_view scene_view = {sizeof(grip_view), &st->cloud, st->features};
+    s = p->impl[GRIP_STAGE_GROUP]->group(p->stage[GRIP_STAGE_GROUP], m->views, m->n_models, &scene_view, st->matches,
+                                         &st->hypotheses);
     if (s != GRIP_OK)
         return stage_failed(p, GRIP_STAGE_GROUP, s, "the correspondences", diag);
-    double t1 = host_now_ms();
-    s = p->impl[GRIP_STAGE_VERIFY]->verify(p->stage[GRIP_STAGE_VERIFY], st->models, st->n_models, scene_view,
+    double t3 = host_now_ms();
+    s = p->impl[GRIP_STAGE_VERIFY]->verify(p->stage[GRIP_STAGE_VERIFY], m->views, m->n_models, &scene_view,
                                            st->hypotheses, &st->verdicts);
     if (s != GRIP_OK)
         return stage_failed(p, GRIP_STAGE_VERIFY, s, "the hypotheses", diag);
-    r->timings_ms[GRIP_STAGE_GROUP] = t1 - t0;
-    r->timings_ms[GRIP_STAGE_VERIFY] = host_now_ms() - t1;
-    return collect_result(st, r, diag);
+    r->timings_ms[GRIP_STAGE_DESCRIPTOR] = t1 - t0;
+    r->timings_ms[GRIP_STAGE_MATCH] = t2 - t1;
+    r->timings_ms[GRIP_STAGE_GROUP] = t3 - t2;
+    r->timings_ms[GRIP_STAGE_VERIFY] = host_now_ms() - t3;
+    return collect_result(m, st, r, diag);
+}
+
+/* explain.h's hint for a run that found nothing, from the models' clouds as kept in m. */
+static void explain_result(const grip_pipeline *p, const model_set *m, const host_cloud *scene, pipeline_result *r)
+{
+    host_cloud *models = calloc((size_t)m->n_models + 1, sizeof *models);
+    for (uint32_t k = 0; models && k < m->n_models; k++) /* borrowed points: not freed */
+        models[k] = (host_cloud){.n = (size_t)m->models[k].cloud.xyz.rows, .xyz = m->models[k].xyz};
+    explain_empty_run(r->hint, sizeof r->hint, r->scene_keypoints, r->correspondences, r->n_hypotheses, models,
+                      models ? m->n_models : 0, scene, &p->explain);
+    free(models);
+}
+
+int pipeline_run_scene(grip_pipeline *p, const model_set *m, grip_index *index, const host_cloud *scene,
+                       pipeline_result *r, grip_diag *diag)
+{
+    memset(r, 0, sizeof *r);
+    scene_state st;
+    memset(&st, 0, sizeof st);
+    int rc = run_scene_stages(p, m, index, &st, scene, r, diag);
+    scene_state_free(&st);
+    if (rc != 0) {
+        pipeline_result_free(r);
+        return -1;
+    }
+    r->settings = p->explain;
+    explain_result(p, m, scene, r);
+    return 0;
 }
 
 int pipeline_run(grip_pipeline *p, const host_cloud *clouds, uint32_t n_clouds, const uint32_t *model_of_cloud,
                  uint32_t n_models, const host_cloud *scene, pipeline_result *r, grip_diag *diag)
 {
     memset(r, 0, sizeof *r);
-    run_state st;
-    memset(&st, 0, sizeof st);
-    st.n_clouds = n_clouds;
-    st.n_models = model_of_cloud ? n_models : n_clouds;
-    st.clouds = calloc(n_clouds + 1, sizeof *st.clouds);
-    st.features = calloc(n_clouds + 1, sizeof *st.features);
-    st.views = calloc(n_clouds + 1, sizeof *st.views);
-    st.merged = calloc(st.n_models + 1, sizeof *st.merged);
-    st.models = calloc(st.n_models + 1, sizeof *st.models);
-    int rc = -1;
-    if (!st.clouds || !st.features || !st.views || !st.merged || !st.models)
-        grip_diag_add(diag, "out of host memory");
-    else if (n_clouds == 0 || st.n_models == 0)
-        grip_diag_add(diag, "no model to look for (give at least one --model)");
-    else
-        rc = run_stages(p, &st, clouds, model_of_cloud, scene, r, diag);
-    if (rc == 0) {
-        r->settings = p->explain;
-        explain_empty_run(r->hint, sizeof r->hint, r->scene_keypoints, r->correspondences, r->n_hypotheses, clouds,
-                          n_clouds, scene, &p->explain);
+    model_set models;
+    grip_index *index = NULL;
+    double t0 = host_now_ms();
+    if (pipeline_describe_models(p, clouds, n_clouds, model_of_cloud, n_models, NULL, &models, diag) != 0)
+        return -1;
+    double t1 = host_now_ms();
+    int rc = pipeline_build_index(p, &models, &index, diag);
+    double t2 = host_now_ms();
+    if (rc == 0)
+        rc = pipeline_run_scene(p, &models, index, scene, r, diag);
+    if (rc == 0) { /* the whole run's times, as a run without kept models pays them */
+        r->timings_ms[GRIP_STAGE_DESCRIPTOR] += t1 - t0;
+        r->timings_ms[GRIP_STAGE_INDEX] = t2 - t1;
     }
-    run_state_free(&st);
-    if (rc != 0)
-        pipeline_result_free(r);
+    if (index)
+        index->release(index);
+    model_set_free(&models);
     return rc;
 }

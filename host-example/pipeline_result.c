@@ -60,7 +60,13 @@ static double total_ms(const pipeline_result *r)
 
 void pipeline_result_print_json(FILE *out, const pipeline_result *r, const char *const *model_names)
 {
-    fprintf(out, "{\"instances\":[");
+    fputc('{', out);
+    if (r->scene) {
+        fputs("\"scene\":", out);
+        host_json_string(out, r->scene);
+        fputc(',', out);
+    }
+    fprintf(out, "\"instances\":[");
     int first = 1;
     for (size_t i = 0; i < r->n_hypotheses; i++) {
         const pipeline_instance *h = &r->hypotheses[i];
@@ -125,6 +131,15 @@ void pipeline_result_print_json(FILE *out, const pipeline_result *r, const char 
         host_json_string(out, r->lengths[i]);
     }
     fputs("]}}\n", out);
+}
+
+void pipeline_result_print_json_error(FILE *out, const char *scene, const char *error)
+{
+    fputs("{\"scene\":", out);
+    host_json_string(out, scene);
+    fputs(",\"error\":", out);
+    host_json_string(out, error);
+    fputs("}\n", out);
 }
 
 static void print_pose(FILE *out, const double pose[16])

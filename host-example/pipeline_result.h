@@ -38,6 +38,7 @@ typedef struct pipeline_result {
                                     "descriptor.radius = 20 mr = 0.0358" */
     explain_settings settings;          /* the values the rejections name */
     char hint[512];                     /* a run with no correspondence or no hypothesis: why, likely; else "" */
+    const char *scene;                  /* the scene's file, when it came from one (borrowed), else NULL */
 } pipeline_result;
 
 /* Sets scene_resolution and lengths from a validated config (config.h: resolution, entries' resolved values).
@@ -52,7 +53,7 @@ size_t pipeline_result_accepted(const pipeline_result *r);
 /* Human-readable report: counts, instances with pose, fitness and RMSE, each rejected hypothesis with the test
  * that rejected it, per-stage times. */
 void pipeline_result_print_text(FILE *out, const pipeline_result *r, const char *const *model_names);
-/* The JSON document of `grip-host run --json`:
+/* The JSON document of `grip-host run --json` (one line; when r->scene is set, "scene":"…" comes first):
  * {"instances":[{"model":i,"model_name":"…","pose":[16 numbers],"correspondences":n,"votes":v,"fitness":f,
  *                 "rmse":r[,"violation":x when measured]}],   (accepted hypotheses only)
  *  "rejected":[{"hypothesis":i,"model":i,"model_name":"…","fitness":f,"rmse":r,"rejected_by":"min_fitness",
@@ -61,6 +62,8 @@ void pipeline_result_print_text(FILE *out, const pipeline_result *r, const char 
  *  "timings_ms":{"descriptor":…,"index":…,"match":…,"group":…,"verify":…,"total":…},
  *  "units":{"scene_resolution":r or null,"model_resolutions":[r or null per model cloud],"lengths":["descriptor.radius = 20 mr = 0.0358",…]}} */
 void pipeline_result_print_json(FILE *out, const pipeline_result *r, const char *const *model_names);
+/* The JSON line of a scene that could not be run: {"scene":"…","error":"…"}. */
+void pipeline_result_print_json_error(FILE *out, const char *scene, const char *error);
 
 extern const char *const pipeline_stage_names[PIPELINE_STAGES];
 

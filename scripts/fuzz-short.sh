@@ -24,7 +24,7 @@ mkdir -p "$build"
 cmake -S "$root" -B "$build" -DCMAKE_C_COMPILER="$cc" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGRIP_WITH_CUDA=OFF \
       -DGRIP_BUILD_TESTS=OFF -DGRIP_BUILD_FUZZERS=ON >"$build/fuzz-cmake.log" 2>&1 ||
   { cat "$build/fuzz-cmake.log" >&2; echo "fuzz-short: configuring $build failed" >&2; exit 1; }
-cmake --build "$build" -j "${JOBS:-2}" --target fuzz_pcd fuzz_ply fuzz_config
+cmake --build "$build" -j "${JOBS:-2}" --target fuzz_pcd fuzz_ply fuzz_config fuzz_model_db
 
 symbolizer=$(command -v llvm-symbolizer || true)
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}${symbolizer:+:external_symbolizer_path=$symbolizer}
@@ -32,7 +32,7 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 
 failed=""
 summary=""
-for name in pcd ply config; do
+for name in pcd ply config model_db; do
   fuzzer=$build/tests/fuzz/fuzz_$name
   artifacts=$build/fuzz-artifacts/$name
   scratch=$(mktemp -d) # what the run discovers goes here: the committed corpus is only read

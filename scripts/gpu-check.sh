@@ -9,8 +9,9 @@
 #   tests        ctest -L gpu
 #   faults       test_faults_cuda and test_faults in a tree of their own built with GRIP_FAULT_INJECTION (one more
 #                build of the kernels: not in the default steps)
-#   sanitize     compute-sanitizer's memcheck, racecheck, initcheck and synccheck on every GPU test, before the
-#                timings so that they do not share the GPU with them
+#   sanitize     compute-sanitizer's memcheck, racecheck, initcheck and synccheck on every GPU test, in parallel,
+#                with the tests' sanitizer sizes (scripts/gpu-sanitize.sh, which says how): a table of rc/errors/time,
+#                a test a row, a tool a column; before the timings so that they do not share the GPU with them
 #   pcl          PCL 1.13's tutorial pipeline on the tutorial pair, for comparison (needs .pcl/pcl_ref.tar.xz, from
 #                ../shared/tools/pcl_ref/make-carry.sh, and the pair in the data folder)
 #   benches      the kernel benchmarks (bench/bench_*.c), CUDA events after warm-up, medians
@@ -23,10 +24,9 @@
 #   BUILD_DIR           the build folder (default build-gpu)
 #   GRIP_DATA           the real-data folder the tests and benchmarks read (default .data when present, else
 #                       ../shared/data)
-#   SANITIZE            test names for compute-sanitizer (default every tests/gpu/test_*.c); test:case runs one
-#                       Check case alone (through CK_RUN_CASE), for tests too slow under racecheck as a whole
-#   SANITIZE_TOOLS      compute-sanitizer tools (default "memcheck racecheck initcheck synccheck")
-#   SANITIZE_JOBS       sanitizer runs at a time (default 4); SANITIZE_LIMIT: seconds each (default 150)
+#   SANITIZE, SANITIZE_TOOLS, SANITIZE_SPLIT, SANITIZE_SPLIT_TOOLS, SANITIZE_JOBS, SANITIZE_LIMIT,
+#   SANITIZE_DEADLINE, SANITIZE_SIZE   the sanitize step's tests, tools, runs a case at a time, parallel runs, time
+#                       limits and test sizes (scripts/gpu-sanitize.sh)
 #   BENCHES             benchmark names (default every bench/bench_*.c); also the kernels bench-descriptors.sh runs
 #   BENCH_DESCRIPTORS_LIMIT  seconds for the descriptors step (default 240)
 #   GRIP_CHECK_PACK     1 (default): at the end, pack every log but gpu-check.txt and bench-descriptors.md into
@@ -85,18 +85,11 @@ if want faults; then
   echo "fault tests: rc=$?"; grep -E "fault points|tests passed|\*\*\*|Failed|:F:" "$OUT/ctest-faults.log" | head -20
 fi
 
-# the out-of-memory tests provoke allocation failures on purpose: API errors are not findings; the fault tests
-# exist only in a GRIP_FAULT_INJECTION tree (the faults step), not in this one
-if want sanitize && ! command -v compute-sanitizer > /dev/null; then
-  echo "compute-sanitizer: not in PATH, sanitize skipped"
-elif want sanitize; then
-  mkdir -p "$OUT/sanitizer"
-  for t in ${SANITIZE:-$(names tests/gpu/test_*.c | grep -v '^test_faults')}; do
-    for tool in ${SANITIZE_TOOLS:-memcheck racecheck initcheck synccheck}; do printf '%s %s\n' "$t" "$tool"; done
-  done | xargs -P "${SANITIZE_JOBS:-4}" -L 1 bash -c 'test=${0%%:*}; case_=; [ "$test" = "$0" ] || case_=${0#*:}
-    env ${case_:+CK_RUN_CASE=$case_} timeout '"${SANITIZE_LIMIT:-150}"' compute-sanitizer --tool $1 \
-      --report-api-errors no --error-exitcode 3 '"$B"'/tests/$test > '"$OUT"'/sanitizer/$1-${0/:/-}.log 2>&1
-    echo "compute-sanitizer $1 $0: rc=$?"' | sort
+# the out-of-memory tests provoke allocation failures on purpose: API errors are not findings (gpu-sanitize.sh
+# passes --report-api-errors no); the fault tests exist only in a GRIP_FAULT_INJECTION tree (the faults step)
+if want sanitize; then
+  bash scripts/gpu-sanitize.sh "$B" "$OUT" > "$OUT/sanitize.log" 2>&1
+  echo "sanitize: rc=$?"; cat "$OUT/sanitize.log"
   tar czf "$OUT/sanitizer.tgz" -C "$OUT" sanitizer && rm -rf "$OUT/sanitizer"
 fi
 

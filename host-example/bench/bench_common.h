@@ -32,6 +32,18 @@ typedef struct bench_options {
     const char *gt;             /* --gt T.xf (recall) */
     int sweep;                  /* --sweep (recall) */
     uint64_t seed;              /* --seed N: the generated data */
+    /* bench index (index.c) */
+    uint64_t rows, queries;     /* --rows N, --queries M (generated); 0 = default */
+    uint32_t dim, k;            /* --dim D, --k K; 0 = default */
+    const char *reference;      /* --reference FILE (raw float32 rows x dim) */
+    const char *query_file;     /* --query-file FILE (likewise) */
+    const char *out;            /* --out FILE: the merged result */
+    int mpi;                    /* --mpi: shard across the ranks of an MPI job */
+    double mpi_timeout;         /* --mpi-timeout S: the longest wait for the other ranks; 0 = default */
+    uint32_t sync_checks;       /* --sync-checks L: the forest's bound sync after L leaves; 0 = off */
+    uint32_t sync_groups;       /* --sync-groups G: groups of alike bounds; 0 = default */
+    int recall;                 /* --recall */
+    int bandwidth;              /* --bandwidth */
 } bench_options;
 
 /* ---- stages, one setting at a time -------------------------------------------------------------------------- */

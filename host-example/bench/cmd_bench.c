@@ -16,6 +16,10 @@ static void bench_usage(FILE *f)
             "                 [--repeat N] [--seed N] [--set section.key=value]... [--json]\n"
             "       grip-host [--plugin PATH] bench recall [--model M --scene S --gt T.xf] [--leaf L] [--radius R]\n"
             "                 [--sweep] [--repeat N] [--points N] [--seed N] [--set section.key=value]... [--json]\n"
+            "       [mpirun -np N] grip-host [--plugin PATH] bench index [--mpi] [--rows N] [--queries M] [--dim D]\n"
+            "                 [--k K] [--reference F.f32 --query-file Q.f32] [--set index.key=value]... [--repeat N]\n"
+            "                 [--sync-checks L] [--sync-groups G] [--recall] [--out FILE] [--mpi-timeout S]\n"
+            "                 [--bandwidth] [--seed N]\n"
             "descriptors: times every descriptor stage (or the one --set descriptor.impl=NAME names) on a generated\n"
             "  surface of N points (default 1000000) whose density puts ~%d points within the radius (default 0.02),\n"
             "  at K host-given keypoints (default 100000): a warm-up, then N timed describes (default 5), the median;\n"
@@ -25,7 +29,17 @@ static void bench_usage(FILE *f)
             "  match knn) is the true vertex, and the fraction within 2 mesh resolutions of it. Radius default: 15\n"
             "  mesh resolutions. Without --model/--scene/--gt: a generated model of N points (default 20000) and a\n"
             "  posed, noisy copy. --sweep: shot exact and max_neighbors at 25, 50, 100%% of the median support, then\n"
-            "  every other descriptor stage.\n",
+            "  every other descriptor stage.\n"
+            "index: builds the index stage --set index.impl names (default bruteforce) over N reference rows (default\n"
+            "  100000 SHOT-like rows of D = 352, or the raw float32 rows of --reference) and times the k nearest\n"
+            "  (default 1) of M queries (default 1000, noisy copies of reference rows, or --query-file): median of\n"
+            "  --repeat rounds (default 3). --mpi, under mpirun: rows split across the ranks by contiguous ranges,\n"
+            "  one CUDA device a rank (its local rank), queries broadcast from rank 0, each query's k nearest merged\n"
+            "  at rank 0 (exact indexes give one process's result). --sync-checks L: the forest's bound sync (Hu\n"
+            "  2017 5.4.2): a probe of L leaves, the ranks' least k-th distance as each query's bound, then the\n"
+            "  bounded search. --recall: recall@1 against exact brute force. --out: rank 0 writes m x k uint32\n"
+            "  rows then m x k float32 squared distances. --bandwidth: MPI all-gather and all-reduce bandwidth.\n"
+            "  --mpi-timeout: the longest wait for the other ranks, in s (default 600), then the job ends.\n",
             BENCH_TARGET_SUPPORT);
 }
 
@@ -77,7 +91,20 @@ static int parse_valued(const char *a, const char *v, bench_options *b)
     else if (strcmp(a, "--seed") == 0) return parse_count(a, v, 0, UINT64_MAX, &b->seed);
     else if (strcmp(a, "--radius") == 0) return parse_length(a, v, &b->radius);
     else if (strcmp(a, "--leaf") == 0) return parse_length(a, v, &b->leaf);
-    else if (strcmp(a, "--repeat") == 0) {
+    else if (strcmp(a, "--rows") == 0) return parse_count(a, v, 1, 4294967294ull, &b->rows);
+    else if (strcmp(a, "--queries") == 0) return parse_count(a, v, 1, 4294967294ull, &b->queries);
+    else if (strcmp(a, "--reference") == 0) b->reference = v;
+    else if (strcmp(a, "--query-file") == 0) b->query_file = v;
+    else if (strcmp(a, "--out") == 0) b->out = v;
+    else if (strcmp(a, "--mpi-timeout") == 0) return parse_length(a, v, &b->mpi_timeout);
+    else if (strcmp(a, "--dim") == 0 || strcmp(a, "--k") == 0 || strcmp(a, "--sync-checks") == 0 ||
+             strcmp(a, "--sync-groups") == 0) {
+        if (parse_count(a, v, strcmp(a, "--sync-checks") == 0 ? 0 : 1, 1u << 20, &n) != 0)
+            return -1;
+        uint32_t *field = strcmp(a, "--dim") == 0 ? &b->dim : strcmp(a, "--k") == 0 ? &b->k
+                        : strcmp(a, "--sync-checks") == 0 ? &b->sync_checks : &b->sync_groups;
+        *field = (uint32_t)n;
+    } else if (strcmp(a, "--repeat") == 0) {
         if (parse_count(a, v, 1, 1000, &n) != 0)
             return -1;
         b->repeat = (int)n;
@@ -94,6 +121,9 @@ static int parse_bench_args(int argc, char **argv, bench_options *b)
         const char *a = argv[i], *v = NULL;
         if (strcmp(a, "--json") == 0) b->json = 1;
         else if (strcmp(a, "--sweep") == 0) b->sweep = 1;
+        else if (strcmp(a, "--mpi") == 0) b->mpi = 1;
+        else if (strcmp(a, "--recall") == 0) b->recall = 1;
+        else if (strcmp(a, "--bandwidth") == 0) b->bandwidth = 1;
         else if (a[0] != '-' && !b->what) b->what = a;
         else if (a[0] != '-') {
             fprintf(stderr, "grip-host: bench: unexpected argument '%s'\n", a);
@@ -132,9 +162,11 @@ int cmd_bench(const host_options *o, int argc, char **argv)
         rc = bench_descriptors(&b);
     else if (b.what && strcmp(b.what, "recall") == 0)
         rc = bench_recall(&b);
+    else if (b.what && strcmp(b.what, "index") == 0)
+        rc = bench_index(&b, argc, argv);
     else {
         fprintf(stderr, "grip-host: bench: %s '%s'\n", b.what ? "unknown benchmark" : "which benchmark?",
-                b.what ? b.what : "descriptors or recall");
+                b.what ? b.what : "descriptors, recall or index");
         bench_usage(stderr);
     }
     free(b.sets);

@@ -2,6 +2,8 @@
  *
  *   bench descriptors: throughput of every descriptor stage the plugin lists, on a generated surface
  *                      (descriptors.c).
+ *   bench index:       an index stage's build and search, in one process or sharded across MPI ranks (index.c);
+ *                      argc/argv: its arguments, which every rank must share.
  *   bench recall:      how often a scene keypoint's nearest model descriptor is its true counterpart (Bologna
  *                      retrieval data, or a generated posed copy of the generated surface) (recall.c).
  *
@@ -13,5 +15,6 @@
 
 int bench_descriptors(const bench_options *b);
 int bench_recall(const bench_options *b);
+int bench_index(const bench_options *b, int argc, char **argv);
 
 #endif

@@ -1,6 +1,8 @@
 /* cmd_run.c -- `grip-host run`: read the clouds, run the pipeline, print what was found. Also the pipeline set-up
  * that `demo` shares. */
 #include "commands/commands.h"
+#include "shard/comm.h"
+#include "shard/shard.h"
 #include "host_util.h"
 #include "overlay.h"
 
@@ -21,8 +23,7 @@ int host_plugin_path(const host_options *o, char *buf, size_t n)
     return 0;
 }
 
-/* The config: a file (if given), else the caller's defaults, then --set overrides. 0, or -1 after reporting. */
-static int build_config(const host_options *o, const char *const *default_sets, grip_config *cfg, grip_diag *diag)
+int host_build_config(const host_options *o, const char *const *default_sets, grip_config *cfg, grip_diag *diag)
 {
     int bad = 0;
     if (o->config)
@@ -78,9 +79,10 @@ int host_run_pipeline(const host_options *o, const char *const *default_sets, co
     grip_diag diag = {0};
     grip_pipeline p;
     int rc = 0;
-    if (build_config(o, default_sets, &cfg, &diag) != 0 || pipeline_open_for(&p, path, &cfg, scene, &diag) != 0) {
+    if (host_build_config(o, default_sets, &cfg, &diag) != 0 || pipeline_open_for(&p, path, &cfg, scene, &diag) != 0) {
         rc = 2;
     } else {
+        p.comm = o->comm;
         rc = run_repeated(&p, o->repeat > 1 ? o->repeat : 1, models, n_models, model_of_cloud, n_model_ids, scene,
                           result, &diag);
         if (rc == 0 && (pipeline_result_set_units(result, &cfg) != 0 ||
@@ -117,7 +119,7 @@ static int read_clouds(const host_options *o, host_cloud *models, host_cloud *sc
             fprintf(stderr, "grip-host: %s\n", err);
             bad = 1;
         }
-    if (cloud_read(o->scene, scene, err, sizeof err) != 0) {
+    if (cloud_read(o->scene_files[0], scene, err, sizeof err) != 0) {
         fprintf(stderr, "grip-host: %s\n", err);
         bad = 1;
     }
@@ -135,12 +137,82 @@ int host_write_overlay(const host_options *o, const recognition_task *t, const p
     return 0;
 }
 
-int cmd_run(const host_options *o)
+static int run_once(const host_options *o);
+
+/* The hash of what every rank of run --mpi must agree on: the plugin, config, files and settings. */
+static uint64_t run_hash(const host_options *o)
 {
-    if (!o->config || !o->scene || o->n_models == 0) {
-        fprintf(stderr, "grip-host: run needs --config FILE, --scene FILE and at least one --model FILE\n");
+    uint64_t h = SHARD_HASH_SEED;
+    const char *one[] = {o->plugin ? o->plugin : "", o->config, o->scene_files[0], o->overlay ? o->overlay : ""};
+    for (size_t i = 0; i < sizeof one / sizeof one[0]; i++)
+        h = shard_hash(h, one[i], strlen(one[i]) + 1);
+    for (int i = 0; i < o->n_models; i++)
+        h = shard_hash(h, o->models[i], strlen(o->models[i]) + 1);
+    for (int i = 0; i < o->n_sets; i++)
+        h = shard_hash(h, o->sets[i], strlen(o->sets[i]) + 1);
+    return shard_hash(h, &o->repeat, sizeof o->repeat);
+}
+
+/* run --mpi: every rank runs the pipeline alike, with the index sharded (shard/sharded_index.h) and its CUDA
+ * device numbered by its local rank; rank 0 alone prints the result. */
+static int run_sharded(const host_options *o)
+{
+    shard_comm c;
+    char err[512], device[64], why[256] = "";
+    if (shard_comm_open(1, 600, &c, err, sizeof err) != 0) {
+        fprintf(stderr, "grip-host: run --mpi: %s\n", err);
         return 2;
     }
+    uint64_t *hashes = calloc((size_t)c.size, sizeof *hashes);
+    if (!hashes || shard_comm_allgather_u64(&c, run_hash(o), hashes, "command check") != 0)
+        shard_comm_abort(&c, 3);
+    for (int r = 1; r < c.size; r++)
+        if (hashes[r] != hashes[0] && (c.rank == r || c.rank == 0) && !why[0])
+            snprintf(why, sizeof why, "the ranks were given different commands (rank %d differs from rank 0)", r);
+    free(hashes);
+    int rc = 2;
+    const char **sets = calloc((size_t)o->n_sets + 1, sizeof *sets);
+    if (!sets)
+        snprintf(why, sizeof why, "out of memory");
+    if (shard_comm_agree(&c, why) == 0) {
+        host_options mine = *o;
+        for (int i = 0; i < o->n_sets; i++)
+            sets[i] = o->sets[i];
+        mine.sets = sets;
+        if (c.local_size > 1) { /* one device a rank on a shared host; last, so that it wins */
+            snprintf(device, sizeof device, "pipeline.cuda_device=%d", c.local_rank);
+            sets[mine.n_sets++] = device;
+        }
+        mine.comm = &c;
+        if (c.rank != 0 && !freopen("/dev/null", "w", stdout))
+            fprintf(stderr, "grip-host: rank %d: cannot silence stdout\n", c.rank);
+        rc = run_once(&mine);
+    }
+    free(sets);
+    shard_comm_close(&c);
+    return rc;
+}
+
+int cmd_run(const host_options *o)
+{
+    if (!o->config || o->n_scene_files + o->n_scene_lists == 0 || (o->n_models == 0) == !o->model_names) {
+        fprintf(stderr, "grip-host: run needs --config FILE, --scene FILE (or --scene-list FILE) and either --model "
+                        "FILE (one or more) or --models DATABASE\n");
+        return 2;
+    }
+    if (o->mpi && (o->n_scene_files != 1 || o->n_scene_lists || o->model_names)) {
+        fprintf(stderr, "grip-host: run --mpi takes one --scene and --model files, not a list or a model database\n");
+        return 2;
+    }
+    if (o->mpi)
+        return run_sharded(o);
+    if (o->n_scene_files != 1 || o->n_scene_lists || o->model_names)
+        return cmd_run_scenes(o);
+    return run_once(o);
+}
+
+static int run_once(const host_options *o)
+{
     host_cloud *models = calloc((size_t)o->n_models, sizeof *models);
     host_cloud scene = {0};
     pipeline_result r = {0};
@@ -152,6 +224,7 @@ int cmd_run(const host_options *o)
     else if (read_clouds(o, models, &scene) == 0)
         rc = host_run_task(o, NULL, &t, &r);
     if (rc == 0) {
+        r.scene = o->scene_files[0];
         if (o->json)
             pipeline_result_print_json(stdout, &r, o->models);
         else

@@ -12,7 +12,10 @@ typedef struct host_options {
     int n_sets;
     const char **models;       /* --model FILE */
     int n_models;
-    const char *scene;         /* --scene FILE */
+    const char **scene_files;  /* --scene FILE, in order (run: each is recognised; other commands: one) */
+    int n_scene_files;
+    const char **scene_lists;  /* --scene-list FILE (run): files naming one scene a line */
+    int n_scene_lists;
     const char *out_dir;       /* --out DIR (synth) */
     unsigned long long seed;   /* --seed N (demo, synth) */
     int objects;               /* --objects N (demo, synth); 0 = default */
@@ -23,13 +26,20 @@ typedef struct host_options {
     int scenes;                /* --scenes N (eval recognition); 0 = default */
     unsigned long long keypoints; /* --keypoints N (eval descriptors): keypoints a model; 0 = default */
     const char *noise;         /* --noise LIST (eval descriptors): comma-separated noise levels */
-    const char *model_names;   /* --models LIST (eval descriptors): comma-separated Bologna model names */
+    const char *model_names;   /* --models LIST (eval descriptors): comma-separated Bologna model names;
+                                  --models FILE (run): a model database (model_db.h) instead of --model */
     const char **args;         /* the words after the command (regress's case files, eval's what) */
     int n_args;
+    int mpi;                   /* --mpi (run): the index sharded across the ranks of an MPI job */
+    struct shard_comm *comm;   /* run --mpi: the ranks, opened by cmd_run (NULL otherwise) */
 } host_options;
 
 int cmd_list(const host_options *o);
 int cmd_run(const host_options *o);
+/* `run` with several scenes (--scene repeated, --scene-list) or a model database (--models): the models described
+ * or loaded once and indexed once, every scene run against them (run_scenes.c). */
+int cmd_run_scenes(const host_options *o);
+int cmd_models(const host_options *o);
 int cmd_demo(const host_options *o);
 int cmd_synth(const host_options *o);
 int cmd_regress(const host_options *o);
@@ -41,6 +51,11 @@ int cmd_bench(const host_options *o, int argc, char **argv);
 /* The plugin path from --plugin or the default beside grip-host; 0, or -1 after saying why on stderr. */
 #include <stddef.h>
 int host_plugin_path(const host_options *o, char *buf, size_t n);
+
+/* The config: o's file (if any; else default_sets, which may be NULL), then o's --set overrides. 0, or -1 with the
+ * problems in diag. */
+#include "config.h"
+int host_build_config(const host_options *o, const char *const *default_sets, grip_config *cfg, grip_diag *diag);
 
 /* Shared by run and demo: builds the config (file, if any, then the given defaults when no file was given, then
  * --set), opens the pipeline and runs it. Prints problems to stderr. 0, or the exit status on failure. */

@@ -16,6 +16,7 @@
 #include "eval/descriptors.h"
 #include "bench/bench_common.h"
 #include "bench/retrieval.h"
+#include "eval/bologna.h"
 #include "eval/pr_curve.h"
 #include "eval/svg_curves.h"
 #include "host_util.h"
@@ -29,29 +30,14 @@
 #include <sys/stat.h>
 
 #define DEFAULT_KEYPOINTS 500
-#define MAX_NOISE_LEVELS 8
+#define MAX_NOISE_LEVELS BOLOGNA_MAX_NOISE
 #define RADIUS_MR 15.0 /* support radius in mesh resolutions (median nearest-neighbour spacing), as bench recall */
-/* The Bologna scenes' noise unit in the host's mesh resolution: their "noise 0.1" scenes lie 0.248 (bunny) and
- * 0.258 (Armadillo) host mesh resolutions rms from T model (bench recall measures it), i.e. 0.143 and 0.149 per
- * axis: their unit is about 1.46 median nearest-neighbour spacings (close to the mean edge length). */
-#define NOISE_UNIT_MR 1.46
+#define NOISE_UNIT_MR BOLOGNA_NOISE_UNIT_MR
 /* max_neighbors of the approximate G-SHOT unless --set descriptor.max_neighbors says otherwise: about a quarter of the
  * ~500-point support */
 #define APPROX_GSHOT_CAP 128
 #define CURVE_POINTS_OUT 200 /* points of each curve written to JSON and SVG (the areas use every point) */
 
-static const struct bologna_model {
-    const char *name, *file;
-    int scene; /* the Bologna scene of this model whose pose and noise-0.1 copy may be in DATA */
-} bologna_models[] = {
-    {"bunny", "bun_zipper_0.ply", 0},
-    {"dragon", "dragon_vrip_res2_0.ply", 1},
-    {"asian_dragon", "xyzrgb_dragon_vr3_small_scaled_0.ply", 2},
-    {"armadillo", "Armadillo_vres2_small_scaled_0.ply", 3},
-    {"buddha", "happy_vrip_res3_0.ply", 4},
-    {"statuette", "xyzrgb_statuette_vr3_small_scaled_0.ply", 5},
-};
-#define N_BOLOGNA_MODELS (int)(sizeof bologna_models / sizeof bologna_models[0])
 
 static const struct descriptor_setting {
     const char *label, *impl;
@@ -82,27 +68,20 @@ typedef struct cell {
     pr_curve ratio, distance;
 } cell;
 
-typedef struct scene_info {
-    double noise, residual_mr;
-    const char *source; /* "published" or "generated" */
-    const char *pose;   /* "published" or "random" */
-} scene_info;
+typedef bologna_scene_info scene_info;
 
 typedef struct model_run {
-    const struct bologna_model *m;
+    const bologna_model *m;
     size_t vertices, keypoints;
     double mr;
     scene_info scenes[MAX_NOISE_LEVELS];
 } model_run;
 
 typedef struct evaluation {
-    char root[4096];
+    bologna_selection sel; /* the data folder, noise levels and models */
     uint64_t seed;
     uint32_t keypoints;
-    double noise[MAX_NOISE_LEVELS];
-    int n_noise;
-    int use_model[N_BOLOGNA_MODELS];
-    model_run models[N_BOLOGNA_MODELS];
+    model_run models[BOLOGNA_MODELS];
     int n_models;
     cell cells[N_SETTINGS][MAX_NOISE_LEVELS];
     long long cap; /* the approximate G-SHOT's max_neighbors in use */
@@ -111,78 +90,11 @@ typedef struct evaluation {
 
 /* ---- options ----------------------------------------------------------------------------------------------- */
 
-static int parse_noise(const char *list, evaluation *e)
-{
-    const char *p = list;
-    e->n_noise = 0;
-    while (*p) {
-        char *end = NULL;
-        double v = strtod(p, &end);
-        if (end == p || !(v >= 0 && v <= 10) || (*end && *end != ',') || e->n_noise == MAX_NOISE_LEVELS) {
-            fprintf(stderr,
-                    "grip-host: eval: --noise wants up to %d comma-separated levels from 0 to 10 (mesh "
-                    "resolutions), e.g. 0.1,0.3,0.5; got '%s'\n",
-                    MAX_NOISE_LEVELS, list);
-            return -1;
-        }
-        e->noise[e->n_noise++] = v;
-        p = *end ? end + 1 : end;
-    }
-    return e->n_noise ? 0 : -1;
-}
-
-static int parse_models(const char *list, evaluation *e)
-{
-    memset(e->use_model, 0, sizeof e->use_model);
-    const char *p = list;
-    while (*p) {
-        size_t len = strcspn(p, ",");
-        int found = 0;
-        for (int i = 0; i < N_BOLOGNA_MODELS; i++)
-            if (strlen(bologna_models[i].name) == len && strncmp(p, bologna_models[i].name, len) == 0)
-                found = e->use_model[i] = 1;
-        if (!found) {
-            fprintf(stderr,
-                    "grip-host: eval: --models: unknown model '%.*s' (known: bunny, dragon, asian_dragon, "
-                    "armadillo, buddha, statuette)\n",
-                    (int)len, p);
-            return -1;
-        }
-        p += len + (p[len] == ',');
-    }
-    return 0;
-}
-
 static int setup(const host_options *o, evaluation *e)
 {
-    const char *data = o->data_dir ? o->data_dir : getenv("GRIP_DATA");
-    if (!data || !*data) {
-        fprintf(stderr, "grip-host: eval descriptors needs the shared data folder holding bologna_retrieval/: "
-                        "--data DIR or $GRIP_DATA\n");
-        return 2;
-    }
-    snprintf(e->root, sizeof e->root, "%s/bologna_retrieval", data);
     e->seed = o->seed;
     e->keypoints = o->keypoints ? (uint32_t)o->keypoints : DEFAULT_KEYPOINTS;
-    if (parse_noise(o->noise ? o->noise : "0.1,0.3,0.5", e) != 0)
-        return 2;
-    if (o->model_names) {
-        if (parse_models(o->model_names, e) != 0)
-            return 2;
-    } else {
-        for (int i = 0; i < N_BOLOGNA_MODELS; i++)
-            e->use_model[i] = 1;
-    }
-    char readme[4200];
-    snprintf(readme, sizeof readme, "%s/README.md", e->root);
-    if (!host_file_readable(readme)) {
-        fprintf(stderr,
-                "grip-host: eval descriptors: the Bologna retrieval data is absent: %s not found (get it "
-                "as ../shared/data/bologna_retrieval/README.md describes, then pass --data DIR)\n",
-                readme);
-        return 1;
-    }
-    return 0;
+    return bologna_select(o, "eval descriptors", "0.1,0.3,0.5", &e->sel);
 }
 
 /* ---- data -------------------------------------------------------------------------------------------------- */
@@ -212,48 +124,6 @@ static int sample_keypoints(const host_cloud *c, uint32_t want, uint64_t *rng, u
             all[j - 1] = t;
         }
     *kp = all;
-    return 0;
-}
-
-/* The scene of model `m` at noise level j: see the file's head. 0, or 1 after saying why. */
-static int make_scene(const evaluation *e, const model_run *mrun, const host_cloud *model, int j, uint64_t *rng,
-                      host_cloud *scene, double T[16], scene_info *info)
-{
-    char path[4200], err[1024];
-    int scene_no = mrun->m->scene;
-    snprintf(path, sizeof path, "%s/gt/Scene%d-rs0.xf", e->root, scene_no);
-    int have_pose = host_file_readable(path);
-    if (have_pose && retrieval_read_xf(path, T, err, sizeof err) != 0) {
-        fprintf(stderr, "grip-host: eval: %s\n", err);
-        return 1;
-    }
-    info->noise = e->noise[j];
-    snprintf(path, sizeof path, "%s/scenes/Scene%d_0.1.ply", e->root, scene_no);
-    if (have_pose && fabs(e->noise[j] - 0.1) < 1e-9 && host_file_readable(path)) {
-        if (cloud_read(path, scene, err, sizeof err) != 0) {
-            fprintf(stderr, "grip-host: eval: %s\n", err);
-            return 1;
-        }
-        if (scene->n != model->n) {
-            fprintf(stderr,
-                    "grip-host: eval: %s has %zu points, its model %zu: scene vertex k must be model "
-                    "vertex k\n",
-                    path, scene->n, model->n);
-            return 1;
-        }
-        info->source = info->pose = "published";
-    } else {
-        if (!have_pose)
-            retrieval_random_pose(rng, T);
-        snprintf(path, sizeof path, "%s-noise-%g", mrun->m->name, e->noise[j]);
-        if (retrieval_noisy_copy(model, T, e->noise[j] * NOISE_UNIT_MR * mrun->mr, rng, path, scene) != 0) {
-            fprintf(stderr, "grip-host: eval: out of memory for a scene of %zu points\n", model->n);
-            return 1;
-        }
-        info->source = "generated";
-        info->pose = have_pose ? "published" : "random";
-    }
-    info->residual_mr = retrieval_residual(model, scene, T) / mrun->mr;
     return 0;
 }
 
@@ -332,7 +202,7 @@ static int run_setting(const bench_plugin *bp, const grip_stage_impl *impl, int 
     if (st == GRIP_OK && (st = r.p.impl[GRIP_STAGE_INDEX]->build(r.p.stage[GRIP_STAGE_INDEX], &fm->descriptors, NULL,
                                                                  &index)) != GRIP_OK)
         bench_run_error(&r, GRIP_STAGE_INDEX, st, "the model's descriptors", failed, sizeof failed);
-    for (int j = 0; j < e->n_noise && st == GRIP_OK; j++) {
+    for (int j = 0; j < e->sel.n_noise && st == GRIP_OK; j++) {
         cell *c = &e->cells[s][j];
         grip_cloud sc = bench_cloud(scenes[j].xyz, NULL, scenes[j].n, scenes[j].path);
         float origin[3] = {0, 0, 0};
@@ -367,7 +237,7 @@ static int run_setting(const bench_plugin *bp, const grip_stage_impl *impl, int 
     bench_run_close(&r);
     if (st != GRIP_OK) {
         fprintf(stderr, "grip-host: eval: %s: %s\n", settings[s].label, failed);
-        for (int j = 0; j < e->n_noise; j++)
+        for (int j = 0; j < e->sel.n_noise; j++)
             e->cells[s][j].failed = 1;
         return 1;
     }
@@ -380,36 +250,29 @@ static int run_model(const bench_plugin *bp, const grip_stage_impl *const *impls
     model_run *mrun = &e->models[e->n_models];
     memset(mrun, 0, sizeof *mrun);
     mrun->m = &bologna_models[mi];
-    char path[4200], err[1024];
-    snprintf(path, sizeof path, "%s/models/%s", e->root, mrun->m->file);
     host_cloud model = {0}, scenes[MAX_NOISE_LEVELS];
     double poses[MAX_NOISE_LEVELS][16];
     memset(scenes, 0, sizeof scenes);
     uint32_t *kp = NULL;
     int rc = 0;
-    if (cloud_read(path, &model, err, sizeof err) != 0) {
-        fprintf(stderr, "grip-host: eval: %s\n", err);
+    if (bologna_load_model(&e->sel, mi, &model, &mrun->mr) != 0)
         return 1;
-    }
     mrun->vertices = model.n;
-    mrun->mr = retrieval_mesh_resolution(&model);
-    /* one stream per model, so that a model's keypoints and scenes do not depend on which others run */
-    uint64_t rng = e->seed ^ (0x9E3779B97F4A7C15ull * (uint64_t)(mi + 1));
-    if (!(mrun->mr > 0)) {
-        fprintf(stderr, "grip-host: eval: %s: cannot measure its mesh resolution\n", path);
-        rc = 1;
-    } else if (sample_keypoints(&model, e->keypoints, &rng, &kp, &mrun->keypoints) != 0) {
+    uint64_t rng = bologna_model_rng(e->seed, mi);
+    if (sample_keypoints(&model, e->keypoints, &rng, &kp, &mrun->keypoints) != 0) {
         fprintf(stderr, "grip-host: eval: out of memory\n");
         rc = 1;
     }
-    for (int j = 0; j < e->n_noise && rc == 0; j++)
-        rc = make_scene(e, mrun, &model, j, &rng, &scenes[j], poses[j], &mrun->scenes[j]);
+    for (int j = 0; j < e->sel.n_noise && rc == 0; j++)
+        rc = bologna_make_scene(&e->sel, mi, &model, mrun->mr, e->sel.noise[j], &rng, &scenes[j], poses[j],
+                                &mrun->scenes[j]);
     if (rc == 0) {
         e->n_models++;
         fprintf(stderr, "%s: %zu vertices, mesh resolution %.4g, %zu keypoints; scenes", mrun->m->name, model.n,
                 mrun->mr, mrun->keypoints);
-        for (int j = 0; j < e->n_noise; j++)
-            fprintf(stderr, " %g (%s, rms %.3f mr)", e->noise[j], mrun->scenes[j].source, mrun->scenes[j].residual_mr);
+        for (int j = 0; j < e->sel.n_noise; j++)
+            fprintf(stderr, " %g (%s, rms %.3f mr)", e->sel.noise[j], mrun->scenes[j].source,
+                    mrun->scenes[j].residual_mr);
         fputc('\n', stderr);
     }
     for (int s = 0; s < N_SETTINGS && rc == 0; s++) {
@@ -419,7 +282,7 @@ static int run_model(const bench_plugin *bp, const grip_stage_impl *const *impls
         rc = run_setting(bp, impls[s], s, e, mrun, &model, scenes, (const double(*)[16])poses, kp, mrun->keypoints);
         fprintf(stderr, "  %s: %.1f s\n", settings[s].label, (host_now_ms() - t0) / 1e3);
     }
-    for (int j = 0; j < e->n_noise; j++)
+    for (int j = 0; j < e->sel.n_noise; j++)
         host_cloud_free(&scenes[j]);
     host_cloud_free(&model);
     free(kp);
@@ -474,7 +337,7 @@ static void json_curve(FILE *f, const pr_curve *c)
 static void write_json(FILE *f, const evaluation *e)
 {
     fprintf(f, "{\"evaluation\":\"descriptors\",\"data\":");
-    host_json_string(f, e->root);
+    host_json_string(f, e->sel.root);
     fprintf(f,
             ",\"seed\":%llu,\"keypoints_per_model\":%u,\"radius_mr\":%g,\"noise_unit_mr\":%g,"
             "\"approx_gshot_max_neighbors\":%lld,\"device\":\"%s\",\"correct_match\":\"the nearest model keypoint "
@@ -488,7 +351,7 @@ static void write_json(FILE *f, const evaluation *e)
                 "%s{\"name\":\"%s\",\"file\":\"%s\",\"vertices\":%zu,\"mesh_resolution\":%.6g,\"keypoints\":%zu,"
                 "\"scenes\":[",
                 i ? "," : "", m->m->name, m->m->file, m->vertices, m->mr, m->keypoints);
-        for (int j = 0; j < e->n_noise; j++)
+        for (int j = 0; j < e->sel.n_noise; j++)
             fprintf(f, "%s{\"noise\":%g,\"source\":\"%s\",\"pose\":\"%s\",\"residual_rms_mr\":%.4f}", j ? "," : "",
                     m->scenes[j].noise, m->scenes[j].source, m->scenes[j].pose, m->scenes[j].residual_mr);
         fputs("]}", f);
@@ -496,12 +359,12 @@ static void write_json(FILE *f, const evaluation *e)
     fputs("],\"results\":[", f);
     int first = 1;
     for (int s = 0; s < N_SETTINGS; s++)
-        for (int j = 0; j < e->n_noise; j++) {
+        for (int j = 0; j < e->sel.n_noise; j++) {
             const cell *c = &e->cells[s][j];
             if (!c->n && !c->failed)
                 continue;
             fprintf(f, "%s{\"descriptor\":\"%s\",\"impl\":\"%s\",\"max_neighbors\":%lld,\"noise\":%g", first ? "" : ",",
-                    settings[s].label, settings[s].impl, settings[s].shot == SHOT_CAPPED ? e->cap : 0, e->noise[j]);
+                    settings[s].label, settings[s].impl, settings[s].shot == SHOT_CAPPED ? e->cap : 0, e->sel.noise[j]);
             first = 0;
             if (c->failed) {
                 fputs(",\"failed\":true}", f);
@@ -523,16 +386,16 @@ static void write_json(FILE *f, const evaluation *e)
 static void markdown_table(FILE *f, const evaluation *e, const char *what, double (*value)(const cell *))
 {
     fprintf(f, "\n%s\n\n| descriptor |", what);
-    for (int j = 0; j < e->n_noise; j++)
-        fprintf(f, " noise %g |", e->noise[j]);
+    for (int j = 0; j < e->sel.n_noise; j++)
+        fprintf(f, " noise %g |", e->sel.noise[j]);
     fputs("\n|---|", f);
-    for (int j = 0; j < e->n_noise; j++)
+    for (int j = 0; j < e->sel.n_noise; j++)
         fputs("---:|", f);
     for (int s = 0; s < N_SETTINGS; s++) {
         if (!e->cells[s][0].n && !e->cells[s][0].failed)
             continue;
         fprintf(f, "\n| %s |", settings[s].label);
-        for (int j = 0; j < e->n_noise; j++) {
+        for (int j = 0; j < e->sel.n_noise; j++) {
             const cell *c = &e->cells[s][j];
             if (c->failed)
                 fputs(" failed |", f);
@@ -588,7 +451,7 @@ static void write_svg(FILE *f, const evaluation *e, int j)
         n++;
     }
     char title[160];
-    snprintf(title, sizeof title, "Bologna retrieval, noise %g mr: descriptor matching", e->noise[j]);
+    snprintf(title, sizeof title, "Bologna retrieval, noise %g mr: descriptor matching", e->sel.noise[j]);
     svg_curves_write(f, title, "1 - precision (threshold on the nearest / second-nearest distance ratio)", "recall",
                      curves, n);
 }
@@ -601,11 +464,11 @@ static int write_out(const char *dir, const evaluation *e)
         fprintf(stderr, "grip-host: eval: cannot make the folder %s: %s\n", dir, strerror(errno));
         return 1;
     }
-    for (int j = -2; j < e->n_noise; j++) { /* -2: JSON, -1: Markdown, then one SVG per noise level */
+    for (int j = -2; j < e->sel.n_noise; j++) { /* -2: JSON, -1: Markdown, then one SVG per noise level */
         if (j < 0)
             snprintf(path, sizeof path, "%s/descriptors.%s", dir, j == -2 ? "json" : "md");
         else
-            snprintf(path, sizeof path, "%s/descriptors_noise_%g.svg", dir, e->noise[j]);
+            snprintf(path, sizeof path, "%s/descriptors_noise_%g.svg", dir, e->sel.noise[j]);
         FILE *f = fopen(path, "w");
         if (f) {
             if (j == -2)
@@ -653,11 +516,11 @@ int eval_descriptors(const host_options *o)
                     "another): %s left out\n",
                     settings[s].impl, settings[s].label);
     }
-    for (int mi = 0; mi < N_BOLOGNA_MODELS && rc == 0; mi++)
-        if (e->use_model[mi])
+    for (int mi = 0; mi < BOLOGNA_MODELS && rc == 0; mi++)
+        if (e->sel.use_model[mi])
             rc = run_model(&bp, impls, e, mi);
     for (int s = 0; s < N_SETTINGS && rc == 0; s++)
-        for (int j = 0; j < e->n_noise && rc == 0; j++)
+        for (int j = 0; j < e->sel.n_noise && rc == 0; j++)
             if (build_curves(&e->cells[s][j]) != 0) {
                 fprintf(stderr, "grip-host: eval: out of memory\n");
                 rc = 1;

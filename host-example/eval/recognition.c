@@ -92,9 +92,13 @@ void eval_write_json(FILE *f, const eval_setup *s, const eval_recognition *e)
     fprintf(f,
             "{\"setup\":{\"first_seed\":%llu,\"scenes\":%u,\"objects\":[%u,%u],\"max_distance\":%.6g,"
             "\"max_angle_deg\":%.6g,\"noise_sigma\":%.6g,\"min_visible_fraction\":%.6g,"
-            "\"camera_elevation_deg\":%.6g,\"spread\":%.6g,\"pipeline\":",
+            "\"camera_elevation_deg\":%.6g,\"spread\":%.6g,\"noise_mr\":",
             (unsigned long long)s->first_seed, s->scenes, s->min_objects, s->max_objects, s->max_distance,
             s->max_angle_deg, s->noise_sigma, s->min_visible_fraction, s->camera_elevation_deg, s->spread);
+    json_number(f, s->noise_mr);
+    fputs(",\"objects_from\":", f);
+    host_json_string(f, s->objects_from);
+    fputs(",\"pipeline\":", f);
     host_json_string(f, s->pipeline);
     fprintf(f,
             "},\"scenes\":%u,\"failed_scenes\":%u,\"false_instances\":%u,\"duplicates\":%u,"
@@ -132,13 +136,19 @@ static void md_row(FILE *f, const char *label, const eval_tally *t)
 
 void eval_write_markdown(FILE *f, const eval_setup *s, const eval_recognition *e)
 {
+    char noise[96];
+    if (isfinite(s->noise_mr))
+        snprintf(noise, sizeof noise, "%.3f mm (%g mesh resolutions)", s->noise_sigma * 1e3, s->noise_mr);
+    else
+        snprintf(noise, sizeof noise, "%.1f mm", s->noise_sigma * 1e3);
     fprintf(f,
-            "Recognition on %u generated scenes (seeds %llu–%llu, %u–%u objects each, depth noise %.1f mm, "
+            "Recognition on %u generated scenes of %s (seeds %llu–%llu, %u–%u objects each, depth noise %s, "
             "occlusion up to %.0f %%; camera %.0f° above the table, objects within %.2f m × √n of its "
             "centre); an object is found when an accepted instance of its model lies within "
             "%.0f mm mean model-point distance and %.0f° of its true pose. Pipeline: %s.\n\n",
-            e->scenes, (unsigned long long)s->first_seed, (unsigned long long)(s->first_seed + s->scenes - 1),
-            s->min_objects, s->max_objects, s->noise_sigma * 1e3, 100 * (1 - s->min_visible_fraction),
+            e->scenes, s->objects_from, (unsigned long long)s->first_seed,
+            (unsigned long long)(s->first_seed + s->scenes - 1), s->min_objects, s->max_objects, noise,
+            100 * (1 - s->min_visible_fraction),
             s->camera_elevation_deg, s->spread, s->max_distance * 1e3, s->max_angle_deg, s->pipeline);
     fputs("| occlusion | objects | found | missed, rejected by verify | rate | mean dist. (mm) | mean rot. (°) | "
           "max rot. (°) | mean transl. (mm) |\n"
@@ -178,9 +188,12 @@ void eval_write_svg(FILE *f, const eval_setup *s, const eval_recognition *e)
         bars[n] = (svg_bar){labels[n], rate(&e->bins[b]), e->bins[b].objects ? notes[n] : NULL};
         n++;
     }
+    char noise[48] = "";
+    if (isfinite(s->noise_mr))
+        snprintf(noise, sizeof noise, ", noise %g mr", s->noise_mr);
     snprintf(title, sizeof title,
-             "Recognition rate by occlusion: %u scenes (seeds %llu-%llu), %.2f false positives per scene", e->scenes,
-             (unsigned long long)s->first_seed, (unsigned long long)(s->first_seed + s->scenes - 1),
+             "Recognition rate by occlusion: %u scenes (seeds %llu-%llu%s), %.2f false positives per scene",
+             e->scenes, (unsigned long long)s->first_seed, (unsigned long long)(s->first_seed + s->scenes - 1), noise,
              e->scenes ? (double)e->false_instances / e->scenes : 0);
     svg_bars_write(f, title, "occlusion (share of the object's pixels hidden)", "objects found", bars, n);
 }

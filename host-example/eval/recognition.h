@@ -45,6 +45,8 @@ typedef struct eval_setup {
     double max_distance, max_angle_deg, noise_sigma, min_visible_fraction;
     double camera_elevation_deg, spread; /* objects within spread * sqrt(objects) m of the table centre */
     const char *pipeline;                /* how the pipeline was configured, one line */
+    const char *objects_from;            /* what the objects are, e.g. "the catalogue", "Stanford models: bunny" */
+    double noise_mr;                     /* noise_sigma in mesh resolutions, or NaN when not given in them */
 } eval_setup;
 
 void eval_write_json(FILE *f, const eval_setup *s, const eval_recognition *e);

@@ -2,22 +2,14 @@
  * before the vertices are skipped row by row (list lengths parsed); elements after them are never read. Every
  * count is checked against the bytes (or rows) the file holds before the cloud is allocated or the rows walked; an
  * element without properties takes no bytes or rows, whatever its count. */
-#include "io/ply_header.h"
+#include "io/ply_rows.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 /* ---- binary ------------------------------------------------------------------------------------------------- */
 
-typedef struct ply_bytes {
-    const unsigned char *p, *begin, *end;
-    int swap;
-} ply_bytes;
-
-/* Walks one binary row of e, storing the roles' values as point i of c (c NULL: skip). Returns -1 when the row
- * runs past the end of the data, -2 when a list's length is negative (*bad_list names it, b->p is at its
- * length). */
-static int walk_binary_row(const ply_element *e, ply_bytes *b, host_cloud *c, size_t i,
+int ply_walk_binary_row(const ply_element *e, ply_bytes *b, host_cloud *c, size_t i,
                            const ply_property **bad_list)
 {
     for (size_t k = 0; k < e->nprops; k++) {
@@ -56,8 +48,7 @@ static size_t min_row_bytes(const ply_element *e)
     return bytes;
 }
 
-/* The message for a row that walk_binary_row refused with rc. */
-static int binary_bad_row(const cloud_io_file *f, const ply_element *e, uint64_t row, const ply_bytes *b, int rc,
+int ply_binary_bad_row(const cloud_io_file *f, const ply_element *e, uint64_t row, const ply_bytes *b, int rc,
                           const ply_property *bad_list, char *err, size_t errlen)
 {
     if (rc == -2)
@@ -70,8 +61,7 @@ static int binary_bad_row(const cloud_io_file *f, const ply_element *e, uint64_t
                          (size_t)(b->p - b->begin), f->size);
 }
 
-/* Refuses a count whose rows cannot fit in what is left of the file, before anything is allocated for it. */
-static int check_binary_room(const cloud_io_file *f, const ply_element *e, const ply_bytes *b, char *err,
+int ply_check_binary_room(const cloud_io_file *f, const ply_element *e, const ply_bytes *b, char *err,
                              size_t errlen)
 {
     size_t row = min_row_bytes(e), left = (size_t)(b->end - b->p);
@@ -89,7 +79,9 @@ static int check_binary_room(const cloud_io_file *f, const ply_element *e, const
                          (size_t)(b->p - b->begin), left);
 }
 
-static int read_binary(const cloud_io_file *f, const ply_header *h, host_cloud *c, char *err, size_t errlen)
+/* Skips the elements before the vertices, then reads them; *at (when not NULL) gets the position after them. */
+static int read_binary(const cloud_io_file *f, const ply_header *h, host_cloud *c, ply_bytes *at, char *err,
+                       size_t errlen)
 {
     const unsigned char *data = (const unsigned char *)f->data;
     ply_bytes b = {data + h->data_offset, data, data + f->size, h->format == PLY_BINARY_BE};
@@ -97,27 +89,29 @@ static int read_binary(const cloud_io_file *f, const ply_header *h, host_cloud *
         const ply_element *e = &h->elements[k];
         if (e->nprops == 0)
             continue; /* its rows take no bytes, however many it declares */
-        if (check_binary_room(f, e, &b, err, errlen) != 0)
+        if (ply_check_binary_room(f, e, &b, err, errlen) != 0)
             return -1;
         for (uint64_t r = 0; r < e->count; r++) {
             const ply_property *bad = NULL;
-            int rc = walk_binary_row(e, &b, NULL, 0, &bad);
+            int rc = ply_walk_binary_row(e, &b, NULL, 0, &bad);
             if (rc != 0)
-                return binary_bad_row(f, e, r, &b, rc, bad, err, errlen);
+                return ply_binary_bad_row(f, e, r, &b, rc, bad, err, errlen);
         }
     }
     const ply_element *v = &h->elements[h->vertex];
-    if (check_binary_room(f, v, &b, err, errlen) != 0 ||
+    if (ply_check_binary_room(f, v, &b, err, errlen) != 0 ||
         cloud_io_cloud_alloc(c, (size_t)v->count, h->has_normals, h->has_rgb, f->path, err, errlen) != 0)
         return -1;
     for (size_t i = 0; i < c->n; i++) {
         const ply_property *bad = NULL;
-        int rc = walk_binary_row(v, &b, c, i, &bad);
+        int rc = ply_walk_binary_row(v, &b, c, i, &bad);
         if (rc != 0) {
             host_cloud_free(c);
-            return binary_bad_row(f, v, i, &b, rc, bad, err, errlen);
+            return ply_binary_bad_row(f, v, i, &b, rc, bad, err, errlen);
         }
     }
+    if (at)
+        *at = b;
     return 0;
 }
 
@@ -225,23 +219,33 @@ static int read_ascii(const cloud_io_file *f, const ply_header *h, host_cloud *c
     return 0;
 }
 
-/* Reads the loaded file f into *out (zeroed by the caller). */
-static int read_loaded(const cloud_io_file *f, host_cloud *out, char *err, size_t errlen)
+int ply_read_vertices(const cloud_io_file *f, const ply_header *h, host_cloud *out, ply_bytes *at, char *err,
+                      size_t errlen)
 {
-    ply_header *h = malloc(sizeof *h); /* ~20 KiB: kept off the stack */
-    int rc = h ? ply_header_parse(f, h, err, errlen) : cloud_io_fail(err, errlen, f->path, 0, "out of memory");
     host_cloud c;
     memset(&c, 0, sizeof c);
-    if (rc == 0 && h->elements[h->vertex].count > UINT32_MAX)
+    int rc = 0;
+    if (h->elements[h->vertex].count > UINT32_MAX)
         rc = cloud_io_fail(err, errlen, f->path, h->elements[h->vertex].line, "element vertex count %llu is too large",
                            (unsigned long long)h->elements[h->vertex].count);
     if (rc == 0)
-        rc = h->format == PLY_ASCII ? read_ascii(f, h, &c, err, errlen) : read_binary(f, h, &c, err, errlen);
+        rc = h->format == PLY_ASCII ? read_ascii(f, h, &c, err, errlen)
+                                    : read_binary(f, h, &c, at, err, errlen);
     if (rc == 0) {
         c.width = (uint32_t)c.n;
         c.height = 1;
         *out = c;
     }
+    return rc == 0 ? 0 : -1;
+}
+
+/* Reads the loaded file f into *out (zeroed by the caller). */
+static int read_loaded(const cloud_io_file *f, host_cloud *out, char *err, size_t errlen)
+{
+    ply_header *h = malloc(sizeof *h); /* ~20 KiB: kept off the stack */
+    int rc = h ? ply_header_parse(f, h, err, errlen) : cloud_io_fail(err, errlen, f->path, 0, "out of memory");
+    if (rc == 0)
+        rc = ply_read_vertices(f, h, out, NULL, err, errlen);
     free(h);
     return rc == 0 ? 0 : -1;
 }

@@ -59,7 +59,7 @@ int task_from_synth(const synth_params *p, double max_distance, double max_angle
     for (uint32_t m = 0; m < sc->n_models; m++) {
         uint32_t k = m / sc->views_per_kind;
         t->model_of_cloud[m] = k;
-        t->model_names[k] = synth_kind_name(sc->kind_of_model[m]);
+        t->model_names[k] = sc->complete[k].path; /* the catalogue's or the mesh's name */
         t->model_points[k] = &sc->complete[k];
     }
     for (uint32_t o = 0; o < sc->n_objects; o++) {

@@ -76,18 +76,56 @@ static void footprint_of(synth_model *m)
     }
 }
 
+/* Reach, top and footprint of the samples. */
+static void measure(synth_model *m)
+{
+    for (size_t i = 0; i < m->n; i++) {
+        m->reach = fmax(m->reach, hypot(m->xyz[3 * i], m->xyz[3 * i + 1]));
+        m->top = fmax(m->top, m->xyz[3 * i + 2]);
+    }
+    footprint_of(m);
+}
+
 int synth_model_make(const synth_shape *shape, double spacing, synth_model *m)
 {
     memset(m, 0, sizeof *m);
     m->shape = shape;
     if (synth_shape_sample(shape, spacing, &m->xyz, &m->nrm, &m->n) != 0)
         return -1;
-    for (size_t i = 0; i < m->n; i++) {
-        m->reach = fmax(m->reach, hypot(m->xyz[3 * i], m->xyz[3 * i + 1]));
-        m->top = fmax(m->top, m->xyz[3 * i + 2]);
-    }
-    footprint_of(m);
+    measure(m);
     return 0;
+}
+
+int synth_model_of_mesh(const synth_mesh *mesh, synth_model *m)
+{
+    memset(m, 0, sizeof *m);
+    m->mesh = mesh;
+    size_t bytes = mesh->n_vertices * 3 * sizeof *m->xyz;
+    m->xyz = malloc(bytes);
+    m->nrm = malloc(bytes);
+    if (!m->xyz || !m->nrm) {
+        synth_model_free(m);
+        return -1;
+    }
+    memcpy(m->xyz, mesh->xyz, bytes);
+    memcpy(m->nrm, mesh->nrm, bytes);
+    m->n = mesh->n_vertices;
+    measure(m);
+    return 0;
+}
+
+const char *synth_model_name(const synth_model *m)
+{
+    return m->mesh ? m->mesh->name : m->shape->name;
+}
+
+synth_placed synth_model_placed(const synth_model *m, const double pose[16])
+{
+    synth_placed o;
+    o.shape = m->shape;
+    o.mesh = m->mesh;
+    memcpy(o.pose, pose, sizeof o.pose);
+    return o;
 }
 
 void synth_model_free(synth_model *m)

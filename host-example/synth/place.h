@@ -27,10 +27,11 @@ double synth_rng_clipped_normal(uint64_t *state);
 void synth_pose_mul(const double a[16], const double b[16], double out[16]);
 void synth_pose_apply(const double T[16], const double p[3], double out[3]);
 
-/* A catalogue object's surface samples and what placement needs to know of them. */
+/* A kind's surface samples and what placement needs to know of them. */
 typedef struct synth_model {
-    const synth_shape *shape;
-    double *xyz, *nrm; /* n x 3 samples and outward normals, object frame (malloc'd) */
+    const synth_shape *shape; /* a catalogue object, or NULL for a mesh */
+    const synth_mesh *mesh;   /* a mesh (borrowed), or NULL */
+    double *xyz, *nrm; /* n x 3 samples and outward normals, object frame (malloc'd): a mesh's are its vertices */
     size_t n;
     double reach, top; /* largest distance of a sample from the z axis; largest height */
     /* the polygon circumscribing every sample's (x, y) seen from above: edge k lies on the line
@@ -42,7 +43,14 @@ typedef struct synth_model {
 
 /* Samples the shape `spacing` apart. Returns 0, or -1 when out of memory (nothing allocated then). */
 int synth_model_make(const synth_shape *shape, double spacing, synth_model *m);
+/* The model of a mesh (borrowed: it must outlive m): its vertices and normals are the samples. 0, or -1 when out
+ * of memory (nothing allocated then). */
+int synth_model_of_mesh(const synth_mesh *mesh, synth_model *m);
 void synth_model_free(synth_model *m);
+/* The kind's name: the catalogue's or the mesh's. */
+const char *synth_model_name(const synth_model *m);
+/* What the renderer is given of the model posed by pose (object -> camera). */
+synth_placed synth_model_placed(const synth_model *m, const double pose[16]);
 
 /* The fixed inputs of a placement: the parameters and the camera. */
 typedef struct synth_stage {

@@ -1,6 +1,8 @@
-/* render.c -- see render.h. Rays are cast in each object's own frame, where its primitives are
- * defined; a bounding sphere per object skips most rays. */
+/* render.c -- see render.h. Rays are cast in each catalogue object's own frame, where its primitives are
+ * defined; a bounding sphere per object skips most rays. Each mesh is rasterized alone into the scratch buffers
+ * (which count the pixels it covers alone), then merged into the image where it is nearer. */
 #include "synth/render.h"
+#include "synth/raster.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -74,13 +76,21 @@ static int table_hit(const double pose[16], const double size[2], const double d
     return 1;
 }
 
-int synth_image_alloc(const synth_camera *cam, uint32_t n_objects, int32_t *label, synth_image *img)
+int synth_image_alloc(const synth_camera *cam, uint32_t n_objects, int32_t *label, size_t max_mesh_vertices,
+                      synth_image *img)
 {
     size_t n = (size_t)cam->width * cam->height;
     img->depth = malloc(n * sizeof *img->depth);
     img->label = label ? label : malloc(n * sizeof *img->label);
     img->facing = malloc(n * sizeof *img->facing);
     img->alone = malloc((n_objects ? n_objects : 1) * sizeof *img->alone);
+    if (max_mesh_vertices > 0) {
+        img->mesh_depth = malloc(n * sizeof *img->mesh_depth);
+        img->mesh_facing = malloc(n * sizeof *img->mesh_facing);
+        img->mesh_xyz = malloc(max_mesh_vertices * 3 * sizeof *img->mesh_xyz);
+        if (!img->mesh_depth || !img->mesh_facing || !img->mesh_xyz)
+            return -1;
+    }
     return img->depth && img->label && img->facing && img->alone ? 0 : -1;
 }
 
@@ -90,6 +100,9 @@ void synth_image_free(synth_image *img)
     free(img->label);
     free(img->facing);
     free(img->alone);
+    free(img->mesh_depth);
+    free(img->mesh_facing);
+    free(img->mesh_xyz);
     memset(img, 0, sizeof *img);
 }
 
@@ -100,12 +113,34 @@ void synth_pixel_point(const synth_camera *cam, uint32_t u, uint32_t v, double z
     out[2] = z;
 }
 
+/* Rasterizes one mesh alone into the scratch, counts its pixels, and keeps it where it is nearer than what the
+ * image holds (NaN: nothing). */
+static void merge_mesh(const synth_camera *cam, const synth_placed *obj, int32_t label, synth_image *img)
+{
+    size_t n = (size_t)cam->width * cam->height;
+    for (size_t px = 0; px < n; px++) {
+        img->mesh_depth[px] = INFINITY;
+        img->mesh_facing[px] = 0;
+    }
+    img->alone[label - 1] =
+        (uint32_t)synth_raster_mesh(cam, obj->mesh, obj->pose, img->mesh_xyz, img->mesh_depth, img->mesh_facing);
+    for (size_t px = 0; px < n; px++) {
+        double z = img->mesh_depth[px];
+        if (z < INFINITY && !(img->depth[px] <= z)) {
+            img->depth[px] = z;
+            img->label[px] = label;
+            img->facing[px] = img->mesh_facing[px];
+        }
+    }
+}
+
 void synth_render(const synth_camera *cam, const double table_pose[16], const double table_size[2],
                   const synth_placed *objects, uint32_t n_objects, synth_image *img)
 {
     ray_target targets[SYNTH_MAX_OBJECTS];
     for (uint32_t i = 0; i < n_objects; i++)
-        target_of(&objects[i], &targets[i]);
+        if (!objects[i].mesh)
+            target_of(&objects[i], &targets[i]);
     memset(img->alone, 0, n_objects * sizeof *img->alone);
     for (uint32_t v = 0; v < cam->height; v++) {
         for (uint32_t u = 0; u < cam->width; u++) {
@@ -120,7 +155,7 @@ void synth_render(const synth_camera *cam, const double table_pose[16], const do
                 n[0] = table_pose[2], n[1] = table_pose[6], n[2] = table_pose[10];
             }
             for (uint32_t i = 0; i < n_objects; i++) {
-                if (!may_hit(&targets[i], d, dd) || !object_hit(&targets[i], d, &t, n_obj))
+                if (objects[i].mesh || !may_hit(&targets[i], d, dd) || !object_hit(&targets[i], d, &t, n_obj))
                     continue;
                 img->alone[i]++;
                 if (t < best) {
@@ -134,4 +169,7 @@ void synth_render(const synth_camera *cam, const double table_pose[16], const do
             img->facing[px] = (float)(fabs(n[0] * d[0] + n[1] * d[1] + n[2] * d[2]) / sqrt(dd));
         }
     }
+    for (uint32_t i = 0; i < n_objects; i++)
+        if (objects[i].mesh)
+            merge_mesh(cam, &objects[i], (int32_t)i + 1, img);
 }

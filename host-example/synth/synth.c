@@ -103,6 +103,9 @@ static int check_params(const synth_params *p, synth_camera *cam, char *err, siz
         return fail(err, errlen, "synth: model_views %u is not in 0..%d", p->model_views, MAX_MODEL_VIEWS);
     if (!in_range(p->model_view_noise, 0, 0.05))
         return fail(err, errlen, "synth: model_view_noise %g m is not in 0..0.05", p->model_view_noise);
+    if (p->n_meshes > SYNTH_MAX_KINDS || (p->n_meshes > 0 && !p->meshes))
+        return fail(err, errlen, "synth: n_meshes %u is not in 0..%d, with the meshes given", p->n_meshes,
+                    SYNTH_MAX_KINDS);
     return 0;
 }
 
@@ -130,7 +133,7 @@ static int model_cloud(const synth_model *m, host_cloud *out)
     memset(out, 0, sizeof *out);
     out->xyz = malloc(m->n * 3 * sizeof *out->xyz);
     out->normals = malloc(m->n * 3 * sizeof *out->normals);
-    out->path = host_strdup(m->shape->name);
+    out->path = host_strdup(synth_model_name(m));
     if (!out->xyz || !out->normals || !out->path) {
         host_cloud_free(out);
         return -1;
@@ -153,8 +156,9 @@ static int render_visible(const synth_stage *st, const synth_camera *cam, const 
     const synth_params *p = st->p;
     synth_placed targets[SYNTH_MAX_OBJECTS];
     for (uint32_t i = 0; i < p->n_objects; i++) {
-        targets[i].shape = models[spots[i].model].shape;
-        synth_pose_mul(st->T_cw, spots[i].T_wo, targets[i].pose);
+        double pose[16];
+        synth_pose_mul(st->T_cw, spots[i].T_wo, pose);
+        targets[i] = synth_model_placed(&models[spots[i].model], pose);
     }
     double table_size[2] = {p->table_x, p->table_y};
     synth_render(cam, st->T_cw, table_size, targets, p->n_objects, img);
@@ -206,11 +210,11 @@ static void fill_scene(const synth_params *p, const synth_camera *cam, const syn
 
 /* ---- generation ------------------------------------------------------------------------------------------ */
 
-/* Kinds of the objects: a seeded shuffle of the catalogue, repeated when there are more objects than kinds;
- * the kinds present are numbered in order of first use (object i shows kind number i % n_kinds). */
+/* Kinds of the objects: a seeded shuffle of the catalogue (or of the meshes), repeated when there are more objects
+ * than kinds; the kinds present are numbered in order of first use (object i shows kind number i % n_kinds). */
 static void choose_kinds(const synth_params *p, uint64_t *rng, uint32_t *kind_of_object, uint32_t *n_kinds)
 {
-    uint32_t nk = synth_shape_count(), order[SYNTH_MAX_KINDS];
+    uint32_t nk = p->n_meshes > 0 ? p->n_meshes : synth_shape_count(), order[SYNTH_MAX_KINDS];
     for (uint32_t k = 0; k < nk; k++)
         order[k] = k;
     for (uint32_t k = nk - 1; k > 0; k--) {
@@ -307,7 +311,8 @@ static int make_models(const synth_params *p, const uint32_t *kind_of_object, wo
     uint32_t per_kind = s->views_per_kind;
     for (uint32_t k = 0; k < s->n_kinds; k++) {
         uint32_t kind = kind_of_object[k]; /* the first n_kinds objects have distinct kinds */
-        if (synth_model_make(synth_shape_get(kind), p->model_spacing, &w->models[k]) != 0)
+        if ((p->n_meshes > 0 ? synth_model_of_mesh(&p->meshes[kind], &w->models[k])
+                             : synth_model_make(synth_shape_get(kind), p->model_spacing, &w->models[k])) != 0)
             return -1;
         w->n_models = k + 1;
         if (model_cloud(&w->models[k], &s->complete[k]) != 0 ||
@@ -335,7 +340,7 @@ static int make_views(const synth_stage *st, const work *w, synth_scene *s, char
             return fail(err, errlen, "synth: out of memory");
         if (rc != 0)
             return fail(err, errlen, "synth: a view of model %s holds no point within max_range %g m",
-                        w->models[k].shape->name, p->max_range);
+                        synth_model_name(&w->models[k]), p->max_range);
     }
     for (uint32_t m = 0; m < s->n_models; m++)
         s->names[m] = s->models[m].path;
@@ -349,8 +354,12 @@ static int generate(const synth_stage *st, work *w, synth_scene *s, char *err, s
     uint32_t kind_of_object[SYNTH_MAX_OBJECTS], n_kinds;
     choose_kinds(p, &rng, kind_of_object, &n_kinds);
     preview_camera(&st->cam, &w->preview_cam);
-    if (alloc_scene(p, n_kinds, s) != 0 || synth_image_alloc(&st->cam, p->n_objects, s->labels, &w->img) != 0 ||
-        synth_image_alloc(&w->preview_cam, p->n_objects, NULL, &w->preview) != 0 ||
+    size_t mesh_vertices = 0; /* the scratch of the largest mesh's rasterization */
+    for (uint32_t k = 0; k < p->n_meshes; k++)
+        mesh_vertices = p->meshes[k].n_vertices > mesh_vertices ? p->meshes[k].n_vertices : mesh_vertices;
+    if (alloc_scene(p, n_kinds, s) != 0 ||
+        synth_image_alloc(&st->cam, p->n_objects, s->labels, mesh_vertices, &w->img) != 0 ||
+        synth_image_alloc(&w->preview_cam, p->n_objects, NULL, mesh_vertices, &w->preview) != 0 ||
         make_models(p, kind_of_object, w, s) != 0)
         return fail(err, errlen, "synth: out of memory");
     int done = 0;

@@ -1,9 +1,10 @@
 /* synth.h -- synthetic recognition scenes with exact ground truth, for grip-host's demo, tests and benchmarks.
  *
- * A few objects from a fixed catalogue (an L bracket, a mug, a lumpy blob, a stepped block; see synth_kind_about)
- * stand on a table at random poses (any turn about the vertical plus a small tilt), not touching one another,
- * each wholly inside the image and at least min_visible_fraction unoccluded. A virtual range camera (pinhole,
- * Kinect-like by default) looks down at the table from camera_distance and ray-casts the exact surfaces: the
+ * A few objects from a fixed catalogue (an L bracket, a mug, a lumpy blob, a stepped block; see synth_kind_about),
+ * or from triangle meshes the caller gives (meshes / n_meshes: the Stanford models, synth/mesh.h), stand on a
+ * table at random poses (any turn about the vertical plus a small tilt), not touching one another, each wholly
+ * inside the image and at least min_visible_fraction unoccluded. A virtual range camera (pinhole, Kinect-like by
+ * default) looks down at the table from camera_distance and ray-casts the exact surfaces (z-buffers meshes): the
  * scene is an ORGANIZED cloud in the CAMERA frame (x right, y down, z forward), NaN where a ray hits nothing or
  * lies beyond max_range, with Gaussian depth noise along each ray (truncated at 4 sigma, so no point strays more
  * than 4 sigma of depth from its surface). Everything is a deterministic function of the parameters; the noise
@@ -26,6 +27,7 @@
 #include <stdint.h>
 
 #include "io/cloud_io.h"
+#include "synth/mesh.h"
 
 typedef struct synth_params {
     uint64_t seed;
@@ -47,6 +49,10 @@ typedef struct synth_params {
     uint32_t model_views;        /* 0: the models are the complete surfaces; 1..360: that many partial views
                                     per kind (see above) */
     double model_view_noise;     /* m, depth noise of the views, as noise_sigma for the scene (0 = exact) */
+    const synth_mesh *meshes;    /* n_meshes kinds (borrowed) used instead of the catalogue when n_meshes > 0:
+                                    kind k is meshes[k], rasterized (z-buffer) rather than ray-cast, its
+                                    vertices its complete model; model_spacing is then unused */
+    uint32_t n_meshes;           /* 0..16 */
 } synth_params;
 
 /* Defaults: seed 1, 4 objects, 640 x 480 Kinect intrinsics, noise 1 mm, range 3 m, camera 0.8 m away 50 degrees
@@ -64,9 +70,9 @@ typedef struct synth_scene {
     host_cloud *models;        /* n_models unorganized clouds in their kind's object frame, kind-major (the views
                                   of kind number k are models k * views_per_kind + v, v = 0..views_per_kind-1):
                                   complete surfaces with normals, or views (xyz only) */
-    const char **names;        /* n_models: models[m].path, owned by that cloud: the catalogue name, or
+    const char **names;        /* n_models: models[m].path, owned by that cloud: the catalogue (or mesh) name, or
                                   "<name>@<yaw degrees>" for a view ("mug@45") */
-    uint32_t *kind_of_model;   /* n_models catalogue indices */
+    uint32_t *kind_of_model;   /* n_models catalogue indices (mesh indices with meshes) */
     double (*view_origin)[3];  /* n_models camera centres in the object frame, where each view was seen from
                                   (the viewpoint to flip its normals toward); NULL when model_views = 0 */
     host_cloud *complete;      /* n_kinds complete surfaces with normals, object frame, always made: model m's is

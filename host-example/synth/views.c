@@ -67,7 +67,7 @@ int synth_views_make(const synth_params *p, const synth_camera *cam, const doubl
 {
     synth_image img;
     memset(&img, 0, sizeof img);
-    if (synth_image_alloc(cam, 1, NULL, &img) != 0) {
+    if (synth_image_alloc(cam, 1, NULL, model->mesh ? model->mesh->n_vertices : 0, &img) != 0) {
         synth_image_free(&img);
         return -1;
     }
@@ -76,12 +76,13 @@ int synth_views_make(const synth_params *p, const synth_camera *cam, const doubl
     int rc = 0;
     for (uint32_t v = 0; v < p->model_views && rc == 0; v++) {
         double yaw_deg = 360.0 * v / p->model_views;
-        synth_placed object = {model->shape, {0}};
-        view_pose(T_cw, yaw_deg * SYNTH_PI / 180, 0.5 * model->top, object.pose);
+        double pose[16];
+        view_pose(T_cw, yaw_deg * SYNTH_PI / 180, 0.5 * model->top, pose);
+        synth_placed object = synth_model_placed(model, pose);
         synth_render(cam, NULL, NULL, &object, 1, &img);
         pose_unapply(object.pose, camera_centre, origin[v]);
         char name[64];
-        snprintf(name, sizeof name, "%s@%g", model->shape->name, yaw_deg);
+        snprintf(name, sizeof name, "%s@%g", synth_model_name(model), yaw_deg);
         views[v].path = host_strdup(name);
         rc = views[v].path ? view_cloud(p, cam, &img, object.pose, &rng, &views[v]) : -1;
         for (int i = 0; i < 3 && rc == 0; i++) /* the sensor origin: normals of the view are flipped toward it */

@@ -4,9 +4,13 @@
  * produce: binary_compressed, binary_big_endian, every field type, COUNT > 1, padding, lists, elements around the
  * vertices, old headers, empty clouds. Kept small so that libFuzzer mutates structure, not bulk.
  *
- *   fuzz_make_seeds OUT_DIR    (writes OUT_DIR/pcd/ and OUT_DIR/ply/, which must exist) */
+ * The seed of fuzz_model_db is a model database of two models made from the same points: one with every optional
+ * array (cloud normals, colours, normals, frames), one with none.
+ *
+ *   fuzz_make_seeds OUT_DIR    (writes OUT_DIR/pcd/, OUT_DIR/ply/ and OUT_DIR/model_db/, which must exist) */
 #define _POSIX_C_SOURCE 200809L
 #include "io/cloud_io.h"
+#include "model_db.h"
 #include "synth/synth.h"
 
 #include <liblzf/lzf.h>
@@ -216,6 +220,44 @@ static void write_small_cases(void)
                                          "2 0.5 0.25 1 2 3 0\n0 4 5 6 3 7 8 9\n");
 }
 
+/* The model database seed: c's points twice, as a model with every optional array and as one with none; every
+ * fourth point a keypoint, descriptors of 4 values. */
+static void write_model_db(const host_cloud *c)
+{
+    model_set s;
+    uint64_t np = c->n, nk = (c->n + 3) / 4;
+    if (model_set_alloc(&s, 2, 4, 2 * nk) != 0 ||
+        !(s.settings = strdup("plugin = grip seed\ndescriptor.impl = shot\n")))
+        die("out of memory");
+    s.abi_major = GRIP_ABI_MAJOR;
+    s.abi_minor = GRIP_ABI_MINOR;
+    stored_model_shape full = {np, nk, (uint32_t)np, 1, np, np, np, nk}, bare = {np, nk, (uint32_t)np, 1, 0, 0, 0, 0};
+    if (model_set_shape(&s, 0, "full", &full, 0) != 0 || model_set_shape(&s, 1, "bare", &bare, nk) != 0)
+        die("out of memory");
+    for (uint32_t m = 0; m < 2; m++) {
+        stored_model *sm = &s.models[m];
+        memcpy(sm->xyz, c->xyz, np * 3 * sizeof(float));
+        for (uint64_t i = 0; m == 0 && i < np * 3; i++) {
+            sm->cloud_normals[i] = c->normals ? c->normals[i] : 0;
+            sm->rgb[i] = (uint8_t)(i * 37);
+        }
+        for (uint64_t i = 0; m == 0 && i < np * 4; i++)
+            sm->normals[i] = (float)(i % 4) * 0.5f;
+        for (uint64_t k = 0; k < nk; k++) {
+            sm->keypoints[k] = (uint32_t)(4 * k);
+            memcpy(sm->keypoint_xyz + 3 * k, c->xyz + 12 * k, 3 * sizeof(float));
+            for (int j = 0; m == 0 && j < 9; j++)
+                sm->frames[9 * k + j] = j % 4 == 0 ? 1.0f : 0.0f;
+        }
+    }
+    for (uint64_t i = 0; i < s.rows * s.dim; i++)
+        s.reference[i] = (float)(i % 11) / 11.0f;
+    char err[512];
+    if (model_db_write(path_of("model_db", "two_models.grip"), &s, err, sizeof err) != 0)
+        die(err);
+    model_set_free(&s);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2)
@@ -235,6 +277,7 @@ int main(int argc, char **argv)
     host_cloud model = head_of(&s.models[0], s.models[0].n < 12 ? s.models[0].n : 12);
     write_cloud(&model, "model");
     write_compressed(&model, "model_compressed.pcd");
+    write_model_db(&model);
     host_cloud_free(&model);
     synth_scene_free(&s);
     write_mixed_pcd();

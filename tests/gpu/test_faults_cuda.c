@@ -8,9 +8,11 @@
  * (tests/support/fault_walk.h). A fault that a fallback absorbs (smaller chunks, a streamed index) must leave the
  * clean results. Two pipelines: features in host memory with the brute-force index and the mutual filter, and
  * features left on the device with the kd-tree index. FPFH, not SHOT: its kernels vote in integers, so a run's
- * descriptors are the same bits every time. A third case walks the device faults of one call of each stage with a
- * CUDA backend (descriptor, index, match) under `device = auto` and `fallback = cpu`: every call must succeed, with
- * the CPU twin's result where it fell back. Skips (77) without a usable device. */
+ * descriptors are the same bits every time. Two more cases walk the device faults of one call of each stage with a
+ * CUDA backend under `device = auto` and `fallback = cpu` (descriptor, index, match, group by hough3d with BOARD
+ * frames on the device, verify by icp; then group by gc and verify by ghv): every call must succeed, with the CPU
+ * twin's result where it fell back, and leave the device's memory in use as it was. Skips (77) without a usable
+ * device. */
 #define _POSIX_C_SOURCE 200809L /* setenv */
 #include "test_support.h"
 #include "fault_walk.h"
@@ -26,10 +28,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define FPFH_SETTINGS                                                                                                 \
-    "descriptor.impl=fpfh", "descriptor.radius=0.04", "descriptor.model_leaf=0.012",         \
-        "descriptor.scene_leaf=0.012", "group.impl=hough3d", "group.bin_size=0.02", "group.threshold=3",              \
-        "group.frame_radius=0.03", "group.ransac_iterations=5", "verify.impl=icp", "verify.max_iterations=5"
+#define FPFH_DESCRIPTOR \
+    "descriptor.impl=fpfh", "descriptor.radius=0.04", "descriptor.model_leaf=0.012", "descriptor.scene_leaf=0.012"
+#define HOUGH3D_ICP                                                                              \
+    "group.impl=hough3d", "group.bin_size=0.02", "group.threshold=3", "group.frame_radius=0.03", \
+        "group.ransac_iterations=5", "verify.impl=icp", "verify.max_iterations=5"
+#define FPFH_SETTINGS FPFH_DESCRIPTOR, HOUGH3D_ICP
 
 static const char *const host_features[] = {FPFH_SETTINGS,           "descriptor.device=cuda", "index.impl=bruteforce",
                                             "index.device=cuda",     "match.impl=knn",         "match.device=cuda",
@@ -97,14 +101,22 @@ END_TEST
 /* ---- device = auto, fallback = cpu ------------------------------------------------------------------------- */
 #ifdef GRIP_HAVE_CUDA /* the walk reads the device's memory in use (device_usage) */
 
-/* The fallback case's two pipelines: everything on the CPU twins, and `device = auto` with `fallback = cpu` */
-#define FALLBACK_SETTINGS(device)                                                                                     \
-    FPFH_SETTINGS, "index.impl=bruteforce", "match.impl=knn", "match.mutual=true", "match.k=3",                       \
-        "descriptor.device=" device, "index.device=" device, "match.device=" device
-static const char *const on_cpu[] = {FALLBACK_SETTINGS("cpu"), NULL};
-static const char *const auto_fallback[] = {FALLBACK_SETTINGS("auto"), "descriptor.fallback=cpu", "index.fallback=cpu",
-                                            "match.fallback=cpu", NULL};
-
+/* The fallback cases' pipelines: everything on the CPU twins, and `device = auto` with `fallback = cpu` in every
+ * stage; grouped and verified by hough3d and icp (BOARD's frames with nearest ties: computed on the device), or by
+ * gc and ghv. */
+#define FALLBACK_SETTINGS(device)                                                                            \
+    FPFH_DESCRIPTOR, "index.impl=bruteforce", "match.impl=knn", "match.mutual=true", "match.k=3",            \
+        "descriptor.device=" device, "index.device=" device, "match.device=" device, "group.device=" device, \
+        "verify.device=" device
+#define AUTO_FALLBACK                                                                                 \
+    FALLBACK_SETTINGS("auto"), "descriptor.fallback=cpu", "index.fallback=cpu", "match.fallback=cpu", \
+        "group.fallback=cpu", "verify.fallback=cpu"
+#define GC_GHV "group.impl=gc", "group.size=0.01", "group.threshold=3", "group.ransac_iterations=5", "verify.impl=ghv"
+static const char *const hough3d_icp_on_cpu[] = {FALLBACK_SETTINGS("cpu"), HOUGH3D_ICP, "group.frame_ties=nearest",
+                                                 NULL};
+static const char *const hough3d_icp_auto[] = {AUTO_FALLBACK, HOUGH3D_ICP, "group.frame_ties=nearest", NULL};
+static const char *const gc_ghv_on_cpu[] = {FALLBACK_SETTINGS("cpu"), GC_GHV, NULL};
+static const char *const gc_ghv_auto[] = {AUTO_FALLBACK, GC_GHV, NULL};
 
 /* The inputs of the stage under test, all made by the CPU twins, in host memory. */
 typedef struct fallback_kit {
@@ -113,15 +125,19 @@ typedef struct fallback_kit {
     grip_cloud model;     /* the first model */
     grip_features *model_features, *scene_features;
     grip_index *index;    /* the CPU index over the model's descriptors */
+    fault_run run;        /* the whole CPU pipeline on every model: the views, matches and hypotheses that the group
+                           * and verify stages under test take */
 } fallback_kit;
 
 /* What one call of the stage under test gave, in host memory: a descriptor's features, an index with the scene's
- * descriptors searched in it (k = 3), or a match's matches. */
+ * descriptors searched in it (k = 3), a match's matches, a group's hypotheses or a verify's verdicts. */
 typedef struct outcome {
     grip_features *features;
     grip_index *index;
     grip_array ids, sqdist;
     grip_matches *matches;
+    grip_hypotheses *hypotheses;
+    grip_verdicts *verdicts;
 } outcome;
 
 static void outcome_free(outcome *o)
@@ -132,6 +148,10 @@ static void outcome_free(outcome *o)
         o->index->release(o->index);
     if (o->matches)
         o->matches->release(o->matches);
+    if (o->hypotheses)
+        o->hypotheses->release(o->hypotheses);
+    if (o->verdicts)
+        o->verdicts->release(o->verdicts);
     grip_array_free_host(&o->ids);
     grip_array_free_host(&o->sqdist);
     memset(o, 0, sizeof *o);
@@ -147,7 +167,12 @@ static grip_status call_stage(fallback_kit *t, fault_pipeline *p, uint32_t kind,
         return impl->describe(st, &t->model, GRIP_ROLE_MODEL, NULL, GRIP_MEM_HOST, &o->features);
     if (kind == GRIP_STAGE_INDEX)
         return impl->build(st, &t->model_features->descriptors, NULL, &o->index);
-    return impl->match(st, t->index, &t->scene_features->descriptors, GRIP_MEM_HOST, &o->matches);
+    if (kind == GRIP_STAGE_MATCH)
+        return impl->match(st, t->index, &t->scene_features->descriptors, GRIP_MEM_HOST, &o->matches);
+    const fault_run *r = &t->run;
+    if (kind == GRIP_STAGE_GROUP)
+        return impl->group(st, r->views, r->n_models, &r->views[r->n_models], r->matches, &o->hypotheses);
+    return impl->verify(st, r->views, r->n_models, &r->views[r->n_models], r->hypotheses, &o->verdicts);
 }
 
 /* After the call (nothing armed): an index answers the scene's descriptors, k = 3. */
@@ -169,8 +194,32 @@ static int same_array(const grip_array *a, const grip_array *b)
            (a->rows * a->cols == 0 || memcmp(a->data, b->data, a->rows * a->cols * grip_dtype_size(a->dtype)) == 0);
 }
 
+/* Two group or verify results with the same bytes. */
+static int same_items(const grip_hypotheses *ha, const grip_hypotheses *hb, const grip_verdicts *va,
+                      const grip_verdicts *vb)
+{
+    fault_digest da, db;
+    memset(&da, 0, sizeof da);
+    memset(&db, 0, sizeof db);
+    if (ha) {
+        fault_digest_hypotheses(&da, ha);
+        fault_digest_hypotheses(&db, hb);
+    } else {
+        fault_digest_verdicts(&da, va);
+        fault_digest_verdicts(&db, vb);
+    }
+    int same = fault_digest_equal(&da, &db);
+    fault_digest_free(&da);
+    fault_digest_free(&db);
+    return same;
+}
+
 static int same_outcome(const outcome *a, const outcome *b)
 {
+    if (a->hypotheses)
+        return b->hypotheses && same_items(a->hypotheses, b->hypotheses, NULL, NULL);
+    if (a->verdicts)
+        return b->verdicts && same_items(NULL, NULL, a->verdicts, b->verdicts);
     if (a->features)
         return b->features && same_array(&a->features->keypoints, &b->features->keypoints) &&
                same_array(&a->features->normals, &b->features->normals) &&
@@ -189,8 +238,8 @@ static int same_outcome(const outcome *a, const outcome *b)
  * absorbed the fault on the device (smaller chunks, a streamed index), the clean device call's; device memory in use
  * is back to the clean call's after each; afterwards the stage runs on the device again. (Where the twin and the
  * device give the same bits, as the mutual filter's exact searches do, a result counts as the twin's.) Returns the
- * calls that gave the CPU twin's result. */
-static uint64_t walk_fallback(fallback_kit *t, uint32_t kind)
+ * calls that gave the CPU twin's result; adds the fault points walked to *walked. */
+static uint64_t walk_fallback(fallback_kit *t, uint32_t kind, uint64_t *walked)
 {
     const char *name = grip_stage_kind_name(kind);
     outcome want_cpu, want_device, got;
@@ -238,6 +287,7 @@ static uint64_t walk_fallback(fallback_kit *t, uint32_t kind)
                 name, grip_fault_kind_name(k), (unsigned long long)points[k], (unsigned long long)back,
                 (unsigned long long)absorbed);
         fell_back += back;
+        *walked += points[k];
     }
     /* the stage is on the device again: a clean call gives the clean device result */
     ck_assert_int_eq(call_stage(t, &t->fb, kind, &got), GRIP_OK);
@@ -271,34 +321,74 @@ static void expect_no_fallback(fallback_kit *t, const grip_kv *kv, uint32_t n_kv
     impl->destroy(st);
 }
 
+/* The kit of two pipelines made from settings (on the CPU, and device = auto with fallback = cpu): the first model's
+ * and the scene's features, an index over the model's, and a whole CPU run, all made by the CPU twins. */
+static void kit_open(fallback_kit *t, const char *const *on_cpu, const char *const *on_auto)
+{
+    memset(t, 0, sizeof *t);
+    fault_pipeline_open(&t->cpu, on_cpu, 1, GRIP_MEM_HOST);
+    fault_pipeline_open(&t->fb, on_auto, 1, GRIP_MEM_HOST);
+    t->model = fault_cloud_of(&t->cpu.models[0]);
+    grip_cloud scene = fault_cloud_of(t->cpu.scene_cloud);
+    const grip_stage_impl *const *impl = t->cpu.impl;
+    grip_stage *const *st = t->cpu.stage;
+    ck_assert_int_eq(impl[GRIP_STAGE_DESCRIPTOR]->describe(st[GRIP_STAGE_DESCRIPTOR], &t->model, GRIP_ROLE_MODEL, NULL,
+                                                           GRIP_MEM_HOST, &t->model_features),
+                     GRIP_OK);
+    ck_assert_int_eq(impl[GRIP_STAGE_DESCRIPTOR]->describe(st[GRIP_STAGE_DESCRIPTOR], &scene, GRIP_ROLE_SCENE, NULL,
+                                                           GRIP_MEM_HOST, &t->scene_features),
+                     GRIP_OK);
+    ck_assert_int_eq(
+        impl[GRIP_STAGE_INDEX]->build(st[GRIP_STAGE_INDEX], &t->model_features->descriptors, NULL, &t->index), GRIP_OK);
+    ck_assert_msg(fault_pipeline_run(&t->cpu, &t->run) == GRIP_OK, "the CPU run: %s",
+                  t->cpu.plugin->ctx_last_error(t->cpu.ctx));
+    /* the group and verify stages under test have work: correspondences to group, hypotheses to verify */
+    ck_assert_uint_gt(t->run.matches->count, 0);
+    ck_assert_uint_gt(t->run.hypotheses->count, 0);
+    fprintf(stderr, "fallback: the CPU run: %llu matches, %u hypotheses, %u verdicts\n",
+            (unsigned long long)t->run.matches->count, t->run.hypotheses->count, t->run.verdicts->count);
+}
+
+static void kit_close(fallback_kit *t)
+{
+    fault_run_free(&t->run);
+    t->index->release(t->index);
+    t->scene_features->release(t->scene_features);
+    t->model_features->release(t->model_features);
+    fault_pipeline_close(&t->fb);
+    fault_pipeline_close(&t->cpu);
+}
+
+/* Walks the stages first .. last of the kit's fallback pipeline (walk_fallback); prints the fault points walked. */
+static void walk_stages(fallback_kit *t, const char *label, uint32_t first, uint32_t last)
+{
+    uint64_t points = 0;
+    for (uint32_t kind = first; kind <= last; kind++)
+        ck_assert_msg(walk_fallback(t, kind, &points) > 0, "%s: %s: no fault fell back to the CPU", label,
+                      grip_stage_kind_name(kind));
+    fprintf(stderr, "fallback: %s: %llu fault points walked, every call succeeded\n", label,
+            (unsigned long long)points);
+}
+
 START_TEST(auto_falls_back_to_cpu)
 {
     fallback_kit t;
-    memset(&t, 0, sizeof t);
-    fault_pipeline_open(&t.cpu, on_cpu, 1, GRIP_MEM_HOST);
-    fault_pipeline_open(&t.fb, auto_fallback, 1, GRIP_MEM_HOST);
-    t.model = fault_cloud_of(&t.cpu.models[0]);
-    grip_cloud scene = fault_cloud_of(t.cpu.scene_cloud);
-    const grip_stage_impl *const *impl = t.cpu.impl;
-    grip_stage *const *st = t.cpu.stage;
-    ck_assert_int_eq(impl[GRIP_STAGE_DESCRIPTOR]->describe(st[GRIP_STAGE_DESCRIPTOR], &t.model, GRIP_ROLE_MODEL, NULL,
-                                                           GRIP_MEM_HOST, &t.model_features),
-                     GRIP_OK);
-    ck_assert_int_eq(impl[GRIP_STAGE_DESCRIPTOR]->describe(st[GRIP_STAGE_DESCRIPTOR], &scene, GRIP_ROLE_SCENE, NULL,
-                                                           GRIP_MEM_HOST, &t.scene_features),
-                     GRIP_OK);
-    ck_assert_int_eq(impl[GRIP_STAGE_INDEX]->build(st[GRIP_STAGE_INDEX], &t.model_features->descriptors, NULL, &t.index),
-                     GRIP_OK);
-    for (uint32_t kind = GRIP_STAGE_DESCRIPTOR; kind <= GRIP_STAGE_MATCH; kind++)
-        ck_assert_msg(walk_fallback(&t, kind) > 0, "%s: no fault fell back to the CPU", grip_stage_kind_name(kind));
+    kit_open(&t, hough3d_icp_on_cpu, hough3d_icp_auto);
+    walk_stages(&t, "descriptor .. verify (hough3d, icp)", GRIP_STAGE_DESCRIPTOR, GRIP_STAGE_VERIFY);
     static const grip_kv auto_none[] = {{"device", "auto"}}, cuda_cpu[] = {{"device", "cuda"}, {"fallback", "cpu"}};
     expect_no_fallback(&t, auto_none, 1);
     expect_no_fallback(&t, cuda_cpu, 2);
-    t.index->release(t.index);
-    t.scene_features->release(t.scene_features);
-    t.model_features->release(t.model_features);
-    fault_pipeline_close(&t.fb);
-    fault_pipeline_close(&t.cpu);
+    kit_close(&t);
+}
+END_TEST
+
+/* The other group and verify implementations; the descriptor, index and match stages are the first case's. */
+START_TEST(auto_falls_back_to_cpu_gc_ghv)
+{
+    fallback_kit t;
+    kit_open(&t, gc_ghv_on_cpu, gc_ghv_auto);
+    walk_stages(&t, "group, verify (gc, ghv)", GRIP_STAGE_GROUP, GRIP_STAGE_VERIFY);
+    kit_close(&t);
 }
 END_TEST
 #endif
@@ -313,6 +403,7 @@ int main(void)
     grip_test_add_case(s, "device_features", device_features_kdtree);
 #ifdef GRIP_HAVE_CUDA
     grip_test_add_case(s, "auto_fallback", auto_falls_back_to_cpu);
+    grip_test_add_case(s, "auto_fallback_gc_ghv", auto_falls_back_to_cpu_gc_ghv);
 #endif
     return grip_test_run_gpu(s);
 }

@@ -427,14 +427,16 @@ static const size_t batch_sizes[] = {1, 7, 128, 1000};
 #define N_BATCHES (sizeof batch_sizes / sizeof batch_sizes[0])
 
 /* Reference rows for a batch size: every batch is a separate screening and search, so batches of 1 and 7 rows get
- * smaller sets (still 150 and 100 batches, many more than the k-lists hold); 1000 is no multiple of the tiles. */
+ * smaller sets (still 150 and 100 batches, many more than the k-lists hold); 1000 is no multiple of the tiles.
+ * Small sizes (compute-sanitizer, grip_test_size): fewer batches of the same sizes, each launching the same kernels:
+ * 40 and 13 batches (more than the k-lists hold), 5 and 2 of 128 and 1000 rows, the last batch short every time. */
 static size_t rows_for_batch(size_t batch_rows, size_t dim)
 {
     if (batch_rows == 1)
-        return 150;
+        return grip_test_size(150, 40);
     if (batch_rows == 7)
-        return 701;
-    return dim > 100 ? 1501 : 3001;
+        return grip_test_size(701, 87);
+    return grip_test_size(dim > 100 ? 1501 : 3001, batch_rows == 128 ? 601 : 1501);
 }
 
 START_TEST(streamed_uniform_every_dim_and_k)
@@ -550,7 +552,8 @@ START_TEST(streamed_device_queries_and_query_passes)
 {
     grip_ctx *ctx = grip_test_ctx();
     uint64_t s = 204;
-    const size_t n = 1234, m = 321, dim = 33;
+    /* small sizes: 3 batches of up to 300 rows, 3 passes of up to 50 queries (121 of one query), the last ones short */
+    const size_t n = grip_test_size(1234, 634), m = grip_test_size(321, 121), dim = 33;
     float *ref = make_duplicates(&s, n, dim, 3000, 40), *q = make_duplicates(&s, m, dim, 3000, 40);
     grip_bruteforce_cuda_ref *streamed = NULL, *resident = NULL;
     ck_assert_int_eq(grip_bruteforce_cuda_ref_upload_batched(ctx, ref, n, dim, 300, &test_options, &streamed), GRIP_OK);
@@ -798,31 +801,26 @@ int main(int argc, char **argv)
     }
     test_options = test_variants[v].options;
     Suite *s = suite_create("knn_cuda");
-    TCase *exact = tcase_create("exact");
-    tcase_add_test(exact, uniform_every_dim_and_k);
-    tcase_add_test(exact, clustered);
-    tcase_add_test(exact, duplicates_with_negative_coordinates);
-    tcase_add_test(exact, non_finite_rows_and_queries);
-    tcase_add_test(exact, inclusive_bounds);
-    tcase_add_test(exact, small_and_empty_sets);
-    tcase_add_test(exact, device_resident_queries_and_results);
-    tcase_add_test(exact, screened_path_edges);
-    tcase_add_test(exact, screened_clustered_shot);
-    suite_add_tcase(s, exact);
-    TCase *large = tcase_create("large");
-    tcase_add_test(large, many_tiles);
-    tcase_add_test(large, few_queries_over_row_ranges);
-    suite_add_tcase(s, large);
+    /* a case each, so that the sanitizer runs (CK_RUN_CASE) take them in parallel */
+    grip_test_add_case(s, "uniform", uniform_every_dim_and_k);
+    grip_test_add_case(s, "clustered", clustered);
+    grip_test_add_case(s, "duplicates", duplicates_with_negative_coordinates);
+    grip_test_add_case(s, "non_finite", non_finite_rows_and_queries);
+    grip_test_add_case(s, "bounds", inclusive_bounds);
+    grip_test_add_case(s, "small_sets", small_and_empty_sets);
+    grip_test_add_case(s, "device_resident", device_resident_queries_and_results);
+    grip_test_add_case(s, "screened_edges", screened_path_edges);
+    grip_test_add_case(s, "screened_shot", screened_clustered_shot);
+    grip_test_add_case(s, "many_tiles", many_tiles);
+    grip_test_add_case(s, "few_queries", few_queries_over_row_ranges);
     grip_test_add_case(s, "streamed_uniform", streamed_uniform_every_dim_and_k);
     grip_test_add_case(s, "streamed_duplicates", streamed_duplicates_tie_to_the_lower_row);
     grip_test_add_case(s, "streamed_non_finite", streamed_non_finite_rows_and_queries);
     grip_test_add_case(s, "streamed_device_queries", streamed_device_queries_and_query_passes);
     grip_test_add_case(s, "streamed_reports", streamed_handle_reports);
     grip_test_add_case(s, "streamed_device_full", streamed_when_the_device_is_full);
-    TCase *errors = tcase_create("errors");
-    tcase_add_test(errors, bad_arguments);
-    tcase_add_test(errors, bad_options);
-    tcase_add_test(errors, out_of_device_memory_leaves_the_context_usable);
-    suite_add_tcase(s, errors);
+    grip_test_add_case(s, "arguments", bad_arguments);
+    grip_test_add_case(s, "options", bad_options);
+    grip_test_add_case(s, "enomem", out_of_device_memory_leaves_the_context_usable);
     return grip_test_run_gpu(s);
 }

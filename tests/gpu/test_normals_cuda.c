@@ -116,12 +116,23 @@ static float *random_cloud(uint64_t *s, size_t n)
     return xyz;
 }
 
+/* Small sizes (compute-sanitizer, grip_test_size): a fifth of the random points, radii grown by the cube root of 5
+ * so that a point has as many neighbours as at full size: the same kernels on the same paths. */
+static size_t random_points(void)
+{
+    return grip_test_size(20000, 4000);
+}
+static float radius_of(float full_size_radius)
+{
+    return full_size_radius * cbrtf(20000.0f / (float)random_points());
+}
+
 START_TEST(random_clouds_with_nan_points_and_duplicates)
 {
     static const uint32_t ks[] = {3, 10, 32};
     static const float vp_far[3] = {5.0f, -3.0f, 2.0f};
     uint64_t s = 301;
-    const size_t n = 20000;
+    const size_t n = random_points(), nc = n * 3 / 5; /* clustered: 12000 at full size */
     float *xyz = random_cloud(&s, n);
     for (size_t ki = 0; ki < 3; ++ki) {
         compare_stats st = compare_with_cpu("uniform", xyz, n, ks[ki], NULL);
@@ -131,8 +142,8 @@ START_TEST(random_clouds_with_nan_points_and_duplicates)
     compare_with_cpu("uniform, far viewpoint", xyz, n, 10, vp_far);
     free(xyz);
     /* clustered: a dense cloud in 7 blobs, many points per grid cell */
-    xyz = grip_test_clustered_rows(&s, 12000, 3, 7);
-    compare_with_cpu("clustered", xyz, 12000, 10, vp_far);
+    xyz = grip_test_clustered_rows(&s, nc, 3, 7);
+    compare_with_cpu("clustered", xyz, nc, 10, vp_far);
     free(xyz);
 }
 END_TEST
@@ -188,6 +199,7 @@ START_TEST(tutorial_scene)
         return;
     }
     host_cloud c = grip_test_read_cloud("pcl/milk_cartoon_all_small_clorox.pcd");
+    grip_test_sanitizer_crop(&c, 48); /* small sizes: 48 of the 480 rows */
     compare_stats st = compare_with_cpu("tutorial scene", c.xyz, c.n, 10, c.viewpoint);
     ck_assert_uint_ge(st.nan_rows, c.n - host_cloud_count_finite(&c)); /* NaN points give NaN rows */
     ck_assert_uint_lt(st.differing, c.n / 100); /* H100: 2352 of 64327 tie rows differ (0.77 % of the scene) */
@@ -262,7 +274,7 @@ static size_t compare_radius_with_cpu(const char *name, const float *xyz, size_t
 START_TEST(surface_entry_equals_the_host_entry)
 {
     uint64_t s = 303;
-    const size_t n = 20000;
+    const size_t n = random_points();
     float *xyz = random_cloud(&s, n);
     float *host = malloc(4 * n * sizeof *host), *surf = malloc(4 * n * sizeof *surf);
     ck_assert(host && surf);
@@ -294,15 +306,15 @@ END_TEST
 START_TEST(radius_normals_on_random_clouds)
 {
     uint64_t s = 304;
-    const size_t n = 20000;
+    const size_t n = random_points(), nc = n * 3 / 5;
     float *xyz = random_cloud(&s, n);
     static const float vp_far[3] = {5.0f, -3.0f, 2.0f};
-    compare_radius_with_cpu("uniform", xyz, n, 0.1f, NULL);
+    compare_radius_with_cpu("uniform", xyz, n, radius_of(0.1f), NULL);
     /* a radius small enough that many points have fewer than 3 neighbours */
-    ck_assert_uint_gt(compare_radius_with_cpu("uniform, small radius", xyz, n, 0.03f, vp_far), n / 37 + 100);
+    ck_assert_uint_gt(compare_radius_with_cpu("uniform, small radius", xyz, n, radius_of(0.03f), vp_far), n / 37 + 100);
     free(xyz);
-    xyz = grip_test_clustered_rows(&s, 12000, 3, 7);
-    compare_radius_with_cpu("clustered", xyz, 12000, 0.01f, vp_far);
+    xyz = grip_test_clustered_rows(&s, nc, 3, 7);
+    compare_radius_with_cpu("clustered", xyz, nc, radius_of(0.01f), vp_far);
     free(xyz);
 }
 END_TEST
@@ -320,6 +332,8 @@ START_TEST(radius_normals_on_real_data)
             continue;
         }
         host_cloud cloud = grip_test_read_cloud(clouds[c].rel);
+        /* small sizes: the scene's middle 110 rows, 70,400 points, still two chunks of radius queries (65,536) */
+        grip_test_sanitizer_crop(&cloud, 110);
         size_t nan_rows = compare_radius_with_cpu(clouds[c].rel, cloud.xyz, cloud.n, clouds[c].radius,
                                                   cloud.viewpoint);
         ck_assert_uint_ge(nan_rows, cloud.n - host_cloud_count_finite(&cloud));
@@ -348,16 +362,13 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("normals_cuda");
-    TCase *tc = tcase_create("twin");
-    tcase_set_timeout(tc, 300);
-    tcase_add_test(tc, random_clouds_with_nan_points_and_duplicates);
-    tcase_add_test(tc, tiny_and_degenerate_clouds);
-    tcase_add_test(tc, tutorial_scene);
-    tcase_add_test(tc, bad_arguments);
-    tcase_add_test(tc, surface_entry_equals_the_host_entry);
-    tcase_add_test(tc, radius_normals_on_random_clouds);
-    tcase_add_test(tc, radius_normals_on_real_data);
-    tcase_add_test(tc, surface_bad_arguments);
-    suite_add_tcase(s, tc);
+    grip_test_add_case(s, "random", random_clouds_with_nan_points_and_duplicates);
+    grip_test_add_case(s, "tiny", tiny_and_degenerate_clouds);
+    grip_test_add_case(s, "scene", tutorial_scene);
+    grip_test_add_case(s, "arguments", bad_arguments);
+    grip_test_add_case(s, "surface", surface_entry_equals_the_host_entry);
+    grip_test_add_case(s, "radius_random", radius_normals_on_random_clouds);
+    grip_test_add_case(s, "radius_data", radius_normals_on_real_data);
+    grip_test_add_case(s, "surface_arguments", surface_bad_arguments);
     return grip_test_run_gpu(s);
 }

@@ -133,22 +133,6 @@ void fault_pipeline_close(fault_pipeline *p)
 
 /* ---- one run -------------------------------------------------------------------------------------------- */
 
-/* What a run made; every object is released by run_free. */
-typedef struct run_state {
-    uint32_t n_models;
-    grip_cloud *clouds;       /* n_models model clouds, then the scene */
-    grip_features **features; /* likewise */
-    grip_view *views;         /* likewise */
-    float *reference;         /* the models' descriptors, concatenated (several models, host memory) */
-    uint32_t *model_ids;
-    grip_index *index;
-    grip_matches *matches;
-    grip_hypotheses *hypotheses;
-    grip_verdicts *verdicts;
-    int failed;               /* the stage kind whose call failed, -1 if none */
-    uint64_t calls_after[GRIP_STAGE_KIND_COUNT]; /* the walked kind's fault points passed when each stage returned */
-} run_state;
-
 grip_cloud fault_cloud_of(const host_cloud *c)
 {
     grip_cloud g;
@@ -164,7 +148,7 @@ grip_cloud fault_cloud_of(const host_cloud *c)
     return g;
 }
 
-static void run_free(run_state *s)
+void fault_run_free(fault_run *s)
 {
     if (s->verdicts)
         s->verdicts->release(s->verdicts);
@@ -186,7 +170,7 @@ static void run_free(run_state *s)
 }
 
 /* An object a failed call returned must be NULL (plugin.h: outputs are left NULL on failure). */
-static grip_status stage_done(run_state *s, uint32_t kind, grip_fault_kind walked, grip_status st, const void *out)
+static grip_status stage_done(fault_run *s, uint32_t kind, grip_fault_kind walked, grip_status st, const void *out)
 {
     s->calls_after[kind] = grip_fault_calls(walked);
     if (st != GRIP_OK) {
@@ -196,7 +180,7 @@ static grip_status stage_done(run_state *s, uint32_t kind, grip_fault_kind walke
     return st;
 }
 
-static grip_status run_index(fault_pipeline *p, run_state *s, grip_fault_kind walked)
+static grip_status run_index(fault_pipeline *p, fault_run *s, grip_fault_kind walked)
 {
     grip_array ref, ids;
     /* one model's descriptors as they are, in whatever memory they live (on the device: the first model only, as a
@@ -230,8 +214,9 @@ static grip_status run_index(fault_pipeline *p, run_state *s, grip_fault_kind wa
     return stage_done(s, GRIP_STAGE_INDEX, walked, st, s->index);
 }
 
-/* Runs the five stages; stops at the first failure (s->failed names its stage). */
-static grip_status run(fault_pipeline *p, run_state *s, grip_fault_kind walked)
+/* Runs the five stages; stops at the first failure (s->failed names its stage); s->calls_after counts the walked
+ * kind's fault points. */
+static grip_status run(fault_pipeline *p, fault_run *s, grip_fault_kind walked)
 {
     memset(s, 0, sizeof *s);
     s->failed = -1;
@@ -271,16 +256,14 @@ static grip_status run(fault_pipeline *p, run_state *s, grip_fault_kind walked)
     return st;
 }
 
+grip_status fault_pipeline_run(fault_pipeline *p, fault_run *out)
+{
+    return run(p, out, GRIP_FAULT_DEVICE_ALLOC);
+}
+
 /* ---- what a run found, as bytes to compare ------------------------------------------------------------------ */
 
-typedef struct digest {
-    unsigned char *bytes;
-    size_t n, cap;
-    /* a summary, for the log */
-    uint64_t keypoints, matches, hypotheses, accepted;
-} digest;
-
-static void put(digest *d, const void *data, size_t n)
+static void put(fault_digest *d, const void *data, size_t n)
 {
     if (d->n + n > d->cap) {
         size_t cap = 2 * (d->n + n) + 256;
@@ -295,7 +278,7 @@ static void put(digest *d, const void *data, size_t n)
 }
 
 /* An array's shape and bytes, brought to the host first when it lives on the device. */
-static void put_array(fault_pipeline *p, digest *d, const grip_array *a)
+static void put_array(fault_pipeline *p, fault_digest *d, const grip_array *a)
 {
     put(d, &a->rows, sizeof a->rows);
     put(d, &a->cols, sizeof a->cols);
@@ -307,22 +290,8 @@ static void put_array(fault_pipeline *p, digest *d, const grip_array *a)
         grip_array_free_host(&host);
 }
 
-static void digest_of(fault_pipeline *p, const run_state *s, digest *d)
+void fault_digest_hypotheses(fault_digest *d, const grip_hypotheses *h)
 {
-    memset(d, 0, sizeof *d);
-    for (uint32_t i = 0; i <= s->n_models; i++) {
-        const grip_features *f = s->features[i];
-        put_array(p, d, &f->keypoints);
-        put_array(p, d, &f->descriptors);
-        d->keypoints += f->keypoints.rows;
-    }
-    const grip_matches *m = s->matches;
-    put_array(p, d, &m->query);
-    put_array(p, d, &m->reference);
-    put_array(p, d, &m->model_id);
-    put_array(p, d, &m->sqdist);
-    d->matches = m->count;
-    const grip_hypotheses *h = s->hypotheses;
     put(d, &h->count, sizeof h->count);
     for (uint32_t i = 0; i < h->count; i++) {
         const grip_hypothesis *x = (const grip_hypothesis *)((const char *)h->items + (size_t)i * h->item_size);
@@ -332,8 +301,11 @@ static void digest_of(fault_pipeline *p, const run_state *s, digest *d)
         put(d, &x->n_members, sizeof x->n_members);
         put(d, x->members, x->n_members * sizeof *x->members);
     }
-    d->hypotheses = h->count;
-    const grip_verdicts *v = s->verdicts;
+    d->hypotheses += h->count;
+}
+
+void fault_digest_verdicts(fault_digest *d, const grip_verdicts *v)
+{
     put(d, &v->count, sizeof v->count);
     for (uint32_t i = 0; i < v->count; i++) {
         const grip_verdict *x = (const grip_verdict *)((const char *)v->items + (size_t)i * v->item_size);
@@ -348,10 +320,40 @@ static void digest_of(fault_pipeline *p, const run_state *s, digest *d)
     }
 }
 
-/* A clean run (nothing armed) on the pipeline: it must succeed; its digest goes to *d. */
-static void clean_run(fault_pipeline *p, grip_fault_kind walked, digest *d, run_state *kept)
+int fault_digest_equal(const fault_digest *a, const fault_digest *b)
 {
-    run_state s;
+    return a->n == b->n && (a->n == 0 || memcmp(a->bytes, b->bytes, a->n) == 0);
+}
+
+void fault_digest_free(fault_digest *d)
+{
+    free(d->bytes);
+    memset(d, 0, sizeof *d);
+}
+
+static void digest_of(fault_pipeline *p, const fault_run *s, fault_digest *d)
+{
+    memset(d, 0, sizeof *d);
+    for (uint32_t i = 0; i <= s->n_models; i++) {
+        const grip_features *f = s->features[i];
+        put_array(p, d, &f->keypoints);
+        put_array(p, d, &f->descriptors);
+        d->keypoints += f->keypoints.rows;
+    }
+    const grip_matches *m = s->matches;
+    put_array(p, d, &m->query);
+    put_array(p, d, &m->reference);
+    put_array(p, d, &m->model_id);
+    put_array(p, d, &m->sqdist);
+    d->matches = m->count;
+    fault_digest_hypotheses(d, s->hypotheses);
+    fault_digest_verdicts(d, s->verdicts);
+}
+
+/* A clean run (nothing armed) on the pipeline: it must succeed; its digest goes to *d. */
+static void clean_run(fault_pipeline *p, grip_fault_kind walked, fault_digest *d, fault_run *kept)
+{
+    fault_run s;
     grip_status st = run(p, &s, walked);
     ck_assert_msg(st == GRIP_OK, "clean run: %s failed: %s: %s", s.failed >= 0 ? grip_stage_kind_name(s.failed) : "?",
                   p->plugin->status_str(st), p->plugin->ctx_last_error(p->ctx));
@@ -359,7 +361,7 @@ static void clean_run(fault_pipeline *p, grip_fault_kind walked, digest *d, run_
         memcpy(kept->calls_after, s.calls_after, sizeof s.calls_after);
     grip_fault_disarm(); /* the digest's own copies are no fault points of the run */
     digest_of(p, &s, d);
-    run_free(&s);
+    fault_run_free(&s);
 }
 
 static void check_device(fault_device_probe probe, const fault_device_usage *clean, uint64_t nth, const char *kind)
@@ -381,8 +383,8 @@ void fault_walk(fault_pipeline *p, grip_fault_kind kind, grip_status want, fault
     memset(report, 0, sizeof *report);
     const char *kind_name = grip_fault_kind_name(kind);
     /* a first run warms the context up (device probed, pool made, kernels loaded); the second is the reference */
-    digest clean, again;
-    run_state counted;
+    fault_digest clean, again;
+    fault_run counted;
     grip_fault_disarm();
     clean_run(p, kind, &clean, NULL);
     free(clean.bytes);
@@ -400,7 +402,7 @@ void fault_walk(fault_pipeline *p, grip_fault_kind kind, grip_status want, fault
 
     int shown[GRIP_STAGE_KIND_COUNT] = {0};
     for (uint64_t nth = 1;; nth++) {
-        run_state s;
+        fault_run s;
         grip_fault_arm(kind, nth);
         grip_status st = run(p, &s, kind);
         int fired = grip_fault_fired();
@@ -414,7 +416,7 @@ void fault_walk(fault_pipeline *p, grip_fault_kind kind, grip_status want, fault
                           "%s %llu fired nothing, yet the results differ from a clean run's", kind_name,
                           (unsigned long long)nth);
             free(again.bytes);
-            run_free(&s);
+            fault_run_free(&s);
             ck_assert_msg(nth - 1 == report->points, "%s: %llu faults fired, but a clean run passes %llu points",
                           kind_name, (unsigned long long)(nth - 1), (unsigned long long)report->points);
             break;
@@ -425,7 +427,7 @@ void fault_walk(fault_pipeline *p, grip_fault_kind kind, grip_status want, fault
                           "%s %llu was absorbed, but the results differ from a clean run's", kind_name,
                           (unsigned long long)nth);
             free(again.bytes);
-            run_free(&s);
+            fault_run_free(&s);
             report->absorbed++;
             check_device(probe, &device_clean, nth, kind_name);
             continue;
@@ -443,7 +445,7 @@ void fault_walk(fault_pipeline *p, grip_fault_kind kind, grip_status want, fault
             shown[s.failed] = 1;
             fprintf(stderr, "%s %llu: %s: %s\n", kind_name, (unsigned long long)nth, p->plugin->status_str(st), error);
         }
-        run_free(&s);
+        fault_run_free(&s);
         check_device(probe, &device_clean, nth, kind_name);
         /* the same context and stages, nothing armed: the clean run's results */
         clean_run(p, kind, &again, NULL);

@@ -48,6 +48,39 @@ void fault_pipeline_close(fault_pipeline *p);
 /* A grip_cloud view of c's arrays (borrowed: c outlives it). */
 grip_cloud fault_cloud_of(const host_cloud *c);
 
+/* What one run of the five stages made (fault_pipeline_run); every object is released by fault_run_free. */
+typedef struct fault_run {
+    uint32_t n_models;
+    grip_cloud *clouds;       /* n_models model clouds, then the scene */
+    grip_features **features; /* likewise */
+    grip_view *views;         /* likewise: views[n_models] is the scene's */
+    float *reference;         /* the models' descriptors, concatenated (several models, host memory) */
+    uint32_t *model_ids;
+    grip_index *index;
+    grip_matches *matches;
+    grip_hypotheses *hypotheses;
+    grip_verdicts *verdicts;
+    int failed;                                  /* the stage kind whose call failed, -1 if none */
+    uint64_t calls_after[GRIP_STAGE_KIND_COUNT]; /* the walked kind's fault points passed when each stage returned */
+} fault_run;
+
+/* Runs p's five stages on its scene into *out (the models' descriptors joined into one index); stops at the first
+ * failure (out->failed names its stage). Release *out with fault_run_free, also after a failure. */
+grip_status fault_pipeline_run(fault_pipeline *p, fault_run *out);
+void fault_run_free(fault_run *r);
+
+/* A result as bytes, to compare two results for equality (host memory: malloc'd bytes, fault_digest_free). The
+ * fault_digest_* functions append to d (zeroed first by the caller); the counts summarise, for the log. */
+typedef struct fault_digest {
+    unsigned char *bytes;
+    size_t n, cap;
+    uint64_t keypoints, matches, hypotheses, accepted;
+} fault_digest;
+void fault_digest_hypotheses(fault_digest *d, const grip_hypotheses *h);
+void fault_digest_verdicts(fault_digest *d, const grip_verdicts *v);
+int fault_digest_equal(const fault_digest *a, const fault_digest *b);
+void fault_digest_free(fault_digest *d);
+
 /* What one walk saw. */
 typedef struct fault_walk_report {
     uint64_t points;                             /* the kind's fault points in a clean run */

@@ -299,6 +299,32 @@ static void discard_suite(Suite *suite)
     srunner_free(srunner_create(suite));
 }
 
+int grip_test_small_sizes(void)
+{
+    const char *env = getenv("GRIP_TEST_SANITIZER_SIZE");
+    return env && strcmp(env, "small") == 0;
+}
+
+size_t grip_test_size(size_t full, size_t small)
+{
+    return grip_test_small_sizes() ? small : full;
+}
+
+int grip_test_sanitizer_crop(host_cloud *c, uint32_t rows)
+{
+    if (!grip_test_small_sizes() || c->height <= rows || rows == 0)
+        return 0;
+    const size_t first = (size_t)(c->height - rows) / 2 * c->width, n = (size_t)rows * c->width;
+    memmove(c->xyz, c->xyz + 3 * first, 3 * n * sizeof *c->xyz);
+    if (c->normals)
+        memmove(c->normals, c->normals + 3 * first, 3 * n * sizeof *c->normals);
+    if (c->rgb)
+        memmove(c->rgb, c->rgb + 3 * first, 3 * n * sizeof *c->rgb);
+    c->height = rows;
+    c->n = n;
+    return 1;
+}
+
 void grip_test_add_case(Suite *suite, const char *name, const TTest *test)
 {
     TCase *tc = tcase_create(name);

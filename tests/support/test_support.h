@@ -95,6 +95,19 @@ float grip_test_uniform(uint64_t *state, float lo, float hi);
 float *grip_test_uniform_rows(uint64_t *state, size_t rows, size_t dim, float lo, float hi);
 float *grip_test_clustered_rows(uint64_t *state, size_t rows, size_t dim, size_t clusters);
 
+/* Smaller inputs for compute-sanitizer. Its racecheck and synccheck make some GPU tests run hours; with
+ * GRIP_TEST_SANITIZER_SIZE=small in the environment (scripts/gpu-check.sh sets it for its sanitize step) those tests
+ * shrink their clouds and reference sets, each to a size that launches every kernel the full size launches, on the
+ * same paths (the tests say why, where they call these); every assertion still runs. The library reads no
+ * environment: only the tests do.
+ *  - grip_test_small_sizes: 1 under GRIP_TEST_SANITIZER_SIZE=small, else 0;
+ *  - grip_test_size: small under it, else full;
+ *  - grip_test_sanitizer_crop: under it, keeps the middle `rows` rows of an organized cloud c (its grid, its NaN
+ *    holes and its ties stay) and returns 1; else, or when c has no more rows than that, leaves c and returns 0. */
+int grip_test_small_sizes(void);
+size_t grip_test_size(size_t full, size_t small);
+int grip_test_sanitizer_crop(host_cloud *c, uint32_t rows);
+
 /* Adds `test` to `suite` as a test case of its own named `name` (timeout 300 s), so that CK_RUN_CASE=name runs it
  * alone: the GPU machine's sanitizer runs take the cases one by one, in parallel. */
 void grip_test_add_case(Suite *suite, const char *name, const TTest *test);
