@@ -104,8 +104,11 @@ static uint8_t *grey_of(const uint8_t *rgb, size_t n)
 START_TEST(synthetic_frames_match_the_twin)
 {
     grip_ctx *ctx = grip_test_ctx();
-    const uint32_t sizes[][2] = {{320, 240}, {401, 333}, {256, 199}, {640, 480}};
-    for (size_t t = 0; t < sizeof sizes / sizeof sizes[0]; ++t) {
+    /* under the sanitizer (grip_test_small_sizes) the two smallest frames: they launch every kernel on the same
+     * paths as the larger ones (an odd width, a height not a multiple of the column scan's 32 segments) */
+    const uint32_t sizes[][2] = {{320, 240}, {256, 199}, {401, 333}, {640, 480}};
+    const size_t n_sizes = grip_test_size(sizeof sizes / sizeof sizes[0], 2);
+    for (size_t t = 0; t < n_sizes; ++t) {
         grip_surf_scene sc = grip_surf_scene_make(sizes[t][0], sizes[t][1], 24, 100 + t);
         ck_assert_ptr_nonnull(sc.rgb);
         /* depth holes: a block and every 7th pixel of a band */
@@ -192,11 +195,12 @@ START_TEST(real_frame_matches_the_twin)
     }
     host_cloud c = grip_test_read_cloud(MILK);
     ck_assert_ptr_nonnull(c.rgb);
+    grip_test_sanitizer_crop(&c, 240); /* still above the largest filter (195 px): every octave runs */
     grip_ctx *ctx = grip_test_ctx();
     uint8_t *g = grey_of(c.rgb, c.n);
     grip_surf_params ext = defaults;
     ext.extended = 1;
-    ck_assert_uint_ge(compare(ctx, "milk", g, c.xyz, c.width, c.height, &defaults), 100);
+    ck_assert_uint_ge(compare(ctx, "milk", g, c.xyz, c.width, c.height, &defaults), grip_test_size(100, 30));
     compare(ctx, "milk extended", g, c.xyz, c.width, c.height, &ext);
     /* the stage: the same features on both devices, the GPU's left on the device */
     grip_cloud cloud;
