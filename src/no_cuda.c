@@ -15,6 +15,7 @@
 #include "descriptor/fpfh_cuda.h"
 #include "descriptor/pfh_cuda.h"
 #include "descriptor/spin_image_cuda.h"
+#include "descriptor/surf_cuda.h"
 #include "index/bruteforce_cuda.h"
 #include "index/kdtree_hd_cuda.h"
 #include "verify/ghv_cuda.h"
@@ -265,6 +266,22 @@ grip_status grip_spin_image_cuda(grip_ctx *ctx, const grip_neighborhoods_cuda *n
 {
     (void)nb; (void)keypoint_xyz; (void)keypoint_normals; (void)k; (void)p; (void)out;
     return no_cuda(ctx, "spin_image");
+}
+
+/* ---- descriptor/surf_cuda.h ---- */
+
+grip_status grip_surf_cuda(grip_ctx *ctx, const uint8_t *grey, const float *xyz, uint32_t width, uint32_t height,
+                           const grip_surf_params *p, grip_surf_cuda_result *out)
+{
+    (void)grey; (void)xyz; (void)width; (void)height; (void)p;
+    if (out)
+        memset(out, 0, sizeof *out);
+    return no_cuda(ctx, "surf");
+}
+void grip_surf_cuda_result_free(grip_surf_cuda_result *r)
+{
+    if (r)
+        memset(r, 0, sizeof *r); /* this build hands out no device memory */
 }
 
 /* ---- index/bruteforce_cuda.h ---- */

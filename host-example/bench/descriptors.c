@@ -31,7 +31,7 @@ typedef struct timing {
 typedef struct descriptor_result {
     const char *impl;
     const char *device;      /* "cuda" or "cpu" */
-    const char *skipped;     /* why the impl was not run, or NULL */
+    const char *skipped;     /* why the impl was not run, or NULL; may point to `failed` (GRIP_EUNSUPPORTED) */
     char failed[1024];       /* why it failed, or "" */
     uint32_t dim;
     uint64_t valid;          /* keypoints with a descriptor (no NaN) */
@@ -144,6 +144,11 @@ static int bench_impl(const bench_plugin *bp, const bench_options *b, const benc
     grip_cloud plain = bench_cloud(d->xyz, NULL, d->n, "the generated surface");
     grip_cloud with_normals = bench_cloud(d->xyz, d->normals, d->n, "the generated surface with its normals");
     grip_status s = warm_up(&r, &plain, &kp, res);
+    if (s == GRIP_EUNSUPPORTED) { /* not a stage for this input (e.g. an image descriptor): say so, go on */
+        res->skipped = res->failed;
+        bench_run_close(&r);
+        return 0;
+    }
     if (s == GRIP_OK)
         s = bench_time_describe(&r, &plain, GRIP_ROLE_SCENE, &kp, out, repeat, &res->computed.median_ms,
                                 &res->computed.min_ms, res->failed, sizeof res->failed);

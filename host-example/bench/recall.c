@@ -46,7 +46,7 @@ typedef struct recall_setting {
 } recall_setting;
 
 typedef struct recall_result {
-    const char *label, *impl, *device, *skipped;
+    const char *label, *impl, *device, *skipped; /* skipped may point to `failed` (GRIP_EUNSUPPORTED) */
     char failed[1024];
     long long max_neighbors;    /* -1 when the impl has no such key */
     uint64_t valid_scene, valid_model;
@@ -337,6 +337,11 @@ static int run_setting(const bench_plugin *bp, const bench_options *b, const rec
     grip_features *fs = NULL, *fm = NULL;
     int repeat = b->repeat ? b->repeat : 1;
     grip_status s = describe_cloud(&r, &scene, GRIP_ROLE_SCENE, &kp, repeat, &fs, &res->scene_ms, res);
+    if (s == GRIP_EUNSUPPORTED) { /* not a stage for this input (e.g. an image descriptor): say so, go on */
+        res->skipped = res->failed;
+        bench_run_close(&r);
+        return 0;
+    }
     if (s == GRIP_OK)
         s = describe_cloud(&r, &model, GRIP_ROLE_MODEL, &kp, repeat, &fm, &res->model_ms, res);
     if (s == GRIP_OK) {

@@ -11,6 +11,7 @@
     X(descriptor_fpfh)                                                                                                \
     X(descriptor_pfh)                                                                                                 \
     X(descriptor_spin_image)                                                                                          \
+    X(descriptor_surf)                                                                                                \
     X(index_bruteforce)                                                                                               \
     X(index_kdtree)                                                                                                   \
     X(index_kdforest)                                                                                                 \

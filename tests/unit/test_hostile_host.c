@@ -13,6 +13,7 @@
  * effort basis, and that AddressSanitizer rightly reports. They run in builds without it. */
 #define _POSIX_C_SOURCE 200809L
 #include "plugin_abi_support.h"
+#include "surf_scene.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define UNDER_ASAN 1
@@ -48,6 +49,13 @@ typedef struct kit {
     int sentinel;                /* *out is set to its address before each call: it must come back NULL */
 
     abi_cloud cloud; /* the model, and the scene (same points: group's correspondences are exact) */
+    /* the cloud a descriptor stage under test describes: `cloud`, or, for a stage that answers GRIP_EUNSUPPORTED on
+     * it (an image descriptor such as surf), an organized frame with colour; own_keypoints: such a stage also
+     * answers GRIP_EUNSUPPORTED to host-given keypoints, whatever they are */
+    grip_surf_scene image;
+    grip_cloud image_cloud;
+    const grip_cloud *own;
+    int own_keypoints;
     /* index and match */
     float reference_rows[REF_ROWS * REF_DIM], query_rows[QUERY_ROWS * REF_DIM];
     uint32_t model_id_rows[REF_ROWS];
@@ -81,6 +89,30 @@ static void kit_open(kit *t, const grip_stage_impl *impl)
     ck_assert_int_eq(t->api->ctx_create(&one_thread, &t->ctx), GRIP_OK);
     t->st = kit_stage(t, impl, NULL, 0);
     abi_cloud_make(&t->cloud, 0.06f, 0.005f, NULL);
+    t->own = &t->cloud.cloud;
+    if (impl->kind == GRIP_STAGE_DESCRIPTOR) {
+        grip_features *f = NULL;
+        grip_status s = impl->describe(t->st, t->own, GRIP_ROLE_MODEL, NULL, GRIP_MEM_HOST, &f);
+        if (s == GRIP_EUNSUPPORTED) {
+            t->image = grip_surf_scene_make(256, 240, 16, 1);
+            ck_assert_ptr_nonnull(t->image.rgb);
+            t->image_cloud = t->cloud.cloud;
+            t->image_cloud.width = t->image.width;
+            t->image_cloud.height = t->image.height;
+            t->image_cloud.xyz = abi_array(GRIP_F32, (uint64_t)t->image.width * t->image.height, 3, t->image.xyz);
+            t->image_cloud.rgb = abi_array(GRIP_U8, (uint64_t)t->image.width * t->image.height, 3, t->image.rgb);
+            t->own = &t->image_cloud;
+            s = impl->describe(t->st, t->own, GRIP_ROLE_MODEL, NULL, GRIP_MEM_HOST, &f);
+            uint32_t first[1] = {0};
+            grip_array kp = abi_array(GRIP_U32, 1, 1, first);
+            grip_features *g = NULL;
+            t->own_keypoints = impl->describe(t->st, t->own, GRIP_ROLE_MODEL, &kp, GRIP_MEM_HOST, &g) ==
+                               GRIP_EUNSUPPORTED;
+            ck_assert_ptr_null(g);
+        }
+        ck_assert_msg(s == GRIP_OK, "%s: %s", impl->name, t->api->ctx_last_error(t->ctx));
+        f->release(f);
+    }
 
     uint64_t seed = 7;
     for (size_t i = 0; i < REF_ROWS * REF_DIM; i++)
@@ -140,6 +172,7 @@ static void kit_close(kit *t)
     abi_default_stage(t->api, GRIP_STAGE_DESCRIPTOR)->destroy(t->describer);
     t->impl->destroy(t->st);
     abi_cloud_free(&t->cloud);
+    grip_surf_scene_free(&t->image);
     t->api->ctx_destroy(t->ctx);
 }
 
@@ -226,7 +259,7 @@ static grip_status verify(kit *t, grip_stage *st, const grip_view *models, uint3
 static grip_status run(kit *t, grip_stage *st, uint32_t memory)
 {
     switch (t->impl->kind) {
-    case GRIP_STAGE_DESCRIPTOR: return describe(t, st, &t->cloud.cloud, GRIP_ROLE_MODEL, NULL, memory, NULL);
+    case GRIP_STAGE_DESCRIPTOR: return describe(t, st, t->own, GRIP_ROLE_MODEL, NULL, memory, NULL);
     case GRIP_STAGE_INDEX: return build(t, st, &t->reference, &t->model_ids, NULL);
     case GRIP_STAGE_MATCH: return match(t, st, t->index, &t->queries, memory, NULL);
     case GRIP_STAGE_GROUP: return group(t, st, &t->view, 1, &t->view, &t->matches, NULL);
@@ -240,7 +273,7 @@ static grip_status run(kit *t, grip_stage *st, uint32_t memory)
 static grip_status run_without_out(kit *t)
 {
     switch (t->impl->kind) {
-    case GRIP_STAGE_DESCRIPTOR: return t->impl->describe(t->st, &t->cloud.cloud, GRIP_ROLE_MODEL, NULL, GRIP_MEM_HOST, NULL);
+    case GRIP_STAGE_DESCRIPTOR: return t->impl->describe(t->st, t->own, GRIP_ROLE_MODEL, NULL, GRIP_MEM_HOST, NULL);
     case GRIP_STAGE_INDEX: return t->impl->build(t->st, &t->reference, &t->model_ids, NULL);
     case GRIP_STAGE_MATCH: return t->impl->match(t->st, t->index, &t->queries, GRIP_MEM_HOST, NULL);
     case GRIP_STAGE_GROUP: return t->impl->group(t->st, &t->view, 1, &t->view, &t->matches, NULL);
@@ -286,7 +319,7 @@ static void release_twice(kit *t)
     switch (t->impl->kind) {
     case GRIP_STAGE_DESCRIPTOR: {
         grip_features *f = NULL;
-        ck_assert_int_eq(t->impl->describe(st, &t->cloud.cloud, GRIP_ROLE_MODEL, NULL, GRIP_MEM_HOST, &f), GRIP_OK);
+        ck_assert_int_eq(t->impl->describe(st, t->own, GRIP_ROLE_MODEL, NULL, GRIP_MEM_HOST, &f), GRIP_OK);
         void (*release)(grip_features *) = f->release;
         release(f);
         release(f);
@@ -402,8 +435,8 @@ END_TEST
 
 static void descriptor_calls(kit *t)
 {
-    const grip_cloud base = t->cloud.cloud;
-    const size_t n = t->cloud.n;
+    const grip_cloud base = *t->own;
+    const size_t n = (size_t)base.xyz.rows;
     grip_cloud c;
 #define DESCRIBE(cloud, kp, want, needle)                                                                              \
     HOSTILE(t, describe(t, t->st, cloud, GRIP_ROLE_MODEL, kp, GRIP_MEM_HOST, NULL), want, t->ctx, needle)
@@ -434,24 +467,28 @@ static void descriptor_calls(kit *t)
     float nan_xyz[3 * 8], inf_xyz[3 * 8];
     for (size_t i = 0; i < 3 * 8; i++)
         nan_xyz[i] = NAN, inf_xyz[i] = i % 3 == 2 ? INFINITY : 0.0f;
-    c = base, c.xyz = abi_array(GRIP_F32, 8, 3, nan_xyz), c.width = 8, c.name = "nan.pcd";
+    c = base, c.xyz = abi_array(GRIP_F32, 8, 3, nan_xyz), c.width = 8, c.height = 1, c.name = "nan.pcd";
     DESCRIBE(&c, NULL, GRIP_EINVAL, "'nan.pcd' has no finite point");
-    c = base, c.xyz = abi_array(GRIP_F32, 8, 3, inf_xyz), c.width = 8;
+    c = base, c.xyz = abi_array(GRIP_F32, 8, 3, inf_xyz), c.width = 8, c.height = 1;
     DESCRIBE(&c, NULL, GRIP_EINVAL, "no finite point");
-    c = base, c.normals = abi_array(GRIP_F32, 5, 3, t->cloud.xyz);
+    float *xyz = base.xyz.data;
+    c = base, c.normals = abi_array(GRIP_F32, 5, 3, xyz);
     DESCRIBE(&c, NULL, GRIP_EINVAL, "normals must be");
-    c = base, c.normals = abi_array(GRIP_F32, n, 2, t->cloud.xyz);
+    c = base, c.normals = abi_array(GRIP_F32, n, 2, xyz);
     DESCRIBE(&c, NULL, GRIP_EINVAL, "normals must be");
-    c = base, c.normals = abi_array(GRIP_F32, n, 3, t->cloud.xyz), c.normals.struct_size = 0;
+    c = base, c.normals = abi_array(GRIP_F32, n, 3, xyz), c.normals.struct_size = 0;
     DESCRIBE(&c, NULL, GRIP_EINVAL, "normals: struct_size 0");
-    c = base, c.normals = abi_array(GRIP_U8, n, 3, t->cloud.xyz);
+    c = base, c.normals = abi_array(GRIP_U8, n, 3, xyz);
     DESCRIBE(&c, NULL, GRIP_EINVAL, "normals: dtype");
 
+    /* well-formed host keypoints: refused one by one, or all at once by a stage that finds its own */
+#define DESCRIBE_KP(cloud, kp, want, needle)                                                                           \
+    DESCRIBE(cloud, kp, t->own_keypoints ? GRIP_EUNSUPPORTED : (want), t->own_keypoints ? "own keypoints" : (needle))
     uint32_t beyond[2] = {0, (uint32_t)n}, last[1] = {UINT32_MAX}, some[3] = {0, 1, 2};
     grip_array kp = abi_array(GRIP_U32, 2, 1, beyond);
-    DESCRIBE(&base, &kp, GRIP_EINVAL, "the cloud has");
+    DESCRIBE_KP(&base, &kp, GRIP_EINVAL, "the cloud has");
     kp = abi_array(GRIP_U32, 1, 1, last);
-    DESCRIBE(&base, &kp, GRIP_EINVAL, "the cloud has");
+    DESCRIBE_KP(&base, &kp, GRIP_EINVAL, "the cloud has");
     kp = abi_array(GRIP_U32, 3, 1, some), kp.struct_size = 0;
     DESCRIBE(&base, &kp, GRIP_EINVAL, "keypoints: struct_size 0");
     kp = abi_array(GRIP_F32, 3, 1, some);
@@ -462,18 +499,20 @@ static void descriptor_calls(kit *t)
     DESCRIBE(&base, &kp, GRIP_EINVAL, "keypoints: 3 rows but data is NULL");
     float *holed = malloc(n * 3 * sizeof *holed);
     ck_assert_ptr_nonnull(holed);
-    memcpy(holed, t->cloud.xyz, n * 3 * sizeof *holed);
+    memcpy(holed, xyz, n * 3 * sizeof *holed);
     holed[3 * 2 + 1] = NAN;
     c = base, c.xyz.data = holed;
     kp = abi_array(GRIP_U32, 3, 1, some);
-    DESCRIBE(&c, &kp, GRIP_EINVAL, "which is NaN");
+    DESCRIBE_KP(&c, &kp, GRIP_EINVAL, "which is NaN");
     HOSTILE(t, describe(t, t->st, &base, 7, NULL, GRIP_MEM_HOST, NULL), GRIP_EINVAL, t->ctx, "role 7");
 
     /* valid, if unusual */
-    grip_features *f = NULL;
-    VALID(t, describe(t, t->st, &base, GRIP_ROLE_SCENE, &kp, GRIP_MEM_HOST, &f));
-    ck_assert_uint_eq(f->keypoints.rows, 3);
-    f->release(f);
+    if (!t->own_keypoints) {
+        grip_features *f = NULL;
+        VALID(t, describe(t, t->st, &base, GRIP_ROLE_SCENE, &kp, GRIP_MEM_HOST, &f));
+        ck_assert_uint_eq(f->keypoints.rows, 3);
+        f->release(f);
+    }
     grip_array zeroed;
     memset(&zeroed, 0, sizeof zeroed); /* a host's "no keypoints": the stage picks its own */
     VALID(t, describe(t, t->st, &base, GRIP_ROLE_MODEL, &zeroed, GRIP_MEM_HOST, NULL));
@@ -489,6 +528,7 @@ static void descriptor_calls(kit *t)
     VALID(t, describe(t, t->st, &c, GRIP_ROLE_MODEL, NULL, GRIP_MEM_HOST, NULL));
     free(up);
     free(holed);
+#undef DESCRIBE_KP
 #undef DESCRIBE
 }
 
