@@ -60,9 +60,12 @@ static int device_is_hopper(grip_ctx *ctx)
     int major = 0;
 #ifdef GRIP_HAVE_CUDA
     struct cudaDeviceProp prop;
-    ck_assert_int_eq(cudaGetDeviceProperties(&prop, ctx->device), cudaSuccess);
+    int device = ctx->device; /* -1 until the context's first device call, which takes the first device */
+    if (device < 0)
+        device = ctx->opts.device_ordinal >= 0 ? ctx->opts.device_ordinal : 0;
+    ck_assert_int_eq(cudaGetDeviceProperties(&prop, device), cudaSuccess);
     major = prop.major;
-    printf("device %d: %s, sm_%d%d, %zu bytes of shared memory a block (opt-in)\n", ctx->device, prop.name, prop.major,
+    printf("device %d: %s, sm_%d%d, %zu bytes of shared memory a block (opt-in)\n", device, prop.name, prop.major,
            prop.minor, prop.sharedMemPerBlockOptin);
 #endif
     return major == 9;
