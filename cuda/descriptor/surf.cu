@@ -1,6 +1,7 @@
 // surf.cu -- SURF on the GPU, the twin of src/descriptor/surf.c (see src/descriptor/surf_cuda.h). The per-pixel
 // and per-keypoint arithmetic is surf_math.h's, shared with the CPU twin; this file only lays it out in threads.
 #include "cuda/core/check.cuh"
+#include "cuda/core/device.cuh"
 
 #include <cub/cub.cuh>
 
@@ -282,7 +283,7 @@ grip_status scratch_alloc(grip_ctx *ctx, const grip_surf_pyramid &pyr, uint32_t 
         st = alloc(ctx, &s->pyr, 1);
     if (st)
         return st;
-    GRIP_CUDA_CHECK_COPY(ctx, cudaMemcpy(s->pyr, &pyr, sizeof pyr, cudaMemcpyHostToDevice));
+    GRIP_CUDA_CHECK(ctx, grip_cuda_memcpy(ctx, s->pyr, &pyr, sizeof pyr, cudaMemcpyHostToDevice));
     GRIP_CUDA_CHECK(ctx, cub::DeviceRadixSort::SortPairs(NULL, s->tmp_bytes, s->keys[0], s->keys[1], s->vals[0],
                                                          s->vals[1], (int)capacity));
     void *v = nullptr;
@@ -337,7 +338,7 @@ grip_status detect(grip_ctx *ctx, const uint8_t *grey, const float *xyz, uint32_
             GRIP_CUDA_CHECK_LAUNCHED(ctx);
         }
     uint32_t counts[2];
-    GRIP_CUDA_CHECK_COPY(ctx, cudaMemcpy(counts, s->counters, sizeof counts, cudaMemcpyDeviceToHost));
+    GRIP_CUDA_CHECK(ctx, grip_cuda_memcpy(ctx, counts, s->counters, sizeof counts, cudaMemcpyDeviceToHost));
     *found = counts[0];
     *no_depth = counts[1];
     return GRIP_OK;
@@ -393,7 +394,7 @@ grip_status run(grip_ctx *ctx, const uint8_t *grey, const float *xyz, uint32_t w
                                                                 p->upright, p->extended, p->sign_column,
                                                                 out->descriptors);
     GRIP_CUDA_CHECK_LAUNCHED(ctx);
-    GRIP_CUDA_CHECK(ctx, cudaDeviceSynchronize());
+    GRIP_CUDA_CHECK(ctx, cudaStreamSynchronize(0));
     return GRIP_OK;
 }
 
