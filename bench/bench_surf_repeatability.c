@@ -16,10 +16,13 @@
  *                  nearest; precision = kept matches whose true position is within 2.5 px, over kept matches;
  *                  matching score = correct kept matches over the common keypoints of the first image.
  * Prints one row per pair and the mean per family (tab separated). Not a timing; the name follows bench/.
- * Usage: bench_surf_repeatability cloud.pcd [per] [upright]. Exits 1 on a failure. */
+ * With --svg OUT.svg also draws the means as a bar chart (eval/svg_bars.h): per family its repeatability and its
+ * matching precision side by side.
+ * Usage: bench_surf_repeatability [--svg OUT.svg] cloud.pcd [per] [upright]. Exits 1 on a failure. */
 #define _POSIX_C_SOURCE 200809L
 #include "core/ctx.h"
 #include "descriptor/surf.h"
+#include "eval/svg_bars.h"
 #include "io/cloud_io.h"
 
 #include <math.h>
@@ -91,7 +94,8 @@ static double uniform(double lo, double hi)
     return lo + (hi - lo) * (double)(rng_state >> 11) / 9007199254740992.0;
 }
 
-static const char *families[] = {"rotation", "scale", "perspective", "combined"};
+#define N_FAMILIES 4
+static const char *families[N_FAMILIES] = {"rotation", "scale", "perspective", "combined"};
 
 static mat3 homography(int family, uint32_t w, uint32_t h)
 {
@@ -238,17 +242,47 @@ static pair_result evaluate(const grip_surf_result *a, const grip_surf_result *b
     return r;
 }
 
+/* The per-family means as bars, repeatability then precision for each family; NaN (no pair had a common area or
+ * a match) draws as "n/a". Returns 0, or 1 when `path` cannot be written. */
+static int write_svg(const char *path, const char *cloud, int upright, int per, const double *repeat,
+                     const double *precision)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return 1;
+    const char *base = strrchr(cloud, '/');
+    char title[256];
+    snprintf(title, sizeof title, "SURF %s, %s, %d seeds a family", upright ? "upright" : "oriented",
+             base ? base + 1 : cloud, per);
+    svg_bar bars[2 * N_FAMILIES];
+    for (int i = 0; i < N_FAMILIES; ++i) {
+        bars[2 * i] = (svg_bar){families[i], repeat[i], "repeat."};
+        bars[2 * i + 1] = (svg_bar){families[i], precision[i], "precision"};
+    }
+    svg_bars_write(f, title, "family: repeatability (2.5 px, scale 1.5), then match precision (ratio 0.65)",
+                   "mean over the seeds", bars, 2 * N_FAMILIES);
+    return fclose(f) != 0;
+}
+
 int main(int argc, char **argv)
 {
-    if (argc < 2) {
-        printf("usage: bench_surf_repeatability cloud.pcd [per] [upright]\n");
+    const char *svg = NULL, *args[3] = {NULL, NULL, NULL};
+    int n_args = 0;
+    for (int i = 1; i < argc; ++i) {
+        if (strcmp(argv[i], "--svg") == 0 && i + 1 < argc)
+            svg = argv[++i];
+        else if (n_args < 3)
+            args[n_args++] = argv[i];
+    }
+    if (n_args < 1) {
+        printf("usage: bench_surf_repeatability [--svg OUT.svg] cloud.pcd [per] [upright]\n");
         return 1;
     }
-    const int per = argc > 2 ? atoi(argv[2]) : 5, upright = argc > 3 && strcmp(argv[3], "upright") == 0;
+    const int per = n_args > 1 ? atoi(args[1]) : 5, upright = n_args > 2 && strcmp(args[2], "upright") == 0;
     host_cloud c;
     char err[512];
-    if (cloud_read(argv[1], &c, err, sizeof err) || !c.rgb || c.height < 2) {
-        printf("surf: %s: %s\n", argv[1], c.rgb ? err : "no organized rgb");
+    if (cloud_read(args[0], &c, err, sizeof err) || !c.rgb || c.height < 2) {
+        printf("surf: %s: %s\n", args[0], c.rgb ? err : "no organized rgb");
         return 1;
     }
     const uint32_t w = c.width, h = c.height;
@@ -267,12 +301,13 @@ int main(int argc, char **argv)
         printf("surf: %s\n", grip_ctx_error_text(ctx));
         return 1;
     }
-    printf("# %s, %u x %u, %zu keypoints, %s, seeds 1..%d per family\n", argv[1], w, h, a.count,
+    printf("# %s, %u x %u, %zu keypoints, %s, seeds 1..%d per family\n", args[0], w, h, a.count,
            upright ? "upright" : "oriented", per);
     printf("family\tseed\tkeypoints_a\tkeypoints_b\tcommon_a\tcommon_b\trepeatable\trepeatability\tmatches\tcorrect"
            "\tprecision\tmatching_score\n");
     int bad = 0;
-    for (int f = 0; f < 4; ++f) {
+    double mean_repeat[N_FAMILIES], mean_precision[N_FAMILIES];
+    for (int f = 0; f < N_FAMILIES; ++f) {
         double sum_r = 0, sum_p = 0, sum_s = 0;
         int nr = 0, np = 0;
         for (int seed = 1; seed <= per; ++seed) {
@@ -299,8 +334,14 @@ int main(int argc, char **argv)
             }
             grip_surf_result_free(&b);
         }
-        printf("%s\tmean\t\t\t\t\t\t%.3f\t\t\t%.3f\t%.3f\n", families[f], nr ? sum_r / nr : NAN, np ? sum_p / np : NAN,
+        mean_repeat[f] = nr ? sum_r / nr : NAN;
+        mean_precision[f] = np ? sum_p / np : NAN;
+        printf("%s\tmean\t\t\t\t\t\t%.3f\t\t\t%.3f\t%.3f\n", families[f], mean_repeat[f], mean_precision[f],
                nr ? sum_s / nr : NAN);
+    }
+    if (svg && write_svg(svg, args[0], upright, per, mean_repeat, mean_precision)) {
+        printf("surf: cannot write %s\n", svg);
+        bad = 1;
     }
     grip_surf_result_free(&a);
     free(grey);
