@@ -22,6 +22,7 @@ void pipeline_result_free(pipeline_result *r)
     free(r->cloud_resolutions);
     free(r->normals_source);
     free(r->had_normals);
+    grip_diag_free(&r->warnings);
     memset(r, 0, sizeof *r);
 }
 
@@ -169,6 +170,13 @@ void pipeline_result_print_json(FILE *out, const pipeline_result *r, const char 
         fprintf(out, "%s\"%s\"", i ? "," : "", pipeline_normals_word(r->normals_source[i]));
     fprintf(out, "],\"scene\":\"%s\"}",
             r->n_described ? pipeline_normals_word(r->normals_source[r->n_described - 1]) : "unsaid");
+    fputs(",\"warnings\":[", out);
+    for (size_t i = 0; i < r->warnings.count; i++) {
+        if (i)
+            fputc(',', out);
+        host_json_string(out, r->warnings.messages[i]);
+    }
+    fputc(']', out);
     accounting_print_json(out, &r->accounting);
     fputs("}\n", out);
 }

@@ -2,6 +2,7 @@
 #ifndef GRIP_HOST_PIPELINE_RESULT_H
 #define GRIP_HOST_PIPELINE_RESULT_H
 
+#include "diag.h"
 #include "explain.h"
 
 #include <stddef.h>
@@ -58,6 +59,7 @@ typedef struct pipeline_result {
     size_t n_lengths;
     char **lengths;              /* n_lengths malloc'd texts, one per length written in mr, as it was resolved:
                                     "descriptor.radius = 20 mr = 0.0358" */
+    grip_diag warnings;          /* the settings implausible for these clouds (plausibility.h), one line each */
     explain_settings settings;          /* the values the rejections name */
     char hint[512];                     /* a run with no correspondence or no hypothesis: why, likely; else "" */
     const char *scene;                  /* the scene's file, when it came from one (borrowed), else NULL */

@@ -5,6 +5,7 @@
 #include "shard/shard.h"
 #include "host_util.h"
 #include "overlay.h"
+#include "plausibility.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,16 +84,33 @@ int host_run_pipeline(const host_options *o, const char *const *default_sets, co
         rc = 2;
     } else {
         p.comm = o->comm;
-        rc = run_repeated(&p, o->repeat > 1 ? o->repeat : 1, models, n_models, model_of_cloud, n_model_ids, scene,
-                          result, &diag);
-        if (rc == 0 && (pipeline_result_set_units(result, &cfg) != 0 ||
-                        !(result->cloud_resolutions = calloc((size_t)n_models + 1, sizeof(double))))) {
+        grip_diag warnings = {0};
+        double *model_res = calloc((size_t)n_models + 1, sizeof *model_res);
+        for (int i = 0; model_res && cfg.resolution > 0 && i < n_models; i++)
+            model_res[i] = pipeline_cloud_resolution(&p, &models[i]); /* measured for mr (units.sh) */
+        plausibility_check(&p, &cfg, scene, models, n_models, model_res, &warnings);
+        for (size_t i = 0; i < warnings.count; i++)
+            fprintf(stderr, "grip-host: warning: %s\n", warnings.messages[i]);
+        if (!model_res) {
             grip_diag_add(&diag, "out of memory");
             rc = 1;
+        } else {
+            rc = run_repeated(&p, o->repeat > 1 ? o->repeat : 1, models, n_models, model_of_cloud, n_model_ids,
+                              scene, result, &diag);
+            if (rc == 0 && pipeline_result_set_units(result, &cfg) != 0) {
+                grip_diag_add(&diag, "out of memory");
+                rc = 1;
+            }
         }
-        for (int i = 0; rc == 0 && i < n_models; i++)
-            result->cloud_resolutions[result->n_clouds++] =
-                cfg.resolution > 0 ? pipeline_cloud_resolution(&p, &models[i]) : 0; /* measured for mr only */
+        if (rc == 0) { /* the result reports the mr path's measurements alone, as before */
+            result->cloud_resolutions = model_res;
+            result->n_clouds = (uint32_t)n_models;
+            model_res = NULL;
+            result->warnings = warnings;
+        } else {
+            grip_diag_free(&warnings);
+        }
+        free(model_res);
         pipeline_close(&p);
         if (rc == 0 && result->hint[0])
             fprintf(stderr, "grip-host: %s\n", result->hint);
