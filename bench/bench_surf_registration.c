@@ -16,61 +16,21 @@
 #define _POSIX_C_SOURCE 200809L
 #include "core/ctx.h"
 #include "io/cloud_io.h"
+#include "surf_scene.h"
 #include "stages/registry.h"
 #include "stages/stage.h"
+#include "verify/free_space.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static uint64_t rng_state;
-
-/* splitmix64 of the seed: consecutive seeds give unrelated streams */
-static void seed_rng(uint64_t seed)
-{
-    uint64_t z = seed + 0x9E3779B97F4A7C15ull;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    rng_state = z ^ (z >> 31);
-}
+static grip_surf_rng rng; /* the trial's stream (surf_scene.h) */
 
 static double uniform(double lo, double hi)
 {
-    rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
-    return lo + (hi - lo) * (double)(rng_state >> 11) / 9007199254740992.0;
-}
-
-/* The pinhole of an organized cloud, fitted by least squares to u = fx x / z + cx (and v likewise). */
-typedef struct {
-    double fx, fy, cx, cy;
-} pinhole;
-
-static pinhole fit_pinhole(const host_cloud *c)
-{
-    double s[2][5] = {{0}}; /* per axis: sum a, sum a^2, sum u, sum a u, n with a = x / z */
-    for (size_t i = 0; i < c->n; ++i) {
-        const float *p = c->xyz + 3 * i;
-        if (!(isfinite(p[0]) && isfinite(p[1]) && isfinite(p[2])) || p[2] <= 0)
-            continue;
-        const double a[2] = {p[0] / p[2], p[1] / p[2]}, u[2] = {(double)(i % c->width), (double)(i / c->width)};
-        for (int k = 0; k < 2; ++k) {
-            s[k][0] += a[k];
-            s[k][1] += a[k] * a[k];
-            s[k][2] += u[k];
-            s[k][3] += a[k] * u[k];
-            s[k][4] += 1;
-        }
-    }
-    pinhole h;
-    double f[2], o[2];
-    for (int k = 0; k < 2; ++k) {
-        const double n = s[k][4], det = n * s[k][1] - s[k][0] * s[k][0];
-        f[k] = (n * s[k][3] - s[k][0] * s[k][2]) / det;
-        o[k] = (s[k][2] - f[k] * s[k][0]) / n;
-    }
-    h.fx = f[0], h.fy = f[1], h.cx = o[0], h.cy = o[1];
-    return h;
+    return grip_surf_rng_uniform(&rng, lo, hi);
 }
 
 /* R (row-major 3 x 3) of angle about the unit axis. */
@@ -97,7 +57,7 @@ static double dist(const double q[3], const float *p)
 
 /* The cloud seen after moving every point by q = R (p - centre) + centre + t: a new organized frame (nearest point
  * per pixel; NaN elsewhere). xyz and rgb are malloc'd. */
-static void render(const host_cloud *c, const pinhole *h, const double R[9], const double centre[3], const double t[3],
+static void render(const host_cloud *c, const grip_pinhole *h, const double R[9], const double centre[3], const double t[3],
                    float *xyz, uint8_t *rgb)
 {
     for (size_t i = 0; i < c->n; ++i) {
@@ -213,7 +173,12 @@ int main(int argc, char **argv)
     uint8_t *rgb = malloc(3 * c.n);
     if (!xyz || !rgb || grip_ctx_new(&o, &ctx))
         return 1;
-    const pinhole ph = fit_pinhole(&c);
+    grip_pinhole ph;
+    grip_pinhole_estimate(c.xyz, c.width, c.height, &ph);
+    if (ph.fx == 0 || ph.fy == 0) { /* fewer than 16 finite points: no fit (a poor fit is still used) */
+        printf("surf: %s: too few finite points to fit its camera\n", argv[1]);
+        return 1;
+    }
     double centre[3] = {0, 0, 0}, count = 0;
     for (size_t i = 0; i < c.n; ++i)
         if (isfinite(c.xyz[3 * i + 2])) {
@@ -246,7 +211,7 @@ int main(int argc, char **argv)
     double *rot = malloc((size_t)trials * sizeof *rot), *tra = malloc((size_t)trials * sizeof *tra);
     int solved = 0;
     for (int trial = 1; trial <= trials; ++trial) {
-        seed_rng((uint64_t)trial);
+        rng = grip_surf_rng_seed((uint64_t)trial);
         double axis[3] = {uniform(-1, 1), uniform(-1, 1), uniform(-1, 1)}, t[3], R[9];
         const double an = sqrt(axis[0] * axis[0] + axis[1] * axis[1] + axis[2] * axis[2]);
         for (int k = 0; k < 3; ++k) {

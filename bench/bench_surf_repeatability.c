@@ -24,6 +24,7 @@
 #include "descriptor/surf.h"
 #include "eval/svg_bars.h"
 #include "io/cloud_io.h"
+#include "surf_scene.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -77,21 +78,11 @@ static double local_scale(mat3 h, double x, double y)
     return sqrt(fabs((x1 - x0) * (y2 - y0) - (x2 - x0) * (y1 - y0)));
 }
 
-static uint64_t rng_state;
-
-/* splitmix64 of the seed: consecutive seeds give unrelated streams */
-static void seed_rng(uint64_t seed)
-{
-    uint64_t z = seed + 0x9E3779B97F4A7C15ull;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    rng_state = z ^ (z >> 31);
-}
+static grip_surf_rng rng; /* the trial's stream (surf_scene.h) */
 
 static double uniform(double lo, double hi)
 {
-    rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
-    return lo + (hi - lo) * (double)(rng_state >> 11) / 9007199254740992.0;
+    return grip_surf_rng_uniform(&rng, lo, hi);
 }
 
 #define N_FAMILIES 4
@@ -311,7 +302,7 @@ int main(int argc, char **argv)
         double sum_r = 0, sum_p = 0, sum_s = 0;
         int nr = 0, np = 0;
         for (int seed = 1; seed <= per; ++seed) {
-            seed_rng((uint64_t)(f * 1000 + seed));
+            rng = grip_surf_rng_seed((uint64_t)(f * 1000 + seed));
             const mat3 H = homography(f, w, h);
             warp(grey, w, h, H, warped, valid);
             grip_surf_result b;

@@ -5,7 +5,7 @@
  * segments whose totals are scanned in shared memory); one launch per response layer (a thread per sample); one
  * launch per (octave, middle interval) for the 3 x 3 x 3 test and the fit, each kept point appended through an
  * atomic counter into a capacity-bounded list with its sort key (no-depth flag, slot, row, column), the depth
- * checked right there; a radix sort of the keys puts the points in the CPU twin's order with the dropped ones
+ * checked right there; a radix sort of the keys orders the points as the CPU twin does, with the dropped ones
  * last; then a warp per keypoint for the orientation (lanes share the 109 samples, each lane sums whole windows in
  * the twin's order) and a warp per keypoint for the descriptor (a lane per subregion; lane 0 normalises). */
 #ifndef GRIP_DESCRIPTOR_SURF_CUDA_H

@@ -85,3 +85,18 @@ void grip_surf_scene_free(grip_surf_scene *s)
     free(s->xyz);
     memset(s, 0, sizeof *s);
 }
+
+grip_surf_rng grip_surf_rng_seed(uint64_t seed)
+{
+    uint64_t z = seed + 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    grip_surf_rng r = {z ^ (z >> 31)};
+    return r;
+}
+
+double grip_surf_rng_uniform(grip_surf_rng *r, double lo, double hi)
+{
+    r->state = r->state * 6364136223846793005ull + 1442695040888963407ull;
+    return lo + (hi - lo) * (double)(r->state >> 11) / 9007199254740992.0;
+}

@@ -25,4 +25,13 @@ typedef struct grip_surf_scene {
 grip_surf_scene grip_surf_scene_make(uint32_t width, uint32_t height, uint32_t n_blobs, uint64_t seed);
 void grip_surf_scene_free(grip_surf_scene *s);
 
+/* A seeded stream of doubles for the SURF benchmarks' random transforms: the state starts as splitmix64 of the seed
+ * (consecutive seeds give unrelated streams), then steps as a 64-bit LCG. */
+typedef struct grip_surf_rng {
+    uint64_t state;
+} grip_surf_rng;
+grip_surf_rng grip_surf_rng_seed(uint64_t seed);
+/* Uniform in [lo, hi), 53 bits. */
+double grip_surf_rng_uniform(grip_surf_rng *r, double lo, double hi);
+
 #endif
