@@ -3,6 +3,8 @@
 #include "test_support.h"
 
 #include <dirent.h>
+#include <execinfo.h>
+#include <signal.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -333,6 +335,34 @@ void grip_test_add_case(Suite *suite, const char *name, const TTest *test)
     suite_add_tcase(suite, tc);
 }
 
+/* A GPU test runs its cases in one process (CUDA does not survive a fork), so a crash would end it without a word
+ * of where. This handler writes the signal and the stack (module+offset: `addr2line -f -e MODULE OFFSET` names the
+ * lines) to stderr, then lets the signal end the process as it would have. */
+static void report_crash(int sig)
+{
+    static const char head[] = "test crashed with signal ";
+    char num[3] = {(char)('0' + sig / 10 % 10), (char)('0' + sig % 10), '\n'};
+    void *frames[64];
+    (void)!write(STDERR_FILENO, head, sizeof head - 1);
+    (void)!write(STDERR_FILENO, num, sizeof num);
+    backtrace_symbols_fd(frames, backtrace(frames, 64), STDERR_FILENO);
+    raise(sig); /* SA_RESETHAND: the default action now */
+}
+
+static void report_crashes(void)
+{
+    void *warm[1];
+    (void)backtrace(warm, 1); /* loads what backtrace needs now, not in the handler */
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = report_crash;
+    sa.sa_flags = SA_RESETHAND;
+    sigemptyset(&sa.sa_mask);
+    static const int signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+    for (size_t i = 0; i < sizeof signals / sizeof signals[0]; ++i)
+        sigaction(signals[i], &sa, NULL);
+}
+
 int grip_test_run_gpu(Suite *suite)
 {
     grip_ctx *ctx = NULL;
@@ -343,6 +373,7 @@ int grip_test_run_gpu(Suite *suite)
         discard_suite(suite);
         return GRIP_TEST_SKIP;
     }
+    report_crashes();
     SRunner *sr = srunner_create(suite);
     srunner_set_fork_status(sr, CK_NOFORK);
     srunner_run_all(sr, CK_NORMAL);
