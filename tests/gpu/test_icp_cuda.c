@@ -243,22 +243,26 @@ static void run_terrain(uint32_t metric, double final_distance, int visible, dou
     grip_ctx_free(ctx);
 }
 
+/* Small sizes (compute-sanitizer, grip_test_size): a fifth of the terrain, the same kernels. */
+#define TERRAIN_SCENE grip_test_size(40000, 8000)
+#define TERRAIN_MODEL grip_test_size(8000, 1600)
+
 START_TEST(terrain_point_to_point)
 {
-    run_terrain(GRIP_ICP_POINT_TO_POINT, 0.0, 0, 0.0, 40000, 8000);
+    run_terrain(GRIP_ICP_POINT_TO_POINT, 0.0, 0, 0.0, TERRAIN_SCENE, TERRAIN_MODEL);
 }
 END_TEST
 
 START_TEST(terrain_point_to_plane)
 {
-    run_terrain(GRIP_ICP_POINT_TO_PLANE, 0.0, 0, 0.0, 40000, 8000);
+    run_terrain(GRIP_ICP_POINT_TO_PLANE, 0.0, 0, 0.0, TERRAIN_SCENE, TERRAIN_MODEL);
 }
 END_TEST
 
 START_TEST(terrain_schedule_visible_thinned)
 {
-    run_terrain(GRIP_ICP_POINT_TO_POINT, 0.004, 1, 0.003, 40000, 8000);
-    run_terrain(GRIP_ICP_POINT_TO_PLANE, 0.004, 1, 0.003, 40000, 8000);
+    run_terrain(GRIP_ICP_POINT_TO_POINT, 0.004, 1, 0.003, TERRAIN_SCENE, TERRAIN_MODEL);
+    run_terrain(GRIP_ICP_POINT_TO_PLANE, 0.004, 1, 0.003, TERRAIN_SCENE, TERRAIN_MODEL);
 }
 END_TEST
 
@@ -379,14 +383,15 @@ START_TEST(bad_scenes)
 }
 END_TEST
 
-/* 10,000 hypotheses of a small model in one batch; every 250th checked against the CPU. */
+/* 10,000 hypotheses of a small model in one batch (1,000 at small sizes: still many blocks of the same kernels);
+ * every 250th checked against the CPU. */
 START_TEST(ten_thousand_hypotheses)
 {
     grip_ctx *ctx = grip_test_ctx();
     terrain_data t;
     terrain_make(9, 20000, 300, &t);
-    enum { N = 10000 };
-    uint32_t *model = malloc(N * sizeof *model);
+    const uint32_t N = (uint32_t)grip_test_size(10000, 1000);
+    uint32_t *model = malloc((size_t)N * sizeof *model);
     double *poses = malloc((size_t)N * 16 * sizeof *poses);
     grip_icp_result *cpu = calloc(N, sizeof *cpu), *gpu = calloc(N, sizeof *gpu);
     uint8_t *stable = calloc(N, 1);
