@@ -9,7 +9,7 @@
 # Sizes: GRIP_TEST_SANITIZER_SIZE=small is exported (SANITIZE_SIZE=full runs the tests' full sizes): the GPU tests
 # whose inputs keep racecheck or synccheck running for hours shrink them, to sizes that launch the same kernels
 # (tests/support/test_support.h, grip_test_size).
-# Splitting: under the tools in SANITIZE_SPLIT_TOOLS (default racecheck synccheck, the slow ones), the tests in
+# Splitting: under the tools in SANITIZE_SPLIT_TOOLS (default all four), the tests in
 # SANITIZE_SPLIT run a Check case at a time (CK_RUN_CASE; the cases are read from the test's grip_test_add_case
 # and tcase_create calls), in parallel; the table's cell for such a test sums the cases' errors and gives the
 # largest rc and the longest case's time (the row's name ends in "*"). The split runs start first, then the whole
@@ -21,7 +21,8 @@
 #   SANITIZE_TOOLS       default "memcheck racecheck initcheck synccheck"
 #   SANITIZE_SPLIT       default "test_fpfh_cuda test_ghv_cuda test_icp_cuda test_kdtree3d_cuda test_kdtree_hd_cuda
 #                        test_knn_cuda test_neighborhood_cuda test_normals_cuda"
-#   SANITIZE_SPLIT_TOOLS default "racecheck synccheck"
+#   SANITIZE_SPLIT_TOOLS default "memcheck racecheck initcheck synccheck"
+#   SANITIZE_GPUS        GPUs the runs are spread over, round robin (default: every GPU nvidia-smi lists)
 #   SANITIZE_JOBS        runs at a time (default: the number of cores)
 #   SANITIZE_LIMIT       seconds a run may take (default 240)
 #   SANITIZE_DEADLINE    seconds after which no run starts and running ones are stopped (default: none); a run that
@@ -36,7 +37,9 @@ command -v compute-sanitizer > /dev/null || { echo "compute-sanitizer: not in PA
 [ "${SANITIZE_SIZE:-small}" = small ] && export GRIP_TEST_SANITIZER_SIZE=small
 TOOLS=${SANITIZE_TOOLS:-memcheck racecheck initcheck synccheck}
 SPLIT=${SANITIZE_SPLIT:-test_fpfh_cuda test_ghv_cuda test_icp_cuda test_kdtree3d_cuda test_kdtree_hd_cuda test_knn_cuda test_neighborhood_cuda test_normals_cuda}
-SPLIT_TOOLS=${SANITIZE_SPLIT_TOOLS:-racecheck synccheck}
+SPLIT_TOOLS=${SANITIZE_SPLIT_TOOLS:-memcheck racecheck initcheck synccheck}
+GPUS=${SANITIZE_GPUS:-$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')}
+[ "${GPUS:-0}" -ge 1 ] || GPUS=1
 TESTS=${SANITIZE:-$(for f in tests/gpu/test_*.c; do f=${f##*/}; echo "${f%.c}"; done | grep -v '^test_faults')}
 in_list() { case " $2 " in *" $1 "*) return 0 ;; esac; return 1; }
 cases_of() {
@@ -67,13 +70,14 @@ runs() {
 T0=$(date +%s)
 END=$((T0 + ${SANITIZE_DEADLINE:-1000000}))
 # one run: its log, then "tool entry rc errors seconds" on stdout
-runs | END=$END B=$B S=$S LIMIT=${SANITIZE_LIMIT:-240} xargs -P "${SANITIZE_JOBS:-$(nproc)}" -L 1 bash -c '
-  tool=$0 entry=$1 test=${1%%:*} case_=
+runs | awk '{ print NR - 1, $0 }' | END=$END B=$B S=$S GPUS=$GPUS LIMIT=${SANITIZE_LIMIT:-240} \
+  xargs -P "${SANITIZE_JOBS:-$(nproc)}" -L 1 bash -c '
+  gpu=$(($0 % GPUS)) tool=$1 entry=$2 test=${2%%:*} case_=
   [ "$test" = "$entry" ] || case_=${entry#*:}
   left=$((END - $(date +%s))); [ $left -lt $LIMIT ] || left=$LIMIT
   [ $left -gt 1 ] || { echo "$tool $entry - - -"; exit 0; }
   log=$S/$tool-${entry/:/-}.log t1=$(date +%s)
-  env ${case_:+CK_RUN_CASE=$case_} timeout $left compute-sanitizer --tool $tool --report-api-errors no \
+  env ${case_:+CK_RUN_CASE=$case_} CUDA_VISIBLE_DEVICES=$gpu timeout $left compute-sanitizer --tool $tool --report-api-errors no \
     --error-exitcode 3 "$B/tests/$test" > "$log" 2>&1
   rc=$?
   errors=$(sed -n "s/.*ERROR SUMMARY: \([0-9]*\) error.*/\1/p; s/.*RACECHECK SUMMARY: \([0-9]*\) hazard.*/\1/p" "$log" |
