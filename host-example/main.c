@@ -13,7 +13,8 @@
  *             [--config FILE] [--set ...] [--json]
  *   grip-host [--plugin PATH] eval descriptors [--data DIR] [--keypoints N] [--noise LIST] [--models LIST] [--seed N]
  *             [--out DIR] [--set ...] [--json]
- *   grip-host [--plugin PATH] bench descriptors|recall|index [options] (its own options: grip-host bench --help)
+ *   grip-host [--plugin PATH] bench descriptors|recall|index|pipeline [options] (its own options: grip-host bench
+ *             --help)
  */
 #include "commands/commands.h"
 
@@ -59,6 +60,8 @@ static void usage(FILE *f)
             "                                time every descriptor stage on a generated surface\n"
             "  bench recall [--model M --scene S --gt T.xf] [--leaf L] [--radius R] [--sweep] [--set ...] [--json]\n"
             "                                how often a scene keypoint's nearest model descriptor is its true match\n"
+            "  bench pipeline [--workloads LIST] [--config FILE] [--set ...] [--repeat N] [--json] [--svg FILE]\n"
+            "                                whole recognition runs on named workloads: time per stage, bytes moved\n"
             "                                (grip-host bench --help says more)\n"
             "The plugin defaults to $GRIP_PLUGIN, else the libgrip.so beside grip-host (or in ../lib/grip).\n");
 }

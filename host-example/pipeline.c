@@ -639,6 +639,7 @@ int pipeline_run(grip_pipeline *p, const host_cloud *clouds, uint32_t n_clouds, 
         rc = pipeline_run_scene(p, &models, index, scene, r, diag);
     if (rc == 0) { /* the whole run's times and transfers, as a run without kept models pays them */
         r->timings_ms[GRIP_STAGE_DESCRIPTOR] += t1 - t0;
+        r->models_descriptor_ms = t1 - t0;
         r->timings_ms[GRIP_STAGE_INDEX] = t2 - t1;
         accounting_add_before(&r->accounting, &models_cost);
     }

@@ -46,6 +46,8 @@ typedef struct pipeline_result {
     size_t n_hypotheses;
     pipeline_instance *hypotheses; /* n_hypotheses, accepted or not, in the group stage's order */
     double timings_ms[PIPELINE_STAGES]; /* descriptor (all clouds), index, match, group, verify */
+    double models_descriptor_ms;        /* of timings_ms[descriptor], the part spent on the model clouds (set by
+                                           pipeline_run; 0 when the models were described before the run) */
     pipeline_accounting accounting;     /* bytes over PCIe, copy times and pool growth, stage by stage */
     const char *unit;            /* the clouds' unit as the config names it (pipeline.unit, static text), "" when
                                     unnamed: every length below is in the clouds' unit */

@@ -19,7 +19,7 @@
 typedef struct bench_options {
     const char *plugin;         /* --plugin, or NULL for the default */
     const char *argv0;
-    const char *what;           /* "descriptors" or "recall" */
+    const char *what;           /* "descriptors", "recall", "index" or "pipeline" */
     const char **sets;          /* --set section.key=value, the ones given before `bench` first */
     int n_sets;
     int json;                   /* --json: one JSON document on stdout instead of the text lines */
@@ -44,6 +44,13 @@ typedef struct bench_options {
     uint32_t sync_groups;       /* --sync-groups G: groups of alike bounds; 0 = default */
     int recall;                 /* --recall */
     int bandwidth;              /* --bandwidth */
+    /* bench pipeline (pipeline.c) */
+    const char *config;         /* --config FILE: every workload's config; NULL: each workload's shipped one */
+    const char *data_dir;       /* --data DIR: the shared data folder; NULL: $GRIP_DATA */
+    const char *workloads;      /* --workloads LIST: comma-separated names (workloads.h); NULL: the default list */
+    double scale;               /* --scale F: generated images' area times F, 0 < F <= 1; 0 = 1 */
+    int warmup;                 /* --warmup N: untimed runs before the timed ones; -1 = default */
+    const char *svg;            /* --svg FILE: the chart of time per stage */
 } bench_options;
 
 /* ---- stages, one setting at a time -------------------------------------------------------------------------- */

@@ -1,6 +1,7 @@
 /* cmd_bench.c -- `grip-host bench`: its command line, and the dispatch to the benchmark it names (subcommands.h). */
 #include "bench/bench_common.h"
 #include "bench/subcommands.h"
+#include "bench/workloads.h"
 #include "commands/commands.h"
 
 #include <math.h>
@@ -20,6 +21,9 @@ static void bench_usage(FILE *f)
             "                 [--k K] [--reference F.f32 --query-file Q.f32] [--set index.key=value]... [--repeat N]\n"
             "                 [--sync-checks L] [--sync-groups G] [--recall] [--out FILE] [--mpi-timeout S]\n"
             "                 [--bandwidth] [--seed N]\n"
+            "       grip-host [--plugin PATH] bench pipeline [--workloads LIST] [--config FILE] [--set ...]...\n"
+            "                 [--data DIR] [--repeat N] [--warmup N] [--scale F] [--seed N] [--json] [--out FILE]\n"
+            "                 [--svg FILE]\n"
             "descriptors: times every descriptor stage (or the one --set descriptor.impl=NAME names) on a generated\n"
             "  surface of N points (default 1000000) whose density puts ~%d points within the radius (default 0.02),\n"
             "  at K host-given keypoints (default 100000): a warm-up, then N timed describes (default 5), the median;\n"
@@ -39,7 +43,17 @@ static void bench_usage(FILE *f)
             "  2017 5.4.2): a probe of L leaves, the ranks' least k-th distance as each query's bound, then the\n"
             "  bounded search. --recall: recall@1 against exact brute force. --out: rank 0 writes m x k uint32\n"
             "  rows then m x k float32 squared distances. --bandwidth: MPI all-gather and all-reduce bandwidth.\n"
-            "  --mpi-timeout: the longest wait for the other ranks, in s (default 600), then the job ends.\n",
+            "  --mpi-timeout: the longest wait for the other ranks, in s (default 600), then the job ends.\n"
+            "pipeline: whole recognition runs (describe models, index, describe scene, match, group, verify) on named\n"
+            "  workloads (default " WORKLOADS_DEFAULT "): tutorial is PCL's tutorial pair from\n"
+            "  --data DIR or $GRIP_DATA (skipped when absent); synth-PxM a generated scene of about P = 1e5, 1e6 or 3e6\n"
+            "  points against M = 1, 10 or 100 models (each a rendered view; with 1, one object's 8 views merged);\n"
+            "  NAME:N runs that one N times. Config: --config, else configs/pcl_tutorial.conf (tutorial) or\n"
+            "  configs/synth_hough3d_icp.conf (synth), built in; then --set. --warmup untimed runs (default 1), then\n"
+            "  --repeat timed ones (default 5): the median of each stage and of the whole run, bytes host<->device,\n"
+            "  instances found. --scale F (0 < F <= 1): generated images of F times the area, for quick runs.\n"
+            "  --json: JSON lines instead of text; --out FILE: the JSON lines into FILE too; --svg FILE: stacked bars\n"
+            "  of the stage medians, one per workload.\n",
             BENCH_TARGET_SUPPORT);
 }
 
@@ -97,6 +111,16 @@ static int parse_valued(const char *a, const char *v, bench_options *b)
     else if (strcmp(a, "--query-file") == 0) b->query_file = v;
     else if (strcmp(a, "--out") == 0) b->out = v;
     else if (strcmp(a, "--mpi-timeout") == 0) return parse_length(a, v, &b->mpi_timeout);
+    else if (strcmp(a, "--config") == 0) b->config = v;
+    else if (strcmp(a, "--data") == 0) b->data_dir = v;
+    else if (strcmp(a, "--workloads") == 0) b->workloads = v;
+    else if (strcmp(a, "--svg") == 0) b->svg = v;
+    else if (strcmp(a, "--scale") == 0) return parse_length(a, v, &b->scale);
+    else if (strcmp(a, "--warmup") == 0) {
+        if (parse_count(a, v, 0, 100, &n) != 0)
+            return -1;
+        b->warmup = (int)n;
+    }
     else if (strcmp(a, "--dim") == 0 || strcmp(a, "--k") == 0 || strcmp(a, "--sync-checks") == 0 ||
              strcmp(a, "--sync-groups") == 0) {
         if (parse_count(a, v, strcmp(a, "--sync-checks") == 0 ? 0 : 1, 1u << 20, &n) != 0)
@@ -148,6 +172,9 @@ int cmd_bench(const host_options *o, int argc, char **argv)
     b.json = o->json;
     b.repeat = o->repeat;
     b.seed = o->seed; /* main() defaults it to 1 */
+    b.config = o->config;
+    b.data_dir = o->data_dir;
+    b.warmup = -1;
     b.sets = calloc((size_t)o->n_sets + (size_t)argc + 1, sizeof *b.sets);
     if (!b.sets) {
         fprintf(stderr, "grip-host: bench: out of memory\n");
@@ -164,9 +191,11 @@ int cmd_bench(const host_options *o, int argc, char **argv)
         rc = bench_recall(&b);
     else if (b.what && strcmp(b.what, "index") == 0)
         rc = bench_index(&b, argc, argv);
+    else if (b.what && strcmp(b.what, "pipeline") == 0)
+        rc = bench_pipeline(&b);
     else {
         fprintf(stderr, "grip-host: bench: %s '%s'\n", b.what ? "unknown benchmark" : "which benchmark?",
-                b.what ? b.what : "descriptors, recall or index");
+                b.what ? b.what : "descriptors, recall, index or pipeline");
         bench_usage(stderr);
     }
     free(b.sets);

@@ -39,3 +39,12 @@ void svg_vertical_text(FILE *f, double x, double y, int size, const char *s)
     svg_xml_text(f, s);
     fputs("</text>\n", f);
 }
+
+/* Colours told apart also by colour-blind readers (Okabe & Ito). */
+static const char *const colours[] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000"};
+
+const char *svg_colour(int i)
+{
+    int n = (int)(sizeof colours / sizeof colours[0]);
+    return colours[((i % n) + n) % n];
+}

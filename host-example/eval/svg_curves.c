@@ -11,10 +11,6 @@
 #define TOP 60
 #define BOTTOM 60
 
-/* Colours told apart also by colour-blind readers (Okabe & Ito). */
-static const char *const colours[] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000"};
-#define N_COLOURS (int)(sizeof colours / sizeof colours[0])
-
 static double clamp01(double v)
 {
     return isfinite(v) ? fmax(0, fmin(1, v)) : 0;
@@ -40,7 +36,7 @@ void svg_curves_write(FILE *f, const char *title, const char *x_title, const cha
     svg_text_at(f, LEFT + plot_w / 2, HEIGHT - 16, "middle", 13, x_title);
     svg_vertical_text(f, 22, TOP + plot_h / 2, 13, y_title);
     for (int i = 0; i < n; i++) {
-        const char *colour = colours[i % N_COLOURS];
+        const char *colour = svg_colour(i);
         if (c[i].n) {
             fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"", colour);
             for (size_t k = 0; k < c[i].n; k++)

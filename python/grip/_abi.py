@@ -48,9 +48,22 @@ class CtxOptions(Structure):
     _fields_ = [("struct_size", c_uint32), ("device_ordinal", c_int32), ("threads", c_uint32)]
 
 
+class CtxStats(Structure):
+    """grip_ctx_stats (ABI 1.2): what a context has done with its CUDA device; the counts only grow."""
+    _fields_ = [("struct_size", c_uint32), ("device", c_int32), ("h2d_bytes", c_uint64), ("d2h_bytes", c_uint64),
+                ("h2d_copies", c_uint64), ("d2h_copies", c_uint64), ("h2d_ns", c_uint64), ("d2h_ns", c_uint64),
+                ("pool_reserved_bytes", c_uint64), ("pool_reserved_high_bytes", c_uint64),
+                ("pool_used_bytes", c_uint64), ("pool_used_high_bytes", c_uint64), ("pool_grows", c_uint64)]
+
+
 class ParamInfo(Structure):
     _fields_ = [("struct_size", c_uint32), ("type", c_uint32), ("key", c_char_p), ("default_value", c_char_p),
-                ("min", c_double), ("max", c_double), ("choices", c_char_p), ("doc", c_char_p)]
+                ("min", c_double), ("max", c_double), ("choices", c_char_p), ("doc", c_char_p),
+                ("flags", c_uint32)]  # since ABI 1.1: PARAM_FLAG_*
+
+
+# grip_param_info.flags
+PARAM_FLAG_LENGTH = 1  # a length in the cloud's unit (a host may accept "N mr")
 
 
 class KV(Structure):
@@ -141,7 +154,10 @@ class Plugin(Structure):
                 ("ctx_destroy", CFUNCTYPE(None, c_void_p)),
                 ("ctx_last_error", CFUNCTYPE(c_char_p, c_void_p)),
                 ("device_count", CFUNCTYPE(c_int32, c_void_p)),
-                ("n_stages", c_uint32), ("stages", POINTER(c_void_p))]
+                ("n_stages", c_uint32), ("stages", POINTER(c_void_p)),
+                # since ABI 1.1 / 1.2: NULL when the plugin's struct_size does not cover them (read_prefix)
+                ("cloud_resolution", CFUNCTYPE(c_int, c_void_p, POINTER(Cloud), POINTER(c_double))),
+                ("ctx_stats", CFUNCTYPE(c_int, c_void_p, POINTER(CtxStats)))]
 
 
 PLUGIN_GET = CFUNCTYPE(POINTER(Plugin), c_uint32, c_uint32)

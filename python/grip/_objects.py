@@ -140,6 +140,25 @@ class Context:
         with self._lock:
             return int(t.device_count(self._pointer()))
 
+    def stats(self):
+        """The context's counters (grip_ctx_stats, ABI 1.2) as a dict: ``device`` (the CUDA ordinal it uses, -1
+        before its first device use), bytes and copies each way (``h2d_bytes``, ``d2h_bytes``, ``h2d_copies``,
+        ``d2h_copies``), the host time inside those copies (``h2d_ns``, ``d2h_ns``) and its device memory pool
+        (``pool_reserved_bytes``, ``pool_reserved_high_bytes``, ``pool_used_bytes``, ``pool_used_high_bytes``,
+        ``pool_grows``). The counts only grow: measure a run by the difference of two readings. None when the
+        plugin predates ABI 1.2 (no ctx_stats); a failure raises GripError."""
+        t = self.plugin._table
+        if not t.ctx_stats:
+            return None
+        out = _abi.CtxStats()
+        out.struct_size = ctypes.sizeof(_abi.CtxStats)
+        with self._lock:
+            status = t.ctx_stats(self._pointer(), ctypes.byref(out))
+            if status != _abi.OK:
+                raise self._error("cannot read the context's counters", status)
+        # a plugin of ABI 1.2 writes every field (it refuses a smaller struct_size); a later one stops at ours
+        return {name: int(getattr(out, name)) for name, _ in _abi.CtxStats._fields_[1:]}
+
     def _error(self, where, status):
         return GripError(where, status, self.plugin.status_str(status), self.last_error)
 
