@@ -96,8 +96,9 @@ void pipeline_result_print_text(FILE *out, const pipeline_result *r, const char 
  * where T = {"h2d_bytes":n,"d2h_bytes":n,"h2d_copies":n,"d2h_copies":n,"upload_ms":x,"download_ms":x}: bytes and
  * copies host->device and device->host, and the host time inside those copies (a stage's time includes its own). */
 void pipeline_result_print_json(FILE *out, const pipeline_result *r, const char *const *model_names);
-/* The JSON line of a scene that could not be run: {"scene":"…","error":"…"}. */
-void pipeline_result_print_json_error(FILE *out, const char *scene, const char *error);
+/* The JSON line of a scene that could not be run: {"scene":"…","error":"…","warnings":[…]}, the warnings of its
+ * settings (plausibility.h; NULL: none) as in a scene's report. */
+void pipeline_result_print_json_error(FILE *out, const char *scene, const char *error, const grip_diag *warnings);
 
 extern const char *const pipeline_stage_names[PIPELINE_STAGES];
 
