@@ -180,8 +180,9 @@ void pipeline_result_print_json(FILE *out, const pipeline_result *r, const char 
     fputs("]},\"normals\":{\"models\":[", out);
     for (uint32_t i = 0; i + 1 < r->n_described; i++)
         fprintf(out, "%s\"%s\"", i ? "," : "", pipeline_normals_word(r->normals_source[i]));
-    fprintf(out, "],\"scene\":\"%s\"}",
-            r->n_described ? pipeline_normals_word(r->normals_source[r->n_described - 1]) : "unsaid");
+    fprintf(out, "],\"scene\":\"%s\",\"model_orientation\":\"%s\"}",
+            r->n_described ? pipeline_normals_word(r->normals_source[r->n_described - 1]) : "unsaid",
+            r->models_outward ? "outward" : "viewpoint");
     print_json_warnings(out, &r->warnings);
     accounting_print_json(out, &r->accounting);
     fputs("}\n", out);
@@ -226,8 +227,13 @@ void pipeline_result_print_text(FILE *out, const pipeline_result *r, const char 
         fprintf(out, "  %s %s\n", r->lengths[i], unit_label(r));
     for (uint32_t i = 0; i < r->n_described; i++) {
         const char *phrase = normals_phrase(r, i);
+        const int computed = r->normals_source[i] == GRIP_NORMALS_COMPUTED ||
+                             r->normals_source[i] == GRIP_NORMALS_RECOMPUTED;
         if (phrase && i + 1 < r->n_described)
-            fprintf(out, "model cloud %u normals: %s\n", i, phrase);
+            fprintf(out, "model cloud %u normals: %s%s\n", i, phrase,
+                    computed && r->models_outward
+                        ? ", pointing away from its centroid (descriptor.model_normals = outward)"
+                        : "");
         else if (phrase)
             fprintf(out, "scene normals: %s\n", phrase);
     }
