@@ -364,8 +364,8 @@ extern "C" grip_status grip_normals_cuda_surface(grip_ctx *ctx, grip_surface_cud
 extern "C" grip_status grip_normals_cuda_turn_around(grip_ctx *ctx, grip_surface_cuda *s)
 {
     if (!s || !s->has_normals)
-        return grip_fail(ctx, GRIP_EINVAL, "normals (cuda): %s", s ? "the surface has no normals to turn around"
-                                                                    : "the surface is NULL");
+        return grip_fail(ctx, GRIP_EINVAL, "normals (cuda): %s",
+                         s ? "the surface has no normals to turn around" : "the surface is NULL");
     if (s->n == 0)
         return GRIP_OK;
     GRIP_CUDA_CHECK(ctx, cudaSetDevice(s->device));

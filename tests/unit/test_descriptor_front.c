@@ -67,7 +67,7 @@ static grip_stage *stage_new(grip_ctx *ctx, const grip_kv *kv, uint32_t n_kv)
 
 START_TEST(shared_parameters_splice_into_a_table)
 {
-    static const char *keys[] = {"device",    "fallback",   "normals",    "normals_k",  "normals_radius",
+    static const char *keys[] = {"device",        "fallback",  "normals",    "normals_k",  "normals_radius",
                                  "model_normals", "keypoints", "model_leaf", "scene_leaf", "radius"};
     ck_assert_uint_eq(front_impl.n_params, 10);
     for (size_t i = 0; i < 10; ++i)
@@ -456,9 +456,9 @@ START_TEST(model_normals_outward)
     ck_assert_int_eq(grip_normals_compute(ctx, b.xyz, N_POINTS, NULL, 10, 0.0f, centroid, expect), GRIP_OK);
     grip_normals_turn_around(expect, N_POINTS);
     ck_assert(same_floats(outward, expect, N_POINTS * 4));
-    for (size_t i = 0; i < N_POINTS; ++i) /* curvature untouched, signs exactly turned */
+    for (size_t i = 0; i < N_POINTS; ++i) /* the same normal but for its sign, the same curvature */
         ck_assert(isnan(expect[4 * i]) || (expect[4 * i + 3] == viewpoint[4 * i + 3] &&
-                                          fabsf(expect[4 * i + 2]) == fabsf(viewpoint[4 * i + 2])));
+                                           fabsf(expect[4 * i + 2]) == fabsf(viewpoint[4 * i + 2])));
     /* from a radius, too */
     grip_kv kv_radius[] = {{"normals_k", "0"}, {"normals_radius", "0.06"}, {"model_normals", "outward"}};
     front_normals(kv_radius, 3, &b.cloud, GRIP_ROLE_MODEL, outward);
