@@ -88,6 +88,18 @@ static double total_ms(const pipeline_result *r)
     return t;
 }
 
+/* ,"warnings":[…]: one string a warning. */
+static void print_json_warnings(FILE *out, const grip_diag *warnings)
+{
+    fputs(",\"warnings\":[", out);
+    for (size_t i = 0; i < warnings->count; i++) {
+        if (i)
+            fputc(',', out);
+        host_json_string(out, warnings->messages[i]);
+    }
+    fputc(']', out);
+}
+
 void pipeline_result_print_json(FILE *out, const pipeline_result *r, const char *const *model_names)
 {
     fputc('{', out);
@@ -168,25 +180,22 @@ void pipeline_result_print_json(FILE *out, const pipeline_result *r, const char 
     fputs("]},\"normals\":{\"models\":[", out);
     for (uint32_t i = 0; i + 1 < r->n_described; i++)
         fprintf(out, "%s\"%s\"", i ? "," : "", pipeline_normals_word(r->normals_source[i]));
-    fprintf(out, "],\"scene\":\"%s\"}",
-            r->n_described ? pipeline_normals_word(r->normals_source[r->n_described - 1]) : "unsaid");
-    fputs(",\"warnings\":[", out);
-    for (size_t i = 0; i < r->warnings.count; i++) {
-        if (i)
-            fputc(',', out);
-        host_json_string(out, r->warnings.messages[i]);
-    }
-    fputc(']', out);
+    fprintf(out, "],\"scene\":\"%s\",\"model_orientation\":\"%s\"}",
+            r->n_described ? pipeline_normals_word(r->normals_source[r->n_described - 1]) : "unsaid",
+            r->models_outward ? "outward" : "viewpoint");
+    print_json_warnings(out, &r->warnings);
     accounting_print_json(out, &r->accounting);
     fputs("}\n", out);
 }
 
-void pipeline_result_print_json_error(FILE *out, const char *scene, const char *error)
+void pipeline_result_print_json_error(FILE *out, const char *scene, const char *error, const grip_diag *warnings)
 {
+    static const grip_diag none = {0};
     fputs("{\"scene\":", out);
     host_json_string(out, scene);
     fputs(",\"error\":", out);
     host_json_string(out, error);
+    print_json_warnings(out, warnings ? warnings : &none);
     fputs("}\n", out);
 }
 
@@ -218,8 +227,13 @@ void pipeline_result_print_text(FILE *out, const pipeline_result *r, const char 
         fprintf(out, "  %s %s\n", r->lengths[i], unit_label(r));
     for (uint32_t i = 0; i < r->n_described; i++) {
         const char *phrase = normals_phrase(r, i);
+        const int computed = r->normals_source[i] == GRIP_NORMALS_COMPUTED ||
+                             r->normals_source[i] == GRIP_NORMALS_RECOMPUTED;
         if (phrase && i + 1 < r->n_described)
-            fprintf(out, "model cloud %u normals: %s\n", i, phrase);
+            fprintf(out, "model cloud %u normals: %s%s\n", i, phrase,
+                    computed && r->models_outward
+                        ? ", pointing away from its centroid (descriptor.model_normals = outward)"
+                        : "");
         else if (phrase)
             fprintf(out, "scene normals: %s\n", phrase);
     }

@@ -58,6 +58,8 @@ typedef struct pipeline_result {
     uint32_t *normals_source;    /* n_described: grip_normals_source of each described cloud's features
                                     (GRIP_NORMALS_UNSAID when the plugin does not say) */
     unsigned char *had_normals;  /* n_described: 1 when the cloud carried normals of its own */
+    int models_outward;          /* the models were described with descriptor.model_normals = outward: their
+                                    computed normals point away from their centroids (else toward the viewpoint) */
     size_t n_lengths;
     char **lengths;              /* n_lengths malloc'd texts, one per length written in mr, as it was resolved:
                                     "descriptor.radius = 20 mr = 0.0358" */
@@ -92,14 +94,16 @@ void pipeline_result_print_text(FILE *out, const pipeline_result *r, const char 
  *  "counts":{"model_keypoints":[…],"scene_keypoints":n,"correspondences":n,"hypotheses":n},
  *  "timings_ms":{"descriptor":…,"index":…,"match":…,"group":…,"verify":…,"total":…},
  *  "units":{"unit":"mm" or null,"scene_resolution":r or null,"model_resolutions":[r or null per model cloud],"lengths":["descriptor.radius = 20 mr = 0.0358",…]},
- *  "normals":{"models":["computed"|"cloud"|"cloud_rescaled"|"recomputed"|"unsaid" per model],"scene":"…"},
+ *  "normals":{"models":["computed"|"cloud"|"cloud_rescaled"|"recomputed"|"unsaid" per model],"scene":"…",
+ *             "model_orientation":"viewpoint"|"outward"},   (how the models' computed normals were turned)
  *  "transfers":{"run":T,"stages":{"descriptor":T,…,"verify":T},"pool_grows":n,"pool_reserved_bytes":n,
  *               "pool_reserved_high_bytes":n}}   (when a plugin reports its counters: accounting.h)
  * where T = {"h2d_bytes":n,"d2h_bytes":n,"h2d_copies":n,"d2h_copies":n,"upload_ms":x,"download_ms":x}: bytes and
  * copies host->device and device->host, and the host time inside those copies (a stage's time includes its own). */
 void pipeline_result_print_json(FILE *out, const pipeline_result *r, const char *const *model_names);
-/* The JSON line of a scene that could not be run: {"scene":"…","error":"…"}. */
-void pipeline_result_print_json_error(FILE *out, const char *scene, const char *error);
+/* The JSON line of a scene that could not be run: {"scene":"…","error":"…","warnings":[…]}, the warnings of its
+ * settings (plausibility.h; NULL: none) as in a scene's report. */
+void pipeline_result_print_json_error(FILE *out, const char *scene, const char *error, const grip_diag *warnings);
 
 extern const char *const pipeline_stage_names[PIPELINE_STAGES];
 

@@ -197,6 +197,12 @@ grip_status grip_normals_cuda_surface(grip_ctx *ctx, grip_surface_cuda *s, uint3
     return no_cuda(ctx, "normals");
 }
 
+grip_status grip_normals_cuda_turn_around(grip_ctx *ctx, grip_surface_cuda *s)
+{
+    (void)s;
+    return no_cuda(ctx, "normals");
+}
+
 grip_status grip_normals_cuda(grip_ctx *ctx, const float *xyz, size_t n, uint32_t k, const float viewpoint[3],
                               float *out)
 {

@@ -270,6 +270,16 @@ __global__ void __launch_bounds__(kThreads) radius_normals_kernel(const float *_
     out[i] = normal_of(list_neighbours{nb.x, nb.y, nb.z, nb.offsets[i], nb.offsets[i + 1]}, qx, qy, qz, vp);
 }
 
+// Every row's nx, ny, nz negated, the curvature kept (normals.c grip_normals_turn_around): a sign change, exact.
+__global__ void __launch_bounds__(kThreads) turn_around_kernel(float4 *__restrict__ rows, uint32_t n)
+{
+    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n)
+        return;
+    const float4 r = rows[i];
+    rows[i] = make_float4(-r.x, -r.y, -r.z, r.w);
+}
+
 // ---- host side ----------------------------------------------------------------------------------------------
 
 unsigned blocks_for(size_t n)
@@ -349,6 +359,19 @@ extern "C" grip_status grip_normals_cuda_surface(grip_ctx *ctx, grip_surface_cud
     if (st == GRIP_OK)
         grip_surface_cuda_mark_normals(s);
     return st;
+}
+
+extern "C" grip_status grip_normals_cuda_turn_around(grip_ctx *ctx, grip_surface_cuda *s)
+{
+    if (!s || !s->has_normals)
+        return grip_fail(ctx, GRIP_EINVAL, "normals (cuda): %s",
+                         s ? "the surface has no normals to turn around" : "the surface is NULL");
+    if (s->n == 0)
+        return GRIP_OK;
+    GRIP_CUDA_CHECK(ctx, cudaSetDevice(s->device));
+    turn_around_kernel<<<blocks_for(s->n), kThreads>>>(reinterpret_cast<float4 *>(s->normals), s->n);
+    GRIP_CUDA_CHECK_LAUNCHED(ctx);
+    return grip_cuda_status(ctx, cudaStreamSynchronize(0), "cudaStreamSynchronize", __FILE__, __LINE__);
 }
 
 extern "C" grip_status grip_normals_cuda(grip_ctx *ctx, const float *xyz, size_t n, uint32_t k,

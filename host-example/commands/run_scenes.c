@@ -5,10 +5,13 @@
  *
  * The pipeline is opened once, or for each scene when the config writes a length in mr (each scene's resolution
  * then resolves it). Described models are described again only when the descriptor settings change with it; a
- * database's models are refused for a scene whose settings differ from theirs (pipeline_check_models). */
+ * database's models are refused for a scene whose settings differ from theirs (pipeline_check_models).
+ * Each scene's lengths are checked against it and the models as a single run checks them (plausibility.h): the
+ * warnings go to stderr under the scene's name and into its report. */
 #include "commands/commands.h"
 #include "host_util.h"
 #include "model_db.h"
+#include "plausibility.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -194,6 +197,13 @@ static int run_scene_repeated(scene_runner *sr, const host_cloud *scene, pipelin
     return 0;
 }
 
+/* Model m's points as a host cloud borrowing them (nothing to free), named by the model's label. */
+static host_cloud model_points(const scene_runner *sr, uint32_t m)
+{
+    const stored_model *sm = &sr->models.models[m];
+    return (host_cloud){.n = (size_t)sm->cloud.xyz.rows, .xyz = sm->xyz, .path = sm->name};
+}
+
 /* What run reports besides the instances: the scene's resolution and the lengths in mr, each model's resolution
  * (measured only when lengths are in mr, as a single run does). */
 static int add_units(scene_runner *sr, pipeline_result *r)
@@ -202,11 +212,26 @@ static int add_units(scene_runner *sr, pipeline_result *r)
         !(r->cloud_resolutions = calloc((size_t)sr->models.n_models + 1, sizeof(double))))
         return -1;
     for (uint32_t m = 0; m < sr->models.n_models; m++) {
-        const stored_model *sm = &sr->models.models[m];
-        host_cloud c = {.n = (size_t)sm->cloud.xyz.rows, .xyz = sm->xyz}; /* borrowed points */
+        host_cloud c = model_points(sr, m);
         r->cloud_resolutions[r->n_clouds++] = sr->cfg.resolution > 0 ? pipeline_cloud_resolution(&sr->p, &c) : 0;
     }
     return 0;
+}
+
+/* The lengths implausible for this scene or the models (plausibility.h), into warnings and onto stderr, each line
+ * naming the scene it was run for. */
+static void check_plausibility(scene_runner *sr, const host_cloud *scene, const char *path, grip_diag *warnings)
+{
+    uint32_t n = sr->models.n_models;
+    host_cloud *models = calloc((size_t)n + 1, sizeof *models);
+    if (!models)
+        return; /* a warning is advice: without memory for it the run goes on */
+    for (uint32_t m = 0; m < n; m++)
+        models[m] = model_points(sr, m);
+    plausibility_check(&sr->p, &sr->cfg, scene, models, (int)n, NULL, warnings);
+    free(models);
+    for (size_t i = 0; i < warnings->count; i++)
+        fprintf(stderr, "grip-host: warning: scene %s: %s\n", path, warnings->messages[i]);
 }
 
 /* One scene: read, prepared for, run, reported. Returns 0, 1 (this scene failed) or 2 (no scene can run). */
@@ -215,7 +240,7 @@ static int run_one(scene_runner *sr, const char *path, const char *const *names)
     char err[1024];
     host_cloud scene = {0};
     pipeline_result r = {0};
-    grip_diag diag = {0};
+    grip_diag diag = {0}, warnings = {0};
     int rc = 0;
     if (cloud_read(path, &scene, err, sizeof err) != 0) {
         grip_diag_add(&diag, "%s", err);
@@ -223,6 +248,8 @@ static int run_one(scene_runner *sr, const char *path, const char *const *names)
     }
     if (rc == 0)
         rc = prepare(sr, &scene, &diag);
+    if (rc == 0)
+        check_plausibility(sr, &scene, path, &warnings);
     if (rc == 0 && run_scene_repeated(sr, &scene, &r, &diag) != 0)
         rc = 1;
     if (rc == 0 && add_units(sr, &r) != 0) {
@@ -231,6 +258,8 @@ static int run_one(scene_runner *sr, const char *path, const char *const *names)
     }
     if (rc == 0) {
         r.scene = path;
+        r.warnings = warnings; /* the result owns them now */
+        memset(&warnings, 0, sizeof warnings);
         if (sr->o->json) {
             pipeline_result_print_json(stdout, &r, names);
         } else {
@@ -243,11 +272,12 @@ static int run_one(scene_runner *sr, const char *path, const char *const *names)
         fprintf(stderr, "grip-host: scene %s not run:\n", path);
         grip_diag_print(&diag, stderr);
         if (sr->o->json)
-            pipeline_result_print_json_error(stdout, path, diag.count ? diag.messages[0] : "failed");
+            pipeline_result_print_json_error(stdout, path, diag.count ? diag.messages[0] : "failed", &warnings);
     }
     fflush(stdout);
     pipeline_result_free(&r);
     grip_diag_free(&diag);
+    grip_diag_free(&warnings);
     host_cloud_free(&scene);
     return rc;
 }

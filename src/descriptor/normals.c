@@ -185,3 +185,26 @@ grip_status grip_normals_compute(grip_ctx *ctx, const float *xyz, size_t n, cons
                          k, (double)radius);
     return GRIP_OK;
 }
+
+void grip_normals_centroid(const float *xyz, size_t n, float out[3])
+{
+    double sum[3] = {0.0, 0.0, 0.0};
+    size_t finite = 0;
+    for (size_t i = 0; i < n; ++i) {
+        const float *p = xyz + i * 3;
+        if (!isfinite(p[0]) || !isfinite(p[1]) || !isfinite(p[2]))
+            continue;
+        for (int a = 0; a < 3; ++a)
+            sum[a] += p[a];
+        ++finite;
+    }
+    for (int a = 0; a < 3; ++a)
+        out[a] = finite ? (float)(sum[a] / (double)finite) : 0.0f;
+}
+
+void grip_normals_turn_around(float *normals, size_t n)
+{
+    for (size_t i = 0; i < n; ++i)
+        for (int a = 0; a < 3; ++a)
+            normals[i * 4 + a] = -normals[i * 4 + a];
+}

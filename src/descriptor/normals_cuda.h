@@ -39,6 +39,12 @@ extern "C" {
 grip_status grip_normals_cuda_surface(grip_ctx *ctx, grip_surface_cuda *s, uint32_t k, float radius,
                                       const float viewpoint[3]);
 
+/* Negates nx, ny, nz of every row of the surface s's normals (view.normals, n x 4; NaN rows stay NaN), leaving the
+ * curvature: the GPU twin of grip_normals_turn_around (normals.h), bit for bit. Used after the normals were flipped
+ * toward the centroid, to point them away from it. Fails with GRIP_EINVAL on a NULL surface or one whose normals
+ * are not filled, GRIP_EUNSUPPORTED on a CPU-only build, GRIP_ECUDA when a CUDA call fails. */
+grip_status grip_normals_cuda_turn_around(grip_ctx *ctx, grip_surface_cuda *s);
+
 /* The same for the n points xyz (host memory, n x 3; NaN rows allowed) from their k nearest (1 <= k <= 32): a
  * surface is made of them (upload), its normals computed, and downloaded into out.
  * viewpoint: NULL for (0, 0, 0). out: caller's host n x 4 floats (nx, ny, nz, curvature). Nothing is done when

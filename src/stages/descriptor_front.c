@@ -13,17 +13,33 @@
 /* ---- parameters ------------------------------------------------------------------------------------------ */
 
 typedef struct normals_params {
-    uint32_t k;   /* > 0: k nearest */
-    float radius; /* else: within radius */
+    uint32_t k;         /* > 0: k nearest */
+    float radius;       /* else: within radius */
+    float viewpoint[3]; /* computed normals are flipped toward it */
+    int turn_around;    /* then negated (grip_normals_turn_around): pointing away from the viewpoint */
 } normals_params;
 
-/* The normals parameters; GRIP_ECONFIG when neither k nor radius is usable (only asked when normals are due). */
+/* Whether this cloud's computed normals point away from its centroid: a model under model_normals = outward
+ * ("viewpoint|outward"). */
+static int front_wants_outward(const grip_descriptor_front *front)
+{
+    return front->role == GRIP_ROLE_MODEL && grip_stage_choice(front->stage, "model_normals") == 1;
+}
+
+/* The normals parameters; GRIP_ECONFIG when neither k nor radius is usable (only asked when normals are due).
+ * Orientation: toward the cloud's viewpoint (PCL), or outward: toward the centroid of the finite points, then
+ * turned around -- the same centroid for both sides, so that they agree as they do for any viewpoint. */
 static grip_status front_normals_params(const grip_descriptor_front *front, normals_params *p)
 {
     p->k = (uint32_t)grip_stage_integer(front->stage, "normals_k");
     p->radius = p->k ? 0.0f : (float)grip_stage_number(front->stage, "normals_radius");
     if (p->k == 0 && p->radius <= 0)
         return grip_fail(front->ctx, GRIP_ECONFIG, "descriptor.normals_k: 0 needs descriptor.normals_radius > 0");
+    p->turn_around = front_wants_outward(front);
+    if (p->turn_around)
+        grip_normals_centroid(front->in.xyz, front->in.n, p->viewpoint);
+    else
+        memcpy(p->viewpoint, front->in.viewpoint, sizeof p->viewpoint);
     return GRIP_OK;
 }
 
@@ -49,8 +65,9 @@ static int keypoints_given(const grip_array *given)
 
 /* ---- host side --------------------------------------------------------------------------------------------- */
 
-/* The cloud's own normals at unit length, or computed as PCL does (flipped toward the cloud's sensor origin), as
- * the `normals` key chooses; n x 4 into out. */
+/* The cloud's own normals at unit length (as given: their orientation is the file's), or computed as PCL does
+ * (flipped toward the cloud's sensor origin, or outward: front_normals_params), as the `normals` key chooses;
+ * n x 4 into out. */
 static grip_status host_normals(grip_descriptor_front *front, float *out)
 {
     const grip_cloud_input *in = &front->in;
@@ -61,7 +78,9 @@ static grip_status host_normals(grip_descriptor_front *front, float *out)
     normals_params p;
     s = front_normals_params(front, &p);
     if (!s)
-        s = grip_normals_compute(front->ctx, in->xyz, in->n, front->tree, p.k, p.radius, in->viewpoint, out);
+        s = grip_normals_compute(front->ctx, in->xyz, in->n, front->tree, p.k, p.radius, p.viewpoint, out);
+    if (!s && p.turn_around)
+        grip_normals_turn_around(out, in->n);
     return s;
 }
 
@@ -104,7 +123,7 @@ static grip_status open_host_side(grip_descriptor_front *front, const grip_array
 /* ---- device side ------------------------------------------------------------------------------------------- */
 
 /* Computed normals on the surface: on the device, or -- for a k the GPU does not keep -- by the CPU twin into
- * scratch (n x 4) and uploaded. */
+ * scratch (n x 4) and uploaded; oriented as front_normals_params says (turned around on the device). */
 static grip_status device_computed_normals(grip_descriptor_front *front, float *scratch)
 {
     const grip_cloud_input *in = &front->in;
@@ -112,14 +131,20 @@ static grip_status device_computed_normals(grip_descriptor_front *front, float *
     grip_status s = front_normals_params(front, &p);
     if (s)
         return s;
-    if (p.k <= GRIP_NORMALS_CUDA_MAX_K)
-        return grip_normals_cuda_surface(front->ctx, front->surface, p.k, p.radius, in->viewpoint);
-    s = grip_normals_compute(front->ctx, in->xyz, in->n, NULL, p.k, p.radius, in->viewpoint, scratch);
-    return s ? s : grip_surface_cuda_set_normals(front->ctx, front->surface, scratch, 4);
+    if (p.k <= GRIP_NORMALS_CUDA_MAX_K) {
+        s = grip_normals_cuda_surface(front->ctx, front->surface, p.k, p.radius, p.viewpoint);
+    } else {
+        s = grip_normals_compute(front->ctx, in->xyz, in->n, NULL, p.k, p.radius, p.viewpoint, scratch);
+        if (!s)
+            s = grip_surface_cuda_set_normals(front->ctx, front->surface, scratch, 4);
+    }
+    if (!s && p.turn_around)
+        s = grip_normals_cuda_turn_around(front->ctx, front->surface);
+    return s;
 }
 
 /* The surface's normals as the `normals` key chooses: the cloud's own at unit length (made on the host, as for the
- * CPU twin, and uploaded), or computed. */
+ * CPU twin, and uploaded; oriented as given), or computed. */
 static grip_status device_surface_normals(grip_descriptor_front *front)
 {
     float *host = malloc(front->in.n * 4 * sizeof *host);

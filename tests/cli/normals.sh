@@ -2,7 +2,8 @@
 # The normals a cloud's file carries, through grip-host run: a generated 30 x 30 grid whose normals are 2 pi long is
 # described with them rescaled to unit length (auto), and the run says so for each cloud, in text and in --json;
 # descriptor.normals = compute computes them, and says why; descriptor.normals = file on a cloud without normals
-# fails with exit 1 and the plugin's message naming the key and the cloud.
+# fails with exit 1 and the plugin's message naming the key and the cloud. descriptor.model_normals = outward is
+# said of the models' computed normals (text and --json), not of the scene's or of a file's.
 set -u
 host=${GRIP_HOST:?GRIP_HOST is not set}
 plugin=${GRIP_PLUGIN:?GRIP_PLUGIN is not set}
@@ -41,7 +42,7 @@ rc=$?
 python3 - "$dir/auto.json" <<'PY'
 import json, sys
 n = json.load(open(sys.argv[1]))["normals"]
-assert n == {"models": ["cloud_rescaled"], "scene": "cloud_rescaled"}, n
+assert n == {"models": ["cloud_rescaled"], "scene": "cloud_rescaled", "model_orientation": "viewpoint"}, n
 PY
 check $(( $? || rc )) "--json carries each cloud's normals source (rc $rc; $(cat "$dir/err.txt"))"
 
@@ -53,6 +54,21 @@ run --model "$dir/with.pcd" --scene "$dir/without.pcd" --set descriptor.normals=
 rc=$?
 grep -q "descriptor.normals = file: cloud $dir/without.pcd carries no normals" "$dir/file.txt"
 check $(( $? || rc != 1 )) "file on a cloud without normals: exit 1 naming the key and the cloud (rc $rc): $(cat "$dir/file.txt")"
+
+run --model "$dir/with.pcd" --scene "$dir/without.pcd" --set descriptor.normals=compute \
+  --set descriptor.model_normals=outward > "$dir/outward.txt" 2>&1
+rc=$?
+grep -Fxq 'model cloud 0 normals: computed (descriptor.normals = compute), pointing away from its centroid (descriptor.model_normals = outward)' "$dir/outward.txt" &&
+  grep -Fxq 'scene normals: computed (the cloud carries none)' "$dir/outward.txt"
+check $(( $? || rc )) "outward: the model's computed normals say so, the scene's do not (rc $rc): $(cat "$dir/outward.txt")"
+run --model "$dir/with.pcd" --scene "$dir/without.pcd" --set descriptor.model_normals=outward --json > "$dir/outward.json" 2> "$dir/err.txt"
+rc=$?
+python3 - "$dir/outward.json" <<'PY'
+import json, sys
+n = json.load(open(sys.argv[1]))["normals"]
+assert n == {"models": ["cloud_rescaled"], "scene": "computed", "model_orientation": "outward"}, n
+PY
+check $(( $? || rc )) "--json carries the models' orientation (rc $rc; $(cat "$dir/err.txt"))"
 
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

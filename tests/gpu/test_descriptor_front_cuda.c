@@ -3,6 +3,8 @@
  *    for both roles, every point, host-given), the GPU normals of the cloud (grip_normals_cuda's, bit for bit; the
  *    host's own normals uploaded as given; the CPU twin's for a k the GPU does not keep), and each keypoint's row
  *    of them, all in device memory; the `normals` choice (auto | compute | file) decided as on the host side;
+ *  - model_normals = outward: a model's normals are the GPU normals from the centroid turned around, bit for bit
+ *    (and, for a k the GPU does not keep, the host front's, bit for bit); a scene keeps its viewpoint;
  *  - describe() with a body that writes its descriptors on the device hands every array back in device memory
  *    when asked (no round trip) and in host memory otherwise, with the same values;
  *  - the bruteforce index on CUDA accepts its reference rows in device memory (copied on the device: the caller
@@ -274,6 +276,74 @@ START_TEST(device_front_honours_the_normals_choice)
 }
 END_TEST
 
+/* The front's normals on `device` (n x 4, host copy, malloc'd) with normals_k and model_normals, in role. */
+static float *oriented_normals(grip_ctx *ctx, const grip_cloud *cloud, uint32_t role, const char *device,
+                               const char *normals_k, const char *model_normals)
+{
+    grip_kv kv[] = {{"device", device}, {"normals_k", normals_k}, {"model_normals", model_normals}};
+    grip_stage *st = NULL;
+    ck_assert_msg(grip_stage_create(&front_impl, ctx, kv, 3, &st) == GRIP_OK, "%s", ctx->last_error);
+    grip_descriptor_front f;
+    ck_assert_msg(grip_descriptor_front_open(st, cloud, role, NULL, 8, &f) == GRIP_OK, "%s", ctx->last_error);
+    ck_assert_int_eq(f.on_device, strcmp(device, "cuda") == 0);
+    ck_assert_uint_eq(f.features->normals_source, GRIP_NORMALS_COMPUTED);
+    size_t bytes = f.in.n * 4 * sizeof(float);
+    float *out = f.on_device ? download(ctx, f.features->normals.data, bytes) : malloc(bytes);
+    ck_assert_ptr_nonnull(out);
+    if (!f.on_device)
+        memcpy(out, f.normals, bytes);
+    grip_descriptor_front_close(&f);
+    grip_stage_destroy(st);
+    return out;
+}
+
+/* model_normals = outward on the device: the GPU normals flipped toward the centroid of the finite points and
+ * turned around (on the device), bit for bit; for k = 40 (the CPU twin's, uploaded, turned around on the device)
+ * the host front's bit for bit; a scene ignores the setting. */
+START_TEST(device_front_points_models_outward)
+{
+    grip_ctx *ctx = grip_test_ctx();
+    test_cloud t;
+    cloud_load(&t);
+    size_t n = t.host.n;
+    float centroid[3], *expect = malloc(n * 4 * sizeof(float));
+    ck_assert_ptr_nonnull(expect);
+    grip_normals_centroid(t.host.xyz, n, centroid);
+    ck_assert_int_eq(grip_normals_cuda(ctx, t.host.xyz, n, 10, centroid, expect), GRIP_OK);
+    grip_normals_turn_around(expect, n);
+    float *dev = oriented_normals(ctx, &t.cloud, GRIP_ROLE_MODEL, "cuda", "10", "outward");
+    ck_assert(same_floats(dev, expect, n * 4));
+    size_t turned = 0, defined = 0; /* against the viewpoint's: how many the setting turned */
+    float *dev_viewpoint = oriented_normals(ctx, &t.cloud, GRIP_ROLE_MODEL, "cuda", "10", "viewpoint");
+    for (size_t i = 0; i < n; ++i)
+        if (!isnan(dev[4 * i])) {
+            ++defined;
+            turned += dev[4 * i] == -dev_viewpoint[4 * i] && dev[4 * i] != 0.0f;
+        }
+    printf("outward model normals (k = 10): %zu of %zu defined rows turned from the viewpoint's\n", turned, defined);
+    free(dev);
+    /* a scene: the viewpoint's, whatever model_normals says */
+    dev = oriented_normals(ctx, &t.cloud, GRIP_ROLE_SCENE, "cuda", "10", "outward");
+    ck_assert(same_floats(dev, dev_viewpoint, n * 4));
+    ck_assert_int_eq(grip_normals_cuda(ctx, t.host.xyz, n, 10, t.cloud.viewpoint, expect), GRIP_OK);
+    ck_assert(same_floats(dev, expect, n * 4));
+    free(dev);
+    free(dev_viewpoint);
+    /* k beyond the GPU's: the CPU twin's from the centroid, turned around on the device = the host front's */
+    dev = oriented_normals(ctx, &t.cloud, GRIP_ROLE_MODEL, "cuda", "40", "outward");
+    float *host = oriented_normals(ctx, &t.cloud, GRIP_ROLE_MODEL, "cpu", "40", "outward");
+    ck_assert(same_floats(dev, host, n * 4));
+    ck_assert_int_eq(grip_normals_compute(ctx, t.host.xyz, n, NULL, 40, 0.0f, centroid, expect), GRIP_OK);
+    grip_normals_turn_around(expect, n);
+    ck_assert(same_floats(host, expect, n * 4));
+    free(dev);
+    free(host);
+    free(expect);
+    host_cloud_free(&t.host);
+    grip_ctx_free(ctx);
+}
+END_TEST
+
 /* Descriptors (D = 4): each keypoint's normal row, written where the front's side lives. */
 static grip_status normals_body(grip_stage *st, grip_descriptor_front *front)
 {
@@ -447,6 +517,7 @@ int main(void)
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, device_front_equals_host_front);
     tcase_add_test(tc, device_front_honours_the_normals_choice);
+    tcase_add_test(tc, device_front_points_models_outward);
     tcase_add_test(tc, descriptors_stay_on_the_device);
     tcase_add_test(tc, bruteforce_index_takes_device_rows);
     suite_add_tcase(s, tc);

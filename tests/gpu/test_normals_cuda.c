@@ -9,6 +9,8 @@
  *    having normals; radius normals (no ties to excuse: the radius set is the same, summed in the CPU's order) on
  *    random clouds, PCL's 397-point bunny (radius 0.03, as PCL's FPFH test) and the tutorial scene (radius 0.01,
  *    five chunks of queries).
+ *  - grip_normals_cuda_turn_around: the surface's normals negated on the device as grip_normals_turn_around does
+ *    on the host, bit for bit (NaN rows stay NaN, curvature kept); refused on a surface without normals.
  * Skips (77) without a usable device; the data cases pass without checking anything when the data is absent (they
  * say so). */
 #include "test_support.h"
@@ -342,6 +344,42 @@ START_TEST(radius_normals_on_real_data)
 }
 END_TEST
 
+/* Turning a surface's normals around on the device: the host's turning, bit for bit but for NaN bits. */
+START_TEST(surface_turn_around)
+{
+    uint64_t seed = 305;
+    const size_t n = random_points();
+    float *xyz = random_cloud(&seed, n);
+    float *host = malloc(4 * n * sizeof *host), *dev = malloc(4 * n * sizeof *dev);
+    ck_assert(host && dev);
+    grip_ctx *ctx = grip_test_ctx();
+    static const float vp[3] = {0.1f, -0.2f, 0.3f};
+    ck_assert_int_eq(grip_normals_cuda(ctx, xyz, n, 10, vp, host), GRIP_OK);
+    grip_normals_turn_around(host, n);
+    grip_surface_cuda *s = NULL;
+    ck_assert_msg(grip_surface_cuda_create(ctx, xyz, n, &s) == GRIP_OK, "%s", ctx->last_error);
+    ck_assert_int_eq(grip_normals_cuda_turn_around(ctx, s), GRIP_EINVAL); /* nothing to turn yet */
+    ck_assert_ptr_nonnull(strstr(ctx->last_error, "no normals"));
+    ck_assert_int_eq(grip_normals_cuda_surface(ctx, s, 10, 0.0f, vp), GRIP_OK);
+    ck_assert_msg(grip_normals_cuda_turn_around(ctx, s) == GRIP_OK, "%s", ctx->last_error);
+    grip_surface_cuda_view v = grip_surface_cuda_get_view(s);
+    ck_assert_int_eq(grip_cuda_copy_to_host(ctx, dev, v.normals, n * 4 * sizeof *dev), GRIP_OK);
+    size_t nan_rows = 0;
+    for (size_t i = 0; i < 4 * n; ++i) {
+        nan_rows += i % 4 == 0 && isnan(host[i]);
+        ck_assert_msg((isnan(host[i]) && isnan(dev[i])) || memcmp(host + i, dev + i, sizeof *dev) == 0,
+                      "value %zu: host %.9g device %.9g", i, (double)host[i], (double)dev[i]);
+    }
+    ck_assert_uint_gt(nan_rows, 0);
+    ck_assert_int_eq(grip_normals_cuda_turn_around(ctx, NULL), GRIP_EINVAL);
+    grip_surface_cuda_free(s);
+    grip_ctx_free(ctx);
+    free(host);
+    free(dev);
+    free(xyz);
+}
+END_TEST
+
 START_TEST(surface_bad_arguments)
 {
     grip_ctx *ctx = grip_test_ctx();
@@ -370,5 +408,6 @@ int main(void)
     grip_test_add_case(s, "radius_random", radius_normals_on_random_clouds);
     grip_test_add_case(s, "radius_data", radius_normals_on_real_data);
     grip_test_add_case(s, "surface_arguments", surface_bad_arguments);
+    grip_test_add_case(s, "turn_around", surface_turn_around);
     return grip_test_run_gpu(s);
 }

@@ -1,7 +1,8 @@
 /* test_descriptor_front.c -- the descriptor front's host side (stages/descriptor_front.h), what every descriptor
  * stage starts from: the shared parameters spliced into a table, the keypoints (uniform sampling per role, every
  * finite point, the host's, checked), the normals (computed by the CPU twin from k nearest or a radius and flipped
- * toward the cloud's viewpoint, or the host's own, 3 or 4 columns), the kd-tree, and the features handed over by
+ * toward the cloud's viewpoint, or -- a model under model_normals = outward -- away from its centroid; or the host's
+ * own, 3 or 4 columns, as given), the kd-tree, and the features handed over by
  * describe() in host memory; bad roles, clouds, keypoints and normals parameters fail with the documented codes
  * and leave nothing allocated (run under valgrind once). Also: result arrays allocated on and placed in host
  * memory, and a CPU-only build's refusal of device memory. */
@@ -11,6 +12,7 @@
 #include "stages/descriptor_front.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,10 +67,10 @@ static grip_stage *stage_new(grip_ctx *ctx, const grip_kv *kv, uint32_t n_kv)
 
 START_TEST(shared_parameters_splice_into_a_table)
 {
-    static const char *keys[] = {"device",    "fallback",   "normals",    "normals_k", "normals_radius",
-                                 "keypoints", "model_leaf", "scene_leaf", "radius"};
-    ck_assert_uint_eq(front_impl.n_params, 9);
-    for (size_t i = 0; i < 9; ++i)
+    static const char *keys[] = {"device",        "fallback",  "normals",    "normals_k",  "normals_radius",
+                                 "model_normals", "keypoints", "model_leaf", "scene_leaf", "radius"};
+    ck_assert_uint_eq(front_impl.n_params, 10);
+    for (size_t i = 0; i < 10; ++i)
         ck_assert_str_eq(front_params[i].key, keys[i]);
     grip_ctx *ctx = grip_test_ctx();
     grip_kv bad[] = {{"keypoints", "some"}};
@@ -352,6 +354,132 @@ START_TEST(normals_choice)
 }
 END_TEST
 
+/* A complete closed surface: N_POINTS points spread evenly over a sphere of radius 0.25 around (0.4, -0.3, 1.2)
+ * (a Fibonacci lattice), a NaN row every 17; the viewpoint is left at the origin, outside the sphere, from where
+ * only a cap of it is visible. */
+typedef struct ball {
+    float xyz[3 * N_POINTS];
+    grip_cloud cloud;
+} ball;
+
+static const float ball_centre[3] = {0.4f, -0.3f, 1.2f};
+
+static void ball_make(ball *b)
+{
+    const double golden = 2.39996322972865332; /* pi (3 - sqrt 5) */
+    for (size_t i = 0; i < N_POINTS; ++i) {
+        double z = 1.0 - (2.0 * (double)i + 1.0) / N_POINTS, r = sqrt(1.0 - z * z), phi = golden * (double)i;
+        b->xyz[3 * i] = ball_centre[0] + (float)(0.25 * r * cos(phi));
+        b->xyz[3 * i + 1] = ball_centre[1] + (float)(0.25 * r * sin(phi));
+        b->xyz[3 * i + 2] = ball_centre[2] + (float)(0.25 * z);
+        if (i % 17 == 5)
+            b->xyz[3 * i] = NAN;
+    }
+    memset(&b->cloud, 0, sizeof b->cloud);
+    b->cloud.struct_size = sizeof b->cloud;
+    b->cloud.width = N_POINTS;
+    b->cloud.height = 1;
+    b->cloud.xyz = grip_array_host_view(GRIP_F32, N_POINTS, 3, b->xyz);
+}
+
+/* The host front's normals (n x 4 into out) for kv on cloud in role; returns the normals_source it says. */
+static uint32_t front_normals(const grip_kv *kv, uint32_t n_kv, const grip_cloud *cloud, uint32_t role, float *out)
+{
+    grip_ctx *ctx = grip_test_ctx();
+    grip_stage *st = stage_new(ctx, kv, n_kv);
+    grip_descriptor_front f;
+    ck_assert_msg(grip_descriptor_front_open(st, cloud, role, NULL, 8, &f) == GRIP_OK, "%s", ctx->last_error);
+    memcpy(out, f.normals, N_POINTS * 4 * sizeof *out);
+    uint32_t source = f.features->normals_source;
+    grip_descriptor_front_close(&f);
+    grip_stage_destroy(st);
+    grip_ctx_free(ctx);
+    return source;
+}
+
+/* Of the defined normals, how many point away from the sphere's centre ((p - c) . n > 0); *defined: their count. */
+static size_t count_outward(const float *xyz, const float *normals, size_t *defined)
+{
+    size_t out = 0;
+    *defined = 0;
+    for (size_t i = 0; i < N_POINTS; ++i) {
+        const float *p = xyz + 3 * i, *nrm = normals + 4 * i;
+        if (isnan(nrm[0]))
+            continue;
+        ++*defined;
+        double dot = 0;
+        for (int a = 0; a < 3; ++a)
+            dot += ((double)p[a] - ball_centre[a]) * nrm[a];
+        out += dot > 0;
+    }
+    return out;
+}
+
+/* model_normals = viewpoint | outward on a complete closed surface seen from outside it: flipped toward the
+ * viewpoint, the far side of the sphere points inward; outward, every normal points away from the centre, bit for
+ * bit the viewpoint computation from the centroid turned around (so the GPU twin agrees as for any viewpoint).
+ * A scene ignores the setting; a cloud's own normals are used as given; an unknown value is a config error. */
+START_TEST(model_normals_outward)
+{
+    static ball b;
+    ball_make(&b);
+    static float viewpoint[N_POINTS * 4], outward[N_POINTS * 4], expect[N_POINTS * 4];
+    grip_kv kv_viewpoint[] = {{"normals_k", "10"}, {"model_normals", "viewpoint"}};
+    grip_kv kv_outward[] = {{"normals_k", "10"}, {"model_normals", "outward"}};
+    ck_assert_uint_eq(front_normals(kv_viewpoint, 2, &b.cloud, GRIP_ROLE_MODEL, viewpoint), GRIP_NORMALS_COMPUTED);
+    ck_assert_uint_eq(front_normals(kv_outward, 2, &b.cloud, GRIP_ROLE_MODEL, outward), GRIP_NORMALS_COMPUTED);
+    size_t defined = 0, away_viewpoint = count_outward(b.xyz, viewpoint, &defined);
+    size_t defined_outward = 0, away_outward = count_outward(b.xyz, outward, &defined_outward);
+    printf("sphere, %zu defined normals: %zu point away from the centre flipped toward the origin, %zu outward\n",
+           defined, away_viewpoint, away_outward);
+    ck_assert_uint_eq(defined_outward, defined);
+    ck_assert_uint_gt(defined, N_POINTS * 9 / 10);
+    /* the origin sees a cap of (1 - 0.25 / |c|) / 2 = 41 % of the sphere: the rest is turned inward */
+    ck_assert_uint_lt(away_viewpoint, defined / 2);
+    ck_assert_uint_eq(away_outward, defined);
+    /* the centroid: finite rows summed in double in row order, written out again */
+    double sum[3] = {0, 0, 0};
+    size_t finite = 0;
+    for (size_t i = 0; i < N_POINTS; ++i)
+        if (!isnan(b.xyz[3 * i])) {
+            for (int a = 0; a < 3; ++a)
+                sum[a] += b.xyz[3 * i + a];
+            ++finite;
+        }
+    float centroid[3];
+    grip_normals_centroid(b.xyz, N_POINTS, centroid);
+    for (int a = 0; a < 3; ++a) {
+        ck_assert(centroid[a] == (float)(sum[a] / (double)finite));
+        ck_assert_float_eq_tol(centroid[a], ball_centre[a], 1e-3f);
+    }
+    grip_ctx *ctx = grip_test_ctx();
+    ck_assert_int_eq(grip_normals_compute(ctx, b.xyz, N_POINTS, NULL, 10, 0.0f, centroid, expect), GRIP_OK);
+    grip_normals_turn_around(expect, N_POINTS);
+    ck_assert(same_floats(outward, expect, N_POINTS * 4));
+    for (size_t i = 0; i < N_POINTS; ++i) /* the same normal but for its sign, the same curvature */
+        ck_assert(isnan(expect[4 * i]) || (expect[4 * i + 3] == viewpoint[4 * i + 3] &&
+                                           fabsf(expect[4 * i + 2]) == fabsf(viewpoint[4 * i + 2])));
+    /* from a radius, too */
+    grip_kv kv_radius[] = {{"normals_k", "0"}, {"normals_radius", "0.06"}, {"model_normals", "outward"}};
+    front_normals(kv_radius, 3, &b.cloud, GRIP_ROLE_MODEL, outward);
+    ck_assert_uint_eq(count_outward(b.xyz, outward, &defined), defined);
+    ck_assert_uint_gt(defined, N_POINTS * 9 / 10);
+    /* a scene keeps the viewpoint */
+    front_normals(kv_outward, 2, &b.cloud, GRIP_ROLE_SCENE, outward);
+    ck_assert(same_floats(outward, viewpoint, N_POINTS * 4));
+    /* the cloud's own normals are used as given, inward or not */
+    b.cloud.normals = grip_array_host_view(GRIP_F32, N_POINTS, 4, viewpoint);
+    ck_assert_uint_eq(front_normals(kv_outward, 2, &b.cloud, GRIP_ROLE_MODEL, outward), GRIP_NORMALS_CLOUD);
+    ck_assert(same_floats(outward, viewpoint, N_POINTS * 4));
+    grip_kv bad[] = {{"model_normals", "inward"}};
+    grip_stage *st = NULL;
+    ck_assert_int_eq(grip_stage_create(&front_impl, ctx, bad, 1, &st), GRIP_ECONFIG);
+    ck_assert_ptr_null(st);
+    ck_assert_msg(strstr(ctx->last_error, "model_normals") != NULL, "%s", ctx->last_error);
+    grip_ctx_free(ctx);
+}
+END_TEST
+
 START_TEST(result_arrays_on_the_host)
 {
     grip_ctx *ctx = grip_test_ctx();
@@ -389,6 +517,7 @@ int main(void)
     tcase_add_test(tc, describe_hands_over_the_features);
     tcase_add_test(tc, bad_input_fails_cleanly);
     tcase_add_test(tc, normals_choice);
+    tcase_add_test(tc, model_normals_outward);
     tcase_add_test(tc, result_arrays_on_the_host);
     suite_add_tcase(s, tc);
     return grip_test_run(s);
