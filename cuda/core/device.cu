@@ -25,8 +25,12 @@ extern "C" void grip_cuda_ctx_release(grip_ctx *ctx)
 {
     if (!ctx->pool)
         return;
-    // Blocks still allocated (a result the host has not released yet) keep the pool's memory until they are freed:
-    // CUDA destroys the pool then.
+    // The frees the stages queued on the stream complete first: destroying a pool under queued frees of its blocks
+    // crashed the driver inside the next context's first cudaStreamSynchronize (CUDA 13.0, driver 580). Blocks still
+    // allocated (a result the host has not released yet) keep the pool's memory until they are freed: CUDA destroys
+    // the pool then.
+    (void)cudaSetDevice(ctx->device);
+    (void)cudaStreamSynchronize(0);
     (void)cudaMemPoolDestroy(ctx_pool(ctx));
     ctx->pool = NULL;
     (void)cudaGetLastError();
