@@ -2,9 +2,12 @@
 #define _POSIX_C_SOURCE 200809L
 #include "host_util.h"
 
+#include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -80,4 +83,12 @@ void host_json_string(FILE *out, const char *s)
             fputc(c, out);
     }
     fputc('"', out);
+}
+
+int host_make_dir(const char *dir, const char *who)
+{
+    if (mkdir(dir, 0777) == 0 || errno == EEXIST)
+        return 0;
+    fprintf(stderr, "grip-host: %s: cannot make the folder %s: %s\n", who, dir, strerror(errno));
+    return -1;
 }

@@ -23,4 +23,7 @@ void host_json_number(FILE *out, double v);
 /* 1 if the file exists and is readable. */
 int host_file_readable(const char *path);
 
+/* Makes the folder dir unless it exists (its parent must); 0, or -1 after a message on stderr naming `who` and dir. */
+int host_make_dir(const char *dir, const char *who);
+
 #endif

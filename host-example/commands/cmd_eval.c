@@ -120,7 +120,8 @@ static int run_scenes(const host_options *o, synth_params *sp, const eval_setup 
         eval_write_markdown(stdout, setup, &e);
     int bad = 0;
     if (o->out_dir)
-        bad = write_file(o->out_dir, stem, "json", setup, &e, eval_write_json) != 0 ||
+        bad = host_make_dir(o->out_dir, "eval") != 0 ||
+              write_file(o->out_dir, stem, "json", setup, &e, eval_write_json) != 0 ||
               write_file(o->out_dir, stem, "md", setup, &e, eval_write_markdown) != 0 ||
               write_file(o->out_dir, stem, "svg", setup, &e, eval_write_svg) != 0;
     return bad || e.failed_scenes ? 1 : 0;

@@ -22,12 +22,10 @@
 #include "host_util.h"
 #include "synth/place.h" /* the host's seeded random stream */
 
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #define DEFAULT_KEYPOINTS 500
 #define MAX_NOISE_LEVELS BOLOGNA_MAX_NOISE
@@ -460,10 +458,8 @@ static int write_out(const char *dir, const evaluation *e)
 {
     char path[4200];
     int bad = 0;
-    if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
-        fprintf(stderr, "grip-host: eval: cannot make the folder %s: %s\n", dir, strerror(errno));
+    if (host_make_dir(dir, "eval") != 0)
         return 1;
-    }
     for (int j = -2; j < e->sel.n_noise; j++) { /* -2: JSON, -1: Markdown, then one SVG per noise level */
         if (j < 0)
             snprintf(path, sizeof path, "%s/descriptors.%s", dir, j == -2 ? "json" : "md");

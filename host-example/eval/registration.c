@@ -10,12 +10,10 @@
 #include "judge/judge.h"
 #include "judge/task.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #define MAX_DISTANCE 0.01 /* m: found within 1 cm mean model-point distance ... */
 #define MAX_ANGLE 15      /* ... and 15 degrees, as eval recognition */
@@ -253,10 +251,8 @@ static void write_markdown(FILE *f, const reg_eval *e)
 
 static int write_out(const char *dir, const reg_eval *e)
 {
-    if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
-        fprintf(stderr, "grip-host: eval: cannot make the folder %s: %s\n", dir, strerror(errno));
+    if (host_make_dir(dir, "eval") != 0)
         return 1;
-    }
     int bad = 0;
     for (int k = 0; k < 2; k++) {
         char path[4200];

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # grip-host eval recognition on two generated scenes (3 and 4 objects): the JSON, Markdown and SVG files are
-# written and agree with one another -- every object counted in exactly one occlusion bin, the bins summing to the
-# totals, rates that are found / objects, pose errors within the judging tolerance, false positives per scene
-# the count over the scenes -- and most objects are found. An unknown evaluation is a usage error (exit 2).
+# written into a folder --out makes and agree with one another -- every object counted in exactly one occlusion
+# bin, the bins summing to the totals, rates that are found / objects, pose errors within the judging tolerance,
+# false positives per scene the count over the scenes -- and most objects are found. An unknown evaluation is a
+# usage error (exit 2).
 set -u
 host=${GRIP_HOST:?GRIP_HOST is not set}
 plugin=${GRIP_PLUGIN:?GRIP_PLUGIN is not set}
@@ -10,13 +11,13 @@ if ! command -v python3 >/dev/null; then echo "skipped: python3 is not installed
 tmp=$(mktemp -d /tmp/grip_eval_XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 fail=0 pass=0
-"$host" --plugin "$plugin" eval recognition --scenes 2 --out "$tmp" > "$tmp/stdout.md" 2> "$tmp/stderr.txt"
+"$host" --plugin "$plugin" eval recognition --scenes 2 --out "$tmp/out" > "$tmp/stdout.md" 2> "$tmp/stderr.txt"
 rc=$?
 cat "$tmp/stderr.txt" "$tmp/stdout.md"
 if [ $rc -eq 0 ] && python3 - "$tmp" <<'PY'
 import json, sys, xml.etree.ElementTree as ET
 d = sys.argv[1]
-j = json.load(open(f"{d}/recognition.json"))
+j = json.load(open(f"{d}/out/recognition.json"))
 assert j["scenes"] == 2 and j["failed_scenes"] == 0
 a = j["all"]
 assert a["objects"] == 3 + 4, a
@@ -32,10 +33,10 @@ for b in j["bins"] + [a]:
 assert abs(j["false_per_scene"] - j["false_instances"] / 2) < 1e-9
 assert sum(j["missed_rejected_by"].values()) == a["missed_rejected_by_verify"], j["missed_rejected_by"]
 assert a["found"] >= 5, f"only {a['found']} of 7 objects found"
-md = open(f"{d}/recognition.md").read()
+md = open(f"{d}/out/recognition.md").read()
 assert md == open(f"{d}/stdout.md").read()
 assert f"| **all** | 7 | {a['found']} |" in md, md
-svg = ET.parse(f"{d}/recognition.svg").getroot()
+svg = ET.parse(f"{d}/out/recognition.svg").getroot()
 assert svg.tag.endswith("svg")
 labels = [t.text for t in svg.iter() if t.tag.endswith("text")]
 assert any(l and l.endswith(f"/{j['bins'][0]['objects']}") for l in labels), labels
