@@ -205,19 +205,29 @@ static grip_stage *choice_stage(grip_ctx *ctx, const char *device, const char *c
     return st;
 }
 
+/* The normals of st's front over cloud in role (n x 4, a host copy, malloc'd; downloaded when the front is on the
+ * device, which it must be exactly when on_device); *source: what the front says they are. Destroys st. */
+static float *front_normals(grip_ctx *ctx, grip_stage *st, const grip_cloud *cloud, uint32_t role, int on_device,
+                            uint32_t *source)
+{
+    grip_descriptor_front f;
+    ck_assert_msg(grip_descriptor_front_open(st, cloud, role, NULL, 8, &f) == GRIP_OK, "%s", ctx->last_error);
+    ck_assert_int_eq(f.on_device, on_device);
+    size_t bytes = f.in.n * 4 * sizeof(float);
+    float *out = f.on_device ? download(ctx, f.features->normals.data, bytes) : malloc(bytes);
+    ck_assert_ptr_nonnull(out);
+    if (!f.on_device)
+        memcpy(out, f.normals, bytes);
+    *source = f.features->normals_source;
+    grip_descriptor_front_close(&f);
+    grip_stage_destroy(st);
+    return out;
+}
+
 /* The device front's normals (downloaded, malloc'd) under normals = choice; *source: what it says they are. */
 static float *device_normals(grip_ctx *ctx, const grip_cloud *cloud, const char *choice, uint32_t *source)
 {
-    grip_stage *st = choice_stage(ctx, "cuda", choice);
-    grip_descriptor_front d;
-    ck_assert_msg(grip_descriptor_front_open(st, cloud, GRIP_ROLE_SCENE, NULL, 8, &d) == GRIP_OK, "%s",
-                  ctx->last_error);
-    ck_assert_int_eq(d.on_device, 1);
-    float *nrm = download(ctx, d.features->normals.data, d.in.n * 4 * sizeof *nrm);
-    *source = d.features->normals_source;
-    grip_descriptor_front_close(&d);
-    grip_stage_destroy(st);
-    return nrm;
+    return front_normals(ctx, choice_stage(ctx, "cuda", choice), cloud, GRIP_ROLE_SCENE, 1, source);
 }
 
 /* normals = auto | compute | file on the device side, against the host side: the cloud's own normals, 2 pi long,
@@ -283,17 +293,9 @@ static float *oriented_normals(grip_ctx *ctx, const grip_cloud *cloud, uint32_t 
     grip_kv kv[] = {{"device", device}, {"normals_k", normals_k}, {"model_normals", model_normals}};
     grip_stage *st = NULL;
     ck_assert_msg(grip_stage_create(&front_impl, ctx, kv, 3, &st) == GRIP_OK, "%s", ctx->last_error);
-    grip_descriptor_front f;
-    ck_assert_msg(grip_descriptor_front_open(st, cloud, role, NULL, 8, &f) == GRIP_OK, "%s", ctx->last_error);
-    ck_assert_int_eq(f.on_device, strcmp(device, "cuda") == 0);
-    ck_assert_uint_eq(f.features->normals_source, GRIP_NORMALS_COMPUTED);
-    size_t bytes = f.in.n * 4 * sizeof(float);
-    float *out = f.on_device ? download(ctx, f.features->normals.data, bytes) : malloc(bytes);
-    ck_assert_ptr_nonnull(out);
-    if (!f.on_device)
-        memcpy(out, f.normals, bytes);
-    grip_descriptor_front_close(&f);
-    grip_stage_destroy(st);
+    uint32_t source = 0;
+    float *out = front_normals(ctx, st, cloud, role, strcmp(device, "cuda") == 0, &source);
+    ck_assert_uint_eq(source, GRIP_NORMALS_COMPUTED);
     return out;
 }
 
