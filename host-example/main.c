@@ -5,7 +5,7 @@
  *             (--scene FILE | --scene-list FILE)... [--json]
  *   grip-host [--plugin PATH] models --config FILE [--set ...] --out DB MODEL...
  *   grip-host [--plugin PATH] demo [--config FILE] [--set ...] [--seed N] [--objects N] [--json]
- *   grip-host synth --out DIR [--seed N] [--objects N]
+ *   grip-host synth --out DIR [--seed N] [--objects N] [--views N]
  *   grip-host [--plugin PATH] regress [--data DIR] [--set ...] [--json] CASE...
  *   grip-host [--plugin PATH] eval recognition [--scenes N] [--objects N] [--seed N] [--out DIR] [--config FILE]
  *             [--set ...] [--json] [--data DIR [--models LIST] [--noise LIST]]
@@ -42,7 +42,7 @@ static void usage(FILE *f)
             "                                describe the models once into a model database for run --models\n"
             "  demo [--config FILE] [--seed N] [--objects N] [--set ...] [--json] [--overlay OUT.ply]\n"
             "                                generate a scene with known poses, recognise it, compare with the truth\n"
-            "  synth --out DIR [--seed N] [--objects N]\n"
+            "  synth --out DIR [--seed N] [--objects N] [--views N]\n"
             "                                write a generated scene, its models and their true poses\n"
             "  regress [--data DIR] [--set ...] [--json] CASE...\n"
             "                                run regression cases (tests/regress/*.case: models, scene, config,\n"
@@ -101,7 +101,7 @@ static int parse_option(int argc, char **argv, int *i, host_options *o)
     }
     static const char *with_value[] = {"--plugin", "--config", "--set", "--model", "--scene", "--scene-list",
                                        "--out", "--seed", "--objects", "--repeat", "--overlay", "--data", "--scenes",
-                                       "--keypoints", "--noise", "--models"};
+                                       "--keypoints", "--noise", "--models", "--views"};
     int known = 0;
     for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++)
         known |= strcmp(a, with_value[k]) == 0;
@@ -128,6 +128,13 @@ static int parse_option(int argc, char **argv, int *i, host_options *o)
             fprintf(stderr, "grip-host: --keypoints must be 1..1000000\n");
             return -1;
         }
+    }
+    else if (strcmp(a, "--views") == 0) {
+        if (parse_number(a, v, &n) || n > 360) {
+            fprintf(stderr, "grip-host: --views must be 0..360 (0: complete models)\n");
+            return -1;
+        }
+        o->views = (int)n;
     }
     else if (strcmp(a, "--scenes") == 0) {
         if (parse_number(a, v, &n) || n < 1 || n > 100000) {

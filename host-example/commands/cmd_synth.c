@@ -1,5 +1,11 @@
 /* cmd_synth.c -- `grip-host synth --out DIR`: write a generated scene (scene.pcd, organized), one PCD per model
- * (model_<name>.pcd, with normals) and the true poses (truth.txt: object, model file, 16 numbers row-major). */
+ * and the true poses (truth.txt: object, model file, 16 numbers row-major).
+ *
+ * The models are the complete surfaces (model_<name>.pcd, with their outward normals), or with --views N each
+ * kind's N partial views as `grip-host demo` models them (model_<name>@<yaw>.pcd: the points the camera saw, in
+ * the object's frame, VIEWPOINT the camera centre, no normals). A view's frame is its object's, so every view of a
+ * kind has the object's true pose; truth.txt then names the kind's views as model_<name>@*.pcd. Those files are
+ * what `grip-host models` takes to build the demo's model database. */
 #include "commands/commands.h"
 #include "synth/synth.h"
 
@@ -16,7 +22,10 @@ static int write_truth(const char *dir, const synth_scene *sc)
     }
     fprintf(f, "# object model_file pose(4x4 row-major, model -> scene/camera frame, metres)\n");
     for (uint32_t o = 0; o < sc->n_objects; o++) {
-        fprintf(f, "%u model_%s.pcd", o, sc->names[sc->model_of_object[o]]);
+        if (sc->view_origin) /* views: the kind's name (a view's path is "<name>@<yaw>") */
+            fprintf(f, "%u model_%s@*.pcd", o, sc->complete[sc->model_of_object[o] / sc->views_per_kind].path);
+        else
+            fprintf(f, "%u model_%s.pcd", o, sc->names[sc->model_of_object[o]]);
         for (int k = 0; k < 16; k++)
             fprintf(f, " %.9g", sc->poses[o][k]);
         fputc('\n', f);
@@ -35,6 +44,7 @@ int cmd_synth(const host_options *o)
     sp.seed = o->seed;
     if (o->objects)
         sp.n_objects = (uint32_t)o->objects;
+    sp.model_views = (uint32_t)o->views;
     synth_scene sc;
     char err[512], path[4096];
     if (synth_generate(&sp, &sc, err, sizeof err) != 0) {
