@@ -17,6 +17,7 @@
 #include "descriptor/pfh_cuda.h"
 #include "spatial/kdtree3d.h"
 #include "spatial/neighborhood_cuda.h"
+#include "host_util.h"
 
 #include <cuda_runtime_api.h>
 #include <math.h>
@@ -129,13 +130,6 @@ static int time_step(bench *b, const char *name, bench_step step, int runs, doub
     return rc;
 }
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
-
 /* The CPU twin once on the first CPU_KEYPOINTS keypoints of the current case (host keys, every `step`-th point)
  * against the GPU's rows of the same keypoints. */
 static int cpu_case(bench *b, const grip_kdtree3d *tree, const char *name, size_t dim, size_t step, int fpfh)
@@ -152,11 +146,11 @@ static int cpu_case(bench *b, const grip_kdtree3d *tree, const char *name, size_
     b->k = k;
     if (!st)
         st = grip_cuda_copy_to_host(b->ctx, gpu, b->out_dev, CPU_KEYPOINTS * dim * sizeof(float));
-    double t0 = now_ms();
+    double t0 = host_now_ms();
     if (!st)
         st = fpfh ? grip_fpfh_describe(b->ctx, b->xyz, b->normals, b->n, tree, keys, CPU_KEYPOINTS, RADIUS, cpu)
                   : grip_pfh_describe(b->ctx, b->xyz, b->normals, b->n, tree, keys, CPU_KEYPOINTS, RADIUS, cpu);
-    double cpu_ms = now_ms() - t0;
+    double cpu_ms = host_now_ms() - t0;
     double worst = 0.0;
     for (size_t i = 0; i < CPU_KEYPOINTS * dim && !st; ++i)
         worst = fmax(worst, fabs((double)cpu[i] - gpu[i]));

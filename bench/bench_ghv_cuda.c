@@ -16,6 +16,7 @@
 #include "io/cloud_io.h"
 #include "verify/ghv.h"
 #include "verify/ghv_cuda.h"
+#include "host_util.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -26,25 +27,6 @@
 #define REPS 20
 #define WARMUPS 2
 #define CPU_REPS 3
-
-static double now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 static uint64_t rng_next(uint64_t *x)
 {
@@ -144,11 +126,11 @@ int main(int argc, char **argv)
     for (int r = -WARMUPS; r < REPS && !bad; r++) {
         grip_ghv_scene_cuda_free(gpu);
         gpu = NULL;
-        double t0 = now_ms();
+        double t0 = host_now_ms();
         bad = check(ctx, grip_ghv_scene_cuda_create(ctx, scene.xyz, scene.n, scene.width, scene.height, &p, &gpu),
                     "scene (gpu)");
         if (r >= 0)
-            t_scene[r] = now_ms() - t0;
+            t_scene[r] = host_now_ms() - t0;
     }
     grip_ghv_scene *host = bad ? NULL : grip_ghv_scene_cuda_host(gpu);
     float *sampled = NULL;
@@ -161,11 +143,11 @@ int main(int argc, char **argv)
     memset(&tg, 0, sizeof tg);
     for (int r = -WARMUPS; r < REPS && !bad; r++) {
         grip_ghv_terms_free(&tg);
-        double t0 = now_ms();
+        double t0 = host_now_ms();
         bad = check(ctx, grip_ghv_terms_cuda(ctx, gpu, &m, 1, hyps, h, &tg), "terms (gpu)");
-        double t1 = now_ms();
+        double t1 = host_now_ms();
         bad = bad || check(ctx, grip_ghv_search(ctx, &p, host, &tg, accepted, NULL), "search");
-        double t2 = now_ms();
+        double t2 = host_now_ms();
         if (r >= 0) {
             t_terms[r] = t1 - t0;
             t_search[r] = t2 - t1;
@@ -179,13 +161,13 @@ int main(int argc, char **argv)
     for (int r = 0; r < CPU_REPS && !bad; r++) {
         grip_ghv_scene_free(&cpu);
         grip_ghv_terms_free(&tc);
-        double t0 = now_ms();
+        double t0 = host_now_ms();
         bad = check(ctx, grip_ghv_scene_prepare(ctx, scene.xyz, scene.n, scene.width, scene.height, &p, &cpu),
                     "scene (cpu)");
-        double t1 = now_ms();
+        double t1 = host_now_ms();
         bad = bad || check(ctx, grip_ghv_terms_compute(ctx, &cpu, &m, 1, hyps, h, &tc), "terms (cpu)");
         t_scene_cpu[r] = t1 - t0;
-        t_terms_cpu[r] = now_ms() - t1;
+        t_terms_cpu[r] = host_now_ms() - t1;
     }
     int same = !bad && grip_ghv_terms_equal(&tc, &tg);
     size_t k = 0;
@@ -198,8 +180,8 @@ int main(int argc, char **argv)
                (unsigned long long)tg.clutter_offsets[h], k, grip_ctx_threads(ctx));
         printf("ghv median_ms scene_gpu=%.3f terms_gpu=%.3f search=%.3f ghv_gpu=%.3f scene_cpu=%.1f terms_cpu=%.1f "
                "terms_equal=%d\n",
-               median(t_scene, REPS), median(t_terms, REPS), median(t_search, REPS), median(t_ghv, REPS),
-               median(t_scene_cpu, CPU_REPS), median(t_terms_cpu, CPU_REPS), same);
+               host_median(t_scene, REPS), host_median(t_terms, REPS), host_median(t_search, REPS),
+               host_median(t_ghv, REPS), host_median(t_scene_cpu, CPU_REPS), host_median(t_terms_cpu, CPU_REPS), same);
     }
     grip_ghv_terms_free(&tg);
     grip_ghv_terms_free(&tc);

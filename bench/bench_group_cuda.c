@@ -18,6 +18,7 @@
 #include "group/gc_cuda.h"
 #include "group/hough3d_cuda.h"
 #include "spatial/neighborhood_cuda.h"
+#include "host_util.h"
 
 #include <cuda_runtime_api.h>
 #include <stdio.h>
@@ -265,19 +266,6 @@ static grip_status gc_all_cpu(bench *b, const view *v)
 
 /* ---- timing ---- */
 
-static int compare_doubles(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
-
 /* GPU steps: CUDA events (2 warm-ups); CPU steps: wall clock (1 warm-up). Prints the median; 1 on a failure. */
 static int time_step(bench *b, const char *name, step_fn step, const view *v, int on_gpu)
 {
@@ -288,12 +276,12 @@ static int time_step(bench *b, const char *name, step_fn step, const view *v, in
     cudaEventCreate(&stop);
     int rc = 0;
     for (int r = on_gpu ? -2 : -1; r < reps && rc == 0; ++r) {
-        double t0 = now_ms();
+        double t0 = host_now_ms();
         cudaEventRecord(start, 0);
         grip_status st = step(b, v);
         cudaEventRecord(stop, 0);
         cudaEventSynchronize(stop);
-        double wall = now_ms() - t0;
+        double wall = host_now_ms() - t0;
         float t = 0.0f;
         cudaEventElapsedTime(&t, start, stop);
         if (st != GRIP_OK) {
@@ -306,7 +294,7 @@ static int time_step(bench *b, const char *name, step_fn step, const view *v, in
     cudaEventDestroy(start);
     cudaEventDestroy(stop);
     if (rc == 0) {
-        qsort(ms, (size_t)reps, sizeof ms[0], compare_doubles);
+        qsort(ms, (size_t)reps, sizeof ms[0], host_compare_doubles);
         printf("bench %s median_ms=%.4f runs=%d\n", name, ms[reps / 2], reps);
     }
     return rc;

@@ -16,6 +16,7 @@
 #include "spatial/kdtree3d.h"
 #include "verify/icp.h"
 #include "verify/icp_cuda.h"
+#include "host_util.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -25,25 +26,6 @@
 
 #define GPU_REPS 11
 #define WARMUPS 2
-
-static double now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    const double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return v[n / 2];
-}
 
 typedef struct bench_case {
     const char *name;
@@ -83,23 +65,23 @@ static int run_case(grip_ctx *ctx, const bench_case *bc, uint32_t metric, int gp
 
     /* CPU twin */
     grip_kdtree3d *tree = NULL;
-    double t0 = now_ms();
+    double t0 = host_now_ms();
     if (grip_kdtree3d_build(ctx, scene.xyz, scene.n, &tree) != GRIP_OK) {
         fprintf(stderr, "cpu tree: %s\n", ctx->last_error);
         return 1;
     }
-    const double cpu_tree_ms = now_ms() - t0;
+    const double cpu_tree_ms = host_now_ms() - t0;
     const grip_icp_scene sc = {tree, scene.xyz, scene.normals, 3, {0, 0, 0}};
     const grip_icp_model md = {model.xyz, model.n, NULL, 0};
     double cpu_ms[3];
     for (int r = 0; r < bc->cpu_reps; ++r) {
-        t0 = now_ms();
+        t0 = host_now_ms();
         for (uint32_t h = 0; h < bc->n_hyp; ++h)
             if (grip_icp_refine_scene(ctx, &p, &md, &sc, poses + 16 * (size_t)h, &cpu[h]) != GRIP_OK) {
                 fprintf(stderr, "cpu: %s\n", ctx->last_error);
                 return 1;
             }
-        cpu_ms[r] = now_ms() - t0;
+        cpu_ms[r] = host_now_ms() - t0;
     }
     grip_kdtree3d_free(tree);
     double iters = 0, accepted = 0;
@@ -109,7 +91,7 @@ static int run_case(grip_ctx *ctx, const bench_case *bc, uint32_t metric, int gp
         accepted += cpu[h].accepted;
         most = cpu[h].iterations > most ? cpu[h].iterations : most;
     }
-    const double cpu_med = median(cpu_ms, bc->cpu_reps);
+    const double cpu_med = host_median(cpu_ms, (size_t)bc->cpu_reps);
     printf("bench=icp case=%s metric=%s backend=cpu threads=%d scene=%zu model=%zu hypotheses=%u tree_ms=%.2f "
            "refine_ms=%.2f mean_iterations=%.1f accepted=%.0f per30_ms=%.2f\n",
            bc->name, mname, grip_ctx_threads(ctx), bc->n_scene, bc->n_model, bc->n_hyp, cpu_tree_ms, cpu_med,
@@ -121,12 +103,12 @@ static int run_case(grip_ctx *ctx, const bench_case *bc, uint32_t metric, int gp
         const grip_icp_batch b = {model.xyz, NULL, first, 1, bc->n_hyp, ids, poses};
         for (int r = -WARMUPS; r < GPU_REPS; ++r) {
             grip_icp_cuda_scene *ds = NULL;
-            t0 = now_ms();
+            t0 = host_now_ms();
             grip_status st = grip_icp_cuda_scene_build(ctx, scene.xyz, scene.n, scene.normals, 3, NULL, &ds);
-            const double t1 = now_ms();
+            const double t1 = host_now_ms();
             if (st == GRIP_OK)
                 st = grip_icp_cuda_refine(ctx, &p, ds, &b, dev);
-            const double t2 = now_ms();
+            const double t2 = host_now_ms();
             grip_icp_cuda_scene_free(ds);
             if (st != GRIP_OK) {
                 fprintf(stderr, "gpu: %s\n", ctx->last_error);
@@ -145,10 +127,10 @@ static int run_case(grip_ctx *ctx, const bench_case *bc, uint32_t metric, int gp
             same_iterations += dev[h].iterations == cpu[h].iterations;
         }
         bad = !(worst <= 1e-4);
-        const double gpu_med = median(refine_ms, GPU_REPS);
+        const double gpu_med = host_median(refine_ms, GPU_REPS);
         printf("bench=icp case=%s metric=%s backend=cuda scene=%zu model=%zu hypotheses=%u scene_build_ms=%.3f "
                "refine_ms=%.3f per30_ms=%.3f speedup=%.1f max_pose_diff=%.2e same_iterations=%u/%u\n",
-               bc->name, mname, bc->n_scene, bc->n_model, bc->n_hyp, median(build_ms, GPU_REPS), gpu_med,
+               bc->name, mname, bc->n_scene, bc->n_model, bc->n_hyp, host_median(build_ms, GPU_REPS), gpu_med,
                most ? gpu_med * 30.0 / most : 0.0, cpu_med / gpu_med, worst, same_iterations, bc->n_hyp);
     }
     free(ids);

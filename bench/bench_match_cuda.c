@@ -15,6 +15,7 @@
 #include "knn_bench_rows.h"
 #include "stages/registry.h"
 #include "stages/stage.h"
+#include "host_util.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -29,19 +30,6 @@ typedef struct match_case {
     size_t dim, n, m;
     char data[16];
 } match_case;
-
-static double now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return 1e3 * (double)t.tv_sec + 1e-6 * (double)t.tv_nsec;
-}
-
-static int compare_doubles(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 static grip_stage *stage_new(grip_ctx *ctx, const grip_stage_impl *impl, const grip_kv *kv, uint32_t n_kv)
 {
@@ -63,19 +51,19 @@ static double time_match(grip_ctx *ctx, const char *device, const char *mutual, 
         if (*kept)
             (*kept)->release(*kept);
         *kept = NULL;
-        const double t0 = now_ms();
+        const double t0 = host_now_ms();
         if (grip_match_knn.match(st, index, queries, GRIP_MEM_HOST, kept) != GRIP_OK) {
             fprintf(stderr, "match: %s\n", ctx->last_error);
             grip_stage_destroy(st);
             return -1;
         }
         if (r >= 0)
-            ms[r] = now_ms() - t0;
+            ms[r] = host_now_ms() - t0;
     }
     grip_stage_destroy(st);
     if (!st)
         return -1;
-    qsort(ms, REPS, sizeof ms[0], compare_doubles);
+    qsort(ms, REPS, sizeof ms[0], host_compare_doubles);
     return ms[REPS / 2];
 }
 
@@ -91,7 +79,7 @@ static double time_reverse_all(grip_ctx *ctx, const float *ref, const float *q, 
     if (!ok)
         fprintf(stderr, "reverse search: out of host memory\n");
     for (int r = -1; ok && r < REPS; ++r) {
-        const double t0 = now_ms();
+        const double t0 = host_now_ms();
         grip_bruteforce_cuda_ref *by_query = NULL;
         ok = grip_bruteforce_cuda_ref_upload(ctx, q, c->m, c->dim, &options, &by_query) == GRIP_OK &&
              grip_bruteforce_cuda_search(ctx, by_query, ref, c->n, 1, INFINITY, ids, d) == GRIP_OK;
@@ -99,13 +87,13 @@ static double time_reverse_all(grip_ctx *ctx, const float *ref, const float *q, 
         if (!ok)
             fprintf(stderr, "reverse search: %s\n", ctx->last_error);
         else if (r >= 0)
-            ms[r] = now_ms() - t0;
+            ms[r] = host_now_ms() - t0;
     }
     free(ids);
     free(d);
     if (!ok)
         return -1;
-    qsort(ms, REPS, sizeof ms[0], compare_doubles);
+    qsort(ms, REPS, sizeof ms[0], host_compare_doubles);
     return ms[REPS / 2];
 }
 

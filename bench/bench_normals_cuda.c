@@ -16,6 +16,7 @@
 #include "descriptor/normals_cuda.h"
 #include "descriptor/uniform_sampling_cuda.h"
 #include "spatial/neighborhood_cuda.h"
+#include "host_util.h"
 
 #include <cuda_runtime_api.h>
 #include <math.h>
@@ -100,13 +101,6 @@ static int time_step(bench_case *b, const char *name, bench_step step)
     return rc;
 }
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
-
 /* The CPU twin once, and its largest difference from the GPU's normals in gpu (n x 4). */
 static int compare_cpu(bench_case *b, const float *gpu)
 {
@@ -114,9 +108,9 @@ static int compare_cpu(bench_case *b, const float *gpu)
     float *cpu = malloc(c->n * 4 * sizeof *cpu);
     if (!cpu)
         return 1;
-    double t0 = now_ms();
+    double t0 = host_now_ms();
     grip_status st = grip_normals_compute(b->ctx, c->xyz, c->n, NULL, K, 0.0f, c->viewpoint, cpu);
-    double cpu_ms = now_ms() - t0;
+    double cpu_ms = host_now_ms() - t0;
     size_t nan_pattern = 0;
     float worst = 0.0f;
     for (size_t i = 0; st == GRIP_OK && i < 4 * c->n; ++i) {

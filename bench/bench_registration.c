@@ -20,6 +20,7 @@
 #include "spatial/kdtree3d.h"
 #include "verify/icp.h"
 #include "verify/icp_cuda.h"
+#include "host_util.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -41,13 +42,6 @@ typedef struct scan {
     size_t icp_n;
     double centroid[3];
 } scan;
-
-static double now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
-}
 
 /* T = [R(q)^T | t] (README's convention). */
 static void conf_pose(double tx, double ty, double tz, double qx, double qy, double qz, double qw, double T[16])
@@ -241,7 +235,7 @@ int main(int argc, char **argv)
                 for (int backend = 0; backend < 2; ++backend) {
                     if ((backend == 0 && !use_cpu) || (backend == 1 && !use_gpu))
                         continue;
-                    const double t0 = now_ms();
+                    const double t0 = host_now_ms();
                     grip_icp_result *out = backend ? res : cpu_res;
                     if (backend == 0) {
                         const grip_icp_scene sc = {tree, a->cloud.xyz, a->normals, 3, {0, 0, 0}};
@@ -255,7 +249,7 @@ int main(int argc, char **argv)
                         if (grip_icp_cuda_refine(ctx, &p, dev, &bt, out) != GRIP_OK)
                             return fprintf(stderr, "gpu: %s\n", ctx->last_error), 1;
                     }
-                    const double ms = now_ms() - t0;
+                    const double ms = host_now_ms() - t0;
                     unsigned ok = 0;
                     double worst_rot = 0, worst_shift = 0, iters = 0;
                     for (uint32_t k = 0; k < n; ++k) {

@@ -11,6 +11,7 @@
 #include "descriptor/spin_image.h"
 #include "descriptor/spin_image_cuda.h"
 #include "spatial/kdtree3d.h"
+#include "host_util.h"
 
 #include <cuda_runtime_api.h>
 #include <math.h>
@@ -31,13 +32,6 @@ static int compare_floats(const void *a, const void *b)
 {
     float x = *(const float *)a, y = *(const float *)b;
     return (x > y) - (x < y);
-}
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
 }
 
 /* The sheet z = 0.05 sin(6 pi x) cos(4 pi y) over a jittered grid, with its unit normals (n x 4). */
@@ -150,12 +144,12 @@ static int bench_variant(grip_ctx *ctx, const char *name, const grip_spin_image_
     float gpu_ms = time_gpu(ctx, nb, d_keys, d_normals, p, d_out);
     if (gpu_ms < 0.0f || grip_cuda_copy_to_host(ctx, gpu, d_out, cells * sizeof *gpu) != GRIP_OK)
         return 1;
-    double t0 = now_ms();
+    double t0 = host_now_ms();
     if (grip_spin_image_describe(ctx, xyz, normals, POINTS, tree, keys, key_normals, KEYPOINTS, p, cpu) != GRIP_OK) {
         fprintf(stderr, "grip_spin_image_describe failed: %s\n", ctx->last_error);
         return 1;
     }
-    double cpu_ms = now_ms() - t0;
+    double cpu_ms = host_now_ms() - t0;
     size_t nan_mismatch = 0;
     float worst = 0.0f;
     for (size_t i = 0; i < cells; ++i) {

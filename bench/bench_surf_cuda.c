@@ -13,6 +13,7 @@
 #include "descriptor/surf_cuda.h"
 #include "io/cloud_io.h"
 #include "surf_scene.h"
+#include "host_util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,19 +21,6 @@
 #include <time.h>
 
 #define REPS 30
-
-static int compare_doubles(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
 
 /* grey (w x h) resized bilinearly to W x H (malloc'd). */
 static uint8_t *resize(const uint8_t *grey, uint32_t w, uint32_t h, uint32_t W, uint32_t H)
@@ -70,9 +58,9 @@ static int bench(grip_ctx *ctx, const char *frame, const uint8_t *grey, uint32_t
     size_t count = 0;
     for (int r = -3; r < REPS; ++r) {
         grip_surf_cuda_result res;
-        const double t0 = now_ms();
+        const double t0 = host_now_ms();
         const grip_status s = grip_surf_cuda(ctx, dev, NULL, w, h, &p, &res);
-        const double t1 = now_ms();
+        const double t1 = host_now_ms();
         count = res.count;
         grip_surf_cuda_result_free(&res);
         if (s) {
@@ -84,11 +72,11 @@ static int bench(grip_ctx *ctx, const char *frame, const uint8_t *grey, uint32_t
             ms[r] = t1 - t0;
     }
     grip_cuda_free(dev);
-    qsort(ms, REPS, sizeof ms[0], compare_doubles);
+    qsort(ms, REPS, sizeof ms[0], host_compare_doubles);
     grip_surf_result cpu;
-    const double c0 = now_ms();
+    const double c0 = host_now_ms();
     const grip_status s = grip_surf_run(ctx, grey, NULL, w, h, &p, &cpu);
-    const double c1 = now_ms();
+    const double c1 = host_now_ms();
     const size_t cpu_count = cpu.count;
     grip_surf_result_free(&cpu);
     if (s || cpu_count != count) {

@@ -20,6 +20,7 @@
 #include "stages/registry.h"
 #include "stages/stage.h"
 #include "verify/free_space.h"
+#include "host_util.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -145,12 +146,6 @@ static void keypoint_agreement(const grip_features *fs, const grip_features *fm,
         correct += dist(q, pm + 3 * (size_t)ri[k]) < 0.01;
     }
     *precision = *queries ? (double)correct / (double)*queries : NAN;
-}
-
-static int compare_doubles(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
 }
 
 int main(int argc, char **argv)
@@ -294,8 +289,8 @@ int main(int argc, char **argv)
             rot[posed] = rot[i];
             tra[posed++] = tra[i];
         }
-    qsort(rot, (size_t)posed, sizeof *rot, compare_doubles);
-    qsort(tra, (size_t)posed, sizeof *tra, compare_doubles);
+    qsort(rot, (size_t)posed, sizeof *rot, host_compare_doubles);
+    qsort(tra, (size_t)posed, sizeof *tra, host_compare_doubles);
     printf("%d of %d trials gave a pose, %d within 2 deg and 2 cm; over those posed: median rotation error %.2f deg, "
            "median translation error %.1f mm (at the centroid)\n",
            posed, trials, solved, posed ? rot[posed / 2] : NAN, posed ? tra[posed / 2] : NAN);

@@ -1,4 +1,4 @@
-/* host_util.h -- small helpers grip-host's files share: strings, paths, a monotonic clock. */
+/* host_util.h -- small helpers grip-host's files and the benchmarks share: strings, paths, a monotonic clock, medians. */
 #ifndef GRIP_HOST_UTIL_H
 #define GRIP_HOST_UTIL_H
 
@@ -12,6 +12,10 @@ char *host_strdup(const char *s);
 char *host_strndup(const char *s, size_t n);
 /* Milliseconds from a monotonic clock. */
 double host_now_ms(void);
+/* qsort's comparison of two doubles, ascending. */
+int host_compare_doubles(const void *a, const void *b);
+/* The median of v[0 .. n) (the mean of the middle two when n is even); sorts v in place. NaN when n is 0. */
+double host_median(double *v, size_t n);
 /* Directory part of path into buf ("." when there is none). */
 void host_dirname(const char *path, char *buf, size_t n);
 /* A grip_array over host memory the caller owns. */

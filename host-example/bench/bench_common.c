@@ -247,8 +247,8 @@ grip_status bench_time_describe(const bench_run *r, const grip_cloud *cloud, uin
             f->release(f);
     }
     if (s == GRIP_OK) {
-        *median_ms = bench_median(ms, (size_t)repeat);
-        *min_ms = ms[0]; /* sorted by bench_median */
+        *median_ms = host_median(ms, (size_t)repeat);
+        *min_ms = ms[0]; /* sorted by host_median */
     }
     free(ms);
     return s;
@@ -267,20 +267,6 @@ uint64_t bench_valid_rows(const grip_array *descriptors)
         valid += (uint64_t)ok;
     }
     return valid;
-}
-
-static int compare_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-double bench_median(double *v, size_t n)
-{
-    if (n == 0)
-        return NAN;
-    qsort(v, n, sizeof *v, compare_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 int bench_json_unfinished(FILE *f, const char *skipped, const char *failed)

@@ -101,8 +101,6 @@ grip_status bench_time_describe(const bench_run *r, const grip_cloud *cloud, uin
 /* Rows of a host F32 descriptor array without a NaN. */
 uint64_t bench_valid_rows(const grip_array *descriptors);
 
-/* The median of v[0 .. n) (sorts v); NaN when n is 0. */
-double bench_median(double *v, size_t n);
 
 /* For a result that was skipped (skipped: why) or failed (failed: the error, "" when it did not): writes
  * ,"skipped":"<why>"} or ,"failed":"<error>"}, closing the result's JSON object, and returns 1; else 0. */

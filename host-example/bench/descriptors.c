@@ -72,7 +72,7 @@ static int measure_support(bench_data *d)
         sum += counts[i];
     }
     d->support_mean = sum / (double)m;
-    d->support_median = bench_median(counts, m);
+    d->support_median = host_median(counts, m);
     d->support_measured = m;
     bench_grid_free(&g);
     free(counts);

@@ -426,12 +426,6 @@ static int query_round(index_bench *x, grip_index *ix, grip_index *probe, uint32
     return 0;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* `repeat` rounds; *med gets each field's median over the rounds of its maximum over the ranks. On rank 0, hits
  * holds the last round's merged result. */
 static int time_rounds(index_bench *x, grip_index *ix, grip_index *probe, round_buf *r, round_ms *med)
@@ -451,7 +445,7 @@ static int time_rounds(index_bench *x, grip_index *ix, grip_index *probe, round_
             all[(size_t)f * repeat + i] = ((double *)&t)[f];
     }
     for (int f = 0; f < ROUND_FIELDS && rc == 0; f++) {
-        qsort(all + (size_t)f * repeat, (size_t)repeat, sizeof *all, cmp_double);
+        qsort(all + (size_t)f * repeat, (size_t)repeat, sizeof *all, host_compare_doubles);
         ((double *)med)[f] = all[(size_t)f * repeat + repeat / 2];
     }
     free(all);
@@ -478,7 +472,7 @@ static int measure_bandwidth(index_bench *x, FILE *out)
             t[1][i] = host_now_ms() - t1;
         }
         for (int op = 0; op < 2 && rc == 0 && x->comm.rank == 0; op++) {
-            qsort(t[op], 5, sizeof(double), cmp_double);
+            qsort(t[op], 5, sizeof(double), host_compare_doubles);
             fprintf(out, "bandwidth op=%s ranks=%d bytes=%zu ms=%.3f GBps=%.2f\n", op ? "allreduce" : "allgather",
                     x->comm.size, bytes, t[op][2], (double)bytes / (t[op][2] * 1e6));
         }

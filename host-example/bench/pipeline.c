@@ -129,9 +129,9 @@ static int time_runs(grip_pipeline *p, const workload_clouds *c, workload_result
     }
     if (rc == 0) {
         for (int s = 0; s < N_STAGES; s++)
-            res->stage_ms[s] = bench_median(ms + (size_t)s * res->repeat, (size_t)res->repeat);
-        res->total_ms = bench_median(ms + (size_t)N_STAGES * res->repeat, (size_t)res->repeat);
-        res->total_min_ms = ms[(size_t)N_STAGES * res->repeat]; /* sorted by bench_median */
+            res->stage_ms[s] = host_median(ms + (size_t)s * res->repeat, (size_t)res->repeat);
+        res->total_ms = host_median(ms + (size_t)N_STAGES * res->repeat, (size_t)res->repeat);
+        res->total_min_ms = ms[(size_t)N_STAGES * res->repeat]; /* sorted by host_median */
         keep_counts(&r, res);
     }
     pipeline_result_free(&r);

@@ -147,7 +147,7 @@ static int choose_keypoints(recall_data *d)
     for (size_t i = 0; i < d->k; i++)
         sum += support[i] = (double)bench_grid_count_within(&g, d->scene.xyz + 3 * (size_t)d->kp[i], d->radius);
     d->support_mean = d->k ? sum / (double)d->k : NAN;
-    d->support_median = bench_median(support, d->k);
+    d->support_median = host_median(support, d->k);
     free(support);
     bench_grid_free(&g);
     return 0;

@@ -1,6 +1,5 @@
 /* retrieval.c -- posed noisy copies of a model and their measurements. See retrieval.h. */
 #include "bench/retrieval.h"
-#include "bench/bench_common.h" /* bench_median */
 #include "bench/grid.h"
 #include "host_util.h"
 #include "synth/place.h" /* the host's seeded random stream */
@@ -83,7 +82,7 @@ double retrieval_mesh_resolution(const host_cloud *c)
     if (nn) {
         for (size_t i = 0; i < g.count; i++)
             nn[i] = bench_grid_nearest(&g, g.points[i]);
-        mr = bench_median(nn, g.count);
+        mr = host_median(nn, g.count);
     }
     free(nn);
     bench_grid_free(&g);

@@ -37,12 +37,6 @@ int host_build_config(const host_options *o, const char *const *default_sets, gr
     return bad ? -1 : 0;
 }
 
-static int compare_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* Runs the pipeline `repeat` times; keeps the last result, with each stage's median time over the runs. */
 static int run_repeated(grip_pipeline *p, int repeat, const host_cloud *models, int n_models,
                         const uint32_t *model_of_cloud, uint32_t n_model_ids, const host_cloud *scene,
@@ -62,7 +56,7 @@ static int run_repeated(grip_pipeline *p, int repeat, const host_cloud *models, 
             times[s * repeat + run] = result->timings_ms[s];
     }
     for (int s = 0; s < PIPELINE_STAGES && rc == 0; s++) {
-        qsort(times + s * repeat, (size_t)repeat, sizeof *times, compare_double);
+        qsort(times + s * repeat, (size_t)repeat, sizeof *times, host_compare_doubles);
         result->timings_ms[s] = times[s * repeat + repeat / 2];
     }
     free(times);

@@ -172,12 +172,6 @@ static int prepare(scene_runner *sr, const host_cloud *scene, grip_diag *diag)
     return 0;
 }
 
-static int compare_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* The scene's part, o->repeat times (at least once): the last result, with each stage's median time. */
 static int run_scene_repeated(scene_runner *sr, const host_cloud *scene, pipeline_result *r, grip_diag *diag)
 {
@@ -191,7 +185,7 @@ static int run_scene_repeated(scene_runner *sr, const host_cloud *scene, pipelin
             times[s][run] = r->timings_ms[s];
     }
     for (int s = 0; s < PIPELINE_STAGES; s++) {
-        qsort(times[s], (size_t)repeat, sizeof times[s][0], compare_double);
+        qsort(times[s], (size_t)repeat, sizeof times[s][0], host_compare_doubles);
         r->timings_ms[s] = times[s][repeat / 2];
     }
     return 0;
