@@ -85,45 +85,53 @@ __global__ void start_kernel(const float *__restrict__ xyz, float4 *__restrict__
     state[p] = level;
 }
 
-// Level `level`, first launch: every point not yet oriented takes the best edge key from its own list's points
-// oriented at level - 1, and every point oriented at level - 1 offers itself to its list's points not yet oriented:
-// together, every edge of the symmetric graph between the two.
+// Level `level`, first launch: the frontier is every point oriented at a level in [since, level) -- the level before,
+// or at a stage's first level everything the round has oriented. Every point not yet oriented takes the best edge key
+// the stage accepts from its own list's frontier points, and every frontier point offers itself to its list's points
+// not yet oriented: together, every edge of the symmetric graph between the two.
 __global__ void __launch_bounds__(kThreads)
-    offer_kernel(const float4 *__restrict__ normals, const uint32_t *__restrict__ state, uint32_t n, uint32_t k,
-                 const uint32_t *__restrict__ out, const uint32_t *__restrict__ count, uint32_t level,
-                 unsigned long long *__restrict__ best)
+    offer_kernel(const float *__restrict__ xyz, const float4 *__restrict__ normals, const uint32_t *__restrict__ state,
+                 uint32_t n, uint32_t k,
+                 const uint32_t *__restrict__ out, const uint32_t *__restrict__ count, uint32_t since, uint32_t level,
+                 float accept, unsigned long long *__restrict__ best)
 {
     const uint32_t p = blockIdx.x * blockDim.x + threadIdx.x;
     if (p >= n)
         return;
     const uint32_t sp = state[p];
-    if (sp != GRIP_PROPAGATE_UNSET && sp != level - 1)
+    const bool unset = sp == GRIP_PROPAGATE_UNSET;
+    if (!unset && (sp < since || sp >= level))
         return;
     float np[3];
     load_normal(normals, p, np);
     const uint32_t *list = out + (size_t)p * k;
-    if (sp == GRIP_PROPAGATE_UNSET) { // pull: count[p] is 0 for an undefined normal
+    if (unset) { // pull: count[p] is 0 for a point that takes no part
         uint64_t mine = 0;
         for (uint32_t e = 0; e < count[p]; ++e) {
-            const uint32_t j = list[e];
-            if (state[j] != level - 1)
+            const uint32_t j = list[e], sj = state[j];
+            if (sj < since || sj >= level)
                 continue;
             float nj[3];
             load_normal(normals, j, nj);
             const uint64_t key = grip_propagate_edge_key(np, nj, j);
-            mine = key > mine ? key : mine;
+            const int tangent = grip_propagate_tangent(xyz + 3 * (size_t)p, xyz + 3 * (size_t)j, np, nj);
+            if (grip_propagate_accepts(key, accept, tangent) && key > mine)
+                mine = key;
         }
         if (mine)
             atomicMax(best + p, (unsigned long long)mine);
         return;
     }
-    for (uint32_t e = 0; e < count[p]; ++e) { // push (every listed point has a defined normal)
+    for (uint32_t e = 0; e < count[p]; ++e) { // push (every listed point takes part)
         const uint32_t i = list[e];
         if (state[i] != GRIP_PROPAGATE_UNSET)
             continue;
         float ni[3];
         load_normal(normals, i, ni);
-        atomicMax(best + i, (unsigned long long)grip_propagate_edge_key(ni, np, p));
+        const uint64_t key = grip_propagate_edge_key(ni, np, p);
+        const int tangent = grip_propagate_tangent(xyz + 3 * (size_t)i, xyz + 3 * (size_t)p, ni, np);
+        if (grip_propagate_accepts(key, accept, tangent))
+            atomicMax(best + i, (unsigned long long)key);
     }
 }
 
@@ -139,7 +147,7 @@ __global__ void __launch_bounds__(kThreads)
     const uint32_t j = grip_propagate_edge_source(best[p]);
     float ni[3], nj[3];
     load_normal(normals, p, ni);
-    load_normal(normals, j, nj); // j was oriented at level - 1: no thread of this launch writes it
+    load_normal(normals, j, nj); // j was oriented before this level: no thread of this launch writes it
     if (grip_propagate_turns(ni, nj)) {
         const float4 r = normals[p];
         normals[p] = make_float4(-r.x, -r.y, -r.z, r.w);
@@ -149,6 +157,35 @@ __global__ void __launch_bounds__(kThreads)
     atomicAdd(oriented, 1u);
 }
 
+// The round's vote (normals_propagate.c round_vote): of the points oriented at a level in [first, level), how many
+// face the centroid (votes[0]) and how many there are (votes[1]); integer counts, the same in any order.
+__global__ void __launch_bounds__(kThreads)
+    vote_kernel(const float *__restrict__ xyz, const float4 *__restrict__ normals, const uint32_t *__restrict__ state,
+                uint32_t n, uint32_t first, uint32_t level, float3 c, unsigned int *__restrict__ votes)
+{
+    const uint32_t p = blockIdx.x * blockDim.x + threadIdx.x;
+    if (p >= n || state[p] < first || state[p] >= level)
+        return;
+    float np[3];
+    load_normal(normals, p, np);
+    const float cc[3] = {c.x, c.y, c.z};
+    if (grip_propagate_seed_turns(xyz + 3 * (size_t)p, cc, np))
+        atomicAdd(votes, 1u);
+    atomicAdd(votes + 1, 1u);
+}
+
+// The whole round turned: every point oriented at a level in [first, level).
+__global__ void __launch_bounds__(kThreads)
+    turn_round_kernel(float4 *__restrict__ normals, const uint32_t *__restrict__ state, uint32_t n, uint32_t first,
+                      uint32_t level)
+{
+    const uint32_t p = blockIdx.x * blockDim.x + threadIdx.x;
+    if (p >= n || state[p] < first || state[p] >= level)
+        return;
+    const float4 r = normals[p];
+    normals[p] = make_float4(-r.x, -r.y, -r.z, r.w);
+}
+
 // Working memory, from grip_cuda_alloc; allocated and freed by the entry point.
 struct walk_buffers {
     uint32_t *out;                // n x k
@@ -156,7 +193,7 @@ struct walk_buffers {
     uint32_t *state;              // n
     unsigned long long *best;     // n
     unsigned long long *seed;     // 1
-    unsigned int *oriented;       // 1
+    unsigned int *oriented;       // 2: this level's count; reused for the round's votes
 };
 
 grip_status buffers_alloc(grip_ctx *ctx, walk_buffers *b, uint32_t n, uint32_t k)
@@ -164,7 +201,7 @@ grip_status buffers_alloc(grip_ctx *ctx, walk_buffers *b, uint32_t n, uint32_t k
     void *p[6] = {NULL, NULL, NULL, NULL, NULL, NULL};
     const size_t bytes[6] = {(size_t)n * k * sizeof(uint32_t), (size_t)n * sizeof(uint32_t),
                              (size_t)n * sizeof(uint32_t),     (size_t)n * sizeof(unsigned long long),
-                             sizeof(unsigned long long),       sizeof(unsigned int)};
+                             sizeof(unsigned long long),       2 * sizeof(unsigned int)};
     grip_status st = GRIP_OK;
     for (int i = 0; i < 6 && st == GRIP_OK; ++i)
         st = grip_cuda_alloc(ctx, bytes[i], &p[i]);
@@ -207,7 +244,8 @@ grip_status build_graph(grip_ctx *ctx, grip_surface_cuda *s, uint32_t k, walk_bu
     return st;
 }
 
-// Rounds until no point is left: seed, then levels until one orients nothing. *level: the next free level.
+// Rounds until no point is left: seed, then for each stage's acceptance levels until one orients nothing, each stage
+// starting from everything the round has oriented (normals_propagate.c walk_round); then the round's vote.
 grip_status walk(grip_ctx *ctx, grip_surface_cuda *s, uint32_t k, float3 c, walk_buffers *b)
 {
     float4 *normals = reinterpret_cast<float4 *>(s->normals);
@@ -221,15 +259,31 @@ grip_status walk(grip_ctx *ctx, grip_surface_cuda *s, uint32_t k, float3 c, walk
         GRIP_CUDA_CHECK(ctx, grip_cuda_memcpy(ctx, &seed, b->seed, sizeof seed, cudaMemcpyDeviceToHost));
         if (seed == 0)
             return GRIP_OK;
+        const uint32_t round_start = level;
         start_kernel<<<1, 1>>>(s->xyz, normals, b->state, b->seed, c, level++);
         GRIP_CUDA_CHECK_LAUNCHED(ctx);
-        for (unsigned int oriented = 1; oriented > 0; ++level) {
-            GRIP_CUDA_CHECK_COPY(ctx, cudaMemsetAsync(b->oriented, 0, sizeof *b->oriented, 0));
-            offer_kernel<<<blocks_for(n), kThreads>>>(normals, b->state, n, k, b->out, b->count, level, b->best);
-            orient_kernel<<<blocks_for(n), kThreads>>>(normals, b->state, n, level, b->best, b->oriented);
+        for (int stage = 0; stage < GRIP_PROPAGATE_STAGES; ++stage) {
+            const float accept = grip_propagate_stage_accept(stage);
+            uint32_t since = round_start;
+            for (unsigned int oriented = 1; oriented > 0; ++level) {
+                GRIP_CUDA_CHECK_COPY(ctx, cudaMemsetAsync(b->oriented, 0, sizeof *b->oriented, 0));
+                offer_kernel<<<blocks_for(n), kThreads>>>(s->xyz, normals, b->state, n, k, b->out, b->count, since, level,
+                                                          accept, b->best);
+                orient_kernel<<<blocks_for(n), kThreads>>>(normals, b->state, n, level, b->best, b->oriented);
+                GRIP_CUDA_CHECK_LAUNCHED(ctx);
+                GRIP_CUDA_CHECK(ctx, grip_cuda_memcpy(ctx, &oriented, b->oriented, sizeof oriented,
+                                                      cudaMemcpyDeviceToHost));
+                since = level; // the next level's frontier: what this one oriented
+            }
+        }
+        unsigned int votes[2] = {0, 0};
+        GRIP_CUDA_CHECK_COPY(ctx, cudaMemsetAsync(b->oriented, 0, sizeof votes, 0));
+        vote_kernel<<<blocks_for(n), kThreads>>>(s->xyz, normals, b->state, n, round_start, level, c, b->oriented);
+        GRIP_CUDA_CHECK_LAUNCHED(ctx);
+        GRIP_CUDA_CHECK(ctx, grip_cuda_memcpy(ctx, votes, b->oriented, sizeof votes, cudaMemcpyDeviceToHost));
+        if (2ull * votes[0] > votes[1]) {
+            turn_round_kernel<<<blocks_for(n), kThreads>>>(normals, b->state, n, round_start, level);
             GRIP_CUDA_CHECK_LAUNCHED(ctx);
-            GRIP_CUDA_CHECK(ctx, grip_cuda_memcpy(ctx, &oriented, b->oriented, sizeof oriented,
-                                                  cudaMemcpyDeviceToHost));
         }
     }
 }

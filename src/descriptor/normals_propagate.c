@@ -67,9 +67,9 @@ static int by_key_descending(const void *a, const void *b)
 
 /* The walk's working arrays. */
 typedef struct walk {
-    uint32_t *state;                 /* level that oriented the point, or GRIP_PROPAGATE_UNSET */
-    uint64_t *best;                  /* this level's best edge key per candidate, 0 when none */
-    uint32_t *frontier, *candidates; /* points oriented at the previous level / being oriented at this one */
+    uint32_t *state; /* level that oriented the point, or GRIP_PROPAGATE_UNSET */
+    uint64_t *best;  /* this level's best edge key per candidate, 0 when none */
+    uint32_t *round; /* the points this round oriented, level after level: the last level's are the frontier */
 } walk;
 
 static void turn(float *row)
@@ -79,47 +79,70 @@ static void turn(float *row)
     row[2] = -row[2];
 }
 
-/* One candidate i met from the oriented j: keeps the best edge, lists i the first time it is met. */
-static void offer(walk *w, const float *normals, uint32_t i, uint32_t j, size_t *n_candidates)
+/* One candidate i met from the oriented j: keeps the best edge the stage accepts, lists i the first time. */
+static void offer(walk *w, const float *xyz, const float *normals, uint32_t i, uint32_t j, float accept,
+                  uint32_t *candidates, size_t *n_candidates)
 {
     if (w->state[i] != GRIP_PROPAGATE_UNSET)
         return;
-    const uint64_t key = grip_propagate_edge_key(normals + 4 * (size_t)i, normals + 4 * (size_t)j, j);
+    const float *ni = normals + 4 * (size_t)i, *nj = normals + 4 * (size_t)j;
+    const uint64_t key = grip_propagate_edge_key(ni, nj, j);
+    if (!grip_propagate_accepts(key, accept, grip_propagate_tangent(xyz + 3 * (size_t)i, xyz + 3 * (size_t)j, ni, nj)))
+        return;
     if (w->best[i] == 0)
-        w->candidates[(*n_candidates)++] = i;
+        candidates[(*n_candidates)++] = i;
     if (key > w->best[i])
         w->best[i] = key;
 }
 
-/* One round from seed: level after level until none reaches a new point. *level: the next free level number. */
-static void walk_round(walk *w, const graph *g, float *normals, uint32_t seed, uint32_t *level)
+/* One round from seed: for each stage's acceptance, level after level until none reaches a new point; a stage
+ * starts from every point the round has oriented. *level: the next free level number. */
+static void walk_round(walk *w, const graph *g, const float *xyz, float *normals, uint32_t seed, uint32_t *level,
+                       size_t *round_size)
 {
-    size_t n_frontier = 1;
-    w->frontier[0] = seed;
+    size_t n_round = 1;
+    w->round[0] = seed;
     w->state[seed] = (*level)++;
-    while (n_frontier > 0) {
-        size_t n_candidates = 0;
-        for (size_t f = 0; f < n_frontier; ++f) {
-            const uint32_t j = w->frontier[f];
-            for (size_t e = g->out_first[j]; e < g->out_first[j + 1]; ++e)
-                offer(w, normals, g->out[e], j, &n_candidates);
-            for (size_t e = g->in_first[j]; e < g->in_first[j + 1]; ++e)
-                offer(w, normals, g->in[e], j, &n_candidates);
+    for (int stage = 0; stage < GRIP_PROPAGATE_STAGES; ++stage) {
+        const float accept = grip_propagate_stage_accept(stage);
+        const uint32_t *frontier = w->round;
+        size_t n_frontier = n_round;
+        while (n_frontier > 0) {
+            uint32_t *candidates = w->round + n_round;
+            size_t n_candidates = 0;
+            for (size_t f = 0; f < n_frontier; ++f) {
+                const uint32_t j = frontier[f];
+                for (size_t e = g->out_first[j]; e < g->out_first[j + 1]; ++e)
+                    offer(w, xyz, normals, g->out[e], j, accept, candidates, &n_candidates);
+                for (size_t e = g->in_first[j]; e < g->in_first[j + 1]; ++e)
+                    offer(w, xyz, normals, g->in[e], j, accept, candidates, &n_candidates);
+            }
+            for (size_t c = 0; c < n_candidates; ++c) {
+                const uint32_t i = candidates[c];
+                const uint32_t j = grip_propagate_edge_source(w->best[i]);
+                if (grip_propagate_turns(normals + 4 * (size_t)i, normals + 4 * (size_t)j))
+                    turn(normals + 4 * (size_t)i);
+                w->state[i] = *level;
+                w->best[i] = 0;
+            }
+            ++*level;
+            frontier = candidates;
+            n_frontier = n_candidates;
+            n_round += n_candidates;
         }
-        for (size_t c = 0; c < n_candidates; ++c) {
-            const uint32_t i = w->candidates[c];
-            const uint32_t j = grip_propagate_edge_source(w->best[i]);
-            if (grip_propagate_turns(normals + 4 * (size_t)i, normals + 4 * (size_t)j))
-                turn(normals + 4 * (size_t)i);
-            w->state[i] = *level;
-            w->best[i] = 0;
-        }
-        ++*level;
-        uint32_t *swap = w->frontier;
-        w->frontier = w->candidates;
-        w->candidates = swap;
-        n_frontier = n_candidates;
     }
+    *round_size = n_round;
+}
+
+/* The round's vote: when more of its points face the centroid than point away from it, the whole round turns. */
+static void round_vote(const walk *w, size_t n_round, const float *xyz, const float c[3], float *normals)
+{
+    size_t toward = 0;
+    for (size_t r = 0; r < n_round; ++r)
+        toward += (size_t)grip_propagate_seed_turns(xyz + 3 * (size_t)w->round[r], c, normals + 4 * (size_t)w->round[r]);
+    if (2 * toward > n_round)
+        for (size_t r = 0; r < n_round; ++r)
+            turn(normals + 4 * (size_t)w->round[r]);
 }
 
 grip_status grip_normals_propagate(grip_ctx *ctx, const float *xyz, size_t n, const grip_kdtree3d *tree, uint32_t k,
@@ -149,9 +172,8 @@ grip_status grip_normals_propagate(grip_ctx *ctx, const float *xyz, size_t n, co
     grip_kdtree3d_free(own);
     w.state = malloc(n * sizeof *w.state);
     w.best = calloc(n, sizeof *w.best);
-    w.frontier = malloc(n * sizeof *w.frontier);
-    w.candidates = malloc(n * sizeof *w.candidates);
-    if (!s && (!seeds || !w.state || !w.best || !w.frontier || !w.candidates))
+    w.round = malloc(n * sizeof *w.round);
+    if (!s && (!seeds || !w.state || !w.best || !w.round))
         s = grip_fail(ctx, GRIP_ENOMEM, "normals (propagate): out of memory for %zu points", n);
     if (!s) {
         /* seeds in the order the rounds take them: the farthest from the centroid first, ties to the lower index */
@@ -169,14 +191,15 @@ grip_status grip_normals_propagate(grip_ctx *ctx, const float *xyz, size_t n, co
                 continue;
             if (grip_propagate_seed_turns(xyz + 3 * (size_t)seed, centroid, normals + 4 * (size_t)seed))
                 turn(normals + 4 * (size_t)seed);
-            walk_round(&w, &g, normals, seed, &level);
+            size_t n_round = 0;
+            walk_round(&w, &g, xyz, normals, seed, &level, &n_round);
+            round_vote(&w, n_round, xyz, centroid, normals);
         }
     }
     free(seeds);
     free(w.state);
     free(w.best);
-    free(w.frontier);
-    free(w.candidates);
+    free(w.round);
     graph_free(&g);
     return s;
 }

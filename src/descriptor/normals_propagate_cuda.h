@@ -3,11 +3,12 @@
  *
  * The graph comes from the surface's exact k + 1 nearest (grip_neighborhoods_cuda_knn: the CPU's set, ties to the
  * lower index). Each level is two launches over every point, apart by the launch boundary (which orders the first's
- * writes before the second's reads): the first offers each point not yet oriented its neighbours oriented at the
- * level before (pulled from its own list, pushed from theirs) by 64-bit atomicMax on the edge key
+ * writes before the second's reads): the first offers each point not yet oriented its frontier neighbours over the
+ * edges the stage accepts (pulled from its own list, pushed from theirs) by 64-bit atomicMax on the edge key
  * (normals_propagate_math.h: an integer maximum, the same whatever the order), the second orients the points that
- * got an offer and counts them; the host reads the count after each level and ends the round at 0, then seeds the
- * next round by an atomicMax over the seed keys. Device normals that differ from the CPU's within
+ * got an offer and counts them; the host reads the count after each level and ends a stage at 0; the round's vote is
+ * two integer counts (atomicAdd), read by the host, which then turns the round or not; the next round is seeded by an
+ * atomicMax over the seed keys. Device normals that differ from the CPU's within
  * normals_cuda.h's tolerance decide alike except where an edge is nearly perpendicular (|n_i . n_j| near 0) or two
  * neighbours nearly tie: tests/gpu/test_normals_propagate_cuda.c measures the agreement of the full path.
  * A CPU-only build links src/no_cuda.c, which fails with GRIP_EUNSUPPORTED. */

@@ -67,6 +67,36 @@ static inline GRIP_HD uint32_t grip_propagate_edge_source(uint64_t key)
     return UINT32_MAX - (uint32_t)(key & 0xffffffffu);
 }
 
+/* A round orients its component in stages: first over the edges whose |n_i . n_j| reaches the first stage's bound
+ * (nearly parallel neighbours: a smooth stretch of surface), then, from everything oriented so far, over poorer
+ * ones, and last over any edge. So an unreliable edge (across a thin part, a crease or a noisy patch) is used only
+ * where no reliable path reaches a point: Hoppe's preference for the most parallel edges, in a few global steps
+ * instead of a spanning tree's one edge at a time. */
+#define GRIP_PROPAGATE_STAGES 4
+static inline GRIP_HD float grip_propagate_stage_accept(int stage)
+{
+    return stage == 0 ? 0.9f : stage == 1 ? 0.7f : stage == 2 ? 0.4f : 0.0f;
+}
+
+/* Whether the edge between the points pi and pj (normals ni, nj) runs along the surface: the step d = pj - pi is
+ * nearly perpendicular to both normals ((n . d)^2 <= 0.09 d . d: within about 17 degrees of the tangent planes).
+ * Across a part thinner than the neighbourhood the step runs along the normals, which are then nearly antiparallel:
+ * as parallel as a good edge, but the wrong way round. */
+static inline GRIP_HD int grip_propagate_tangent(const float *pi, const float *pj, const float *ni, const float *nj)
+{
+    const float d[3] = {GRIP_FSUB(pj[0], pi[0]), GRIP_FSUB(pj[1], pi[1]), GRIP_FSUB(pj[2], pi[2])};
+    const float dd = grip_propagate_dot(d, d), a = grip_propagate_dot(ni, d), b = grip_propagate_dot(nj, d);
+    const float bound = GRIP_FMUL(0.09f, dd);
+    return GRIP_FMUL(a, a) <= bound && GRIP_FMUL(b, b) <= bound;
+}
+
+/* Whether a stage of bound `accept` takes an edge of this key: |n_i . n_j| >= accept, and -- but in the last stage,
+ * which takes any edge -- along the surface (tangent: grip_propagate_tangent). */
+static inline GRIP_HD int grip_propagate_accepts(uint64_t key, float accept, int tangent)
+{
+    return (uint32_t)(key >> 32) >= grip_propagate_bits(accept) && (tangent || accept == 0.0f);
+}
+
 /* Whether i turns to agree with its oriented neighbour j: when n_i . n_j < 0 (0 keeps it). */
 static inline GRIP_HD int grip_propagate_turns(const float *ni, const float *nj)
 {
