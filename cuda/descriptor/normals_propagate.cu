@@ -34,8 +34,9 @@ __device__ __forceinline__ void load_normal(const float4 *normals, uint32_t i, f
 // Each defined point's out-list: of its k + 1 nearest (the search's list, ties to the lower index), the first k that
 // are neither the point itself nor undefined (normals_propagate.c graph_build); count[p] of them in out[p * k ...].
 __global__ void __launch_bounds__(kThreads)
-    graph_kernel(const float *__restrict__ xyz, const float4 *__restrict__ normals, uint32_t n, uint32_t k, const uint64_t *__restrict__ offsets,
-                 const uint32_t *__restrict__ idx, uint32_t *__restrict__ out, uint32_t *__restrict__ count)
+    graph_kernel(const float *__restrict__ xyz, const float4 *__restrict__ normals, uint32_t n, uint32_t k,
+                 const uint64_t *__restrict__ offsets, const uint32_t *__restrict__ idx, uint32_t *__restrict__ out,
+                 uint32_t *__restrict__ count)
 {
     const uint32_t p = blockIdx.x * blockDim.x + threadIdx.x;
     if (p >= n)
@@ -91,9 +92,8 @@ __global__ void start_kernel(const float *__restrict__ xyz, float4 *__restrict__
 // not yet oriented: together, every edge of the symmetric graph between the two.
 __global__ void __launch_bounds__(kThreads)
     offer_kernel(const float *__restrict__ xyz, const float4 *__restrict__ normals, const uint32_t *__restrict__ state,
-                 uint32_t n, uint32_t k,
-                 const uint32_t *__restrict__ out, const uint32_t *__restrict__ count, uint32_t since, uint32_t level,
-                 float accept, unsigned long long *__restrict__ best)
+                 uint32_t n, uint32_t k, const uint32_t *__restrict__ out, const uint32_t *__restrict__ count,
+                 uint32_t since, uint32_t level, float accept, unsigned long long *__restrict__ best)
 {
     const uint32_t p = blockIdx.x * blockDim.x + threadIdx.x;
     if (p >= n)
@@ -188,12 +188,12 @@ __global__ void __launch_bounds__(kThreads)
 
 // Working memory, from grip_cuda_alloc; allocated and freed by the entry point.
 struct walk_buffers {
-    uint32_t *out;                // n x k
-    uint32_t *count;              // n
-    uint32_t *state;              // n
-    unsigned long long *best;     // n
-    unsigned long long *seed;     // 1
-    unsigned int *oriented;       // 2: this level's count; reused for the round's votes
+    uint32_t *out;            // n x k
+    uint32_t *count;          // n
+    uint32_t *state;          // n
+    unsigned long long *best; // n
+    unsigned long long *seed; // 1
+    unsigned int *oriented;   // 2: this level's count; reused for the round's votes
 };
 
 grip_status buffers_alloc(grip_ctx *ctx, walk_buffers *b, uint32_t n, uint32_t k)
@@ -235,7 +235,7 @@ grip_status build_graph(grip_ctx *ctx, grip_surface_cuda *s, uint32_t k, walk_bu
     grip_status st = grip_neighborhoods_cuda_knn(ctx, s, NULL, s->n, k + 1, &nb);
     if (st == GRIP_OK) {
         graph_kernel<<<blocks_for(s->n), kThreads>>>(s->xyz, reinterpret_cast<const float4 *>(s->normals), s->n, k,
-                                                    nb.offsets, nb.idx, b->out, b->count);
+                                                     nb.offsets, nb.idx, b->out, b->count);
         st = grip_cuda_status(ctx, GRIP_CUDA_LAUNCH(cudaGetLastError()), "graph_kernel", __FILE__, __LINE__);
     }
     if (st == GRIP_OK) // the lists are freed once the kernel is done with them
@@ -267,12 +267,12 @@ grip_status walk(grip_ctx *ctx, grip_surface_cuda *s, uint32_t k, float3 c, walk
             uint32_t since = round_start;
             for (unsigned int oriented = 1; oriented > 0; ++level) {
                 GRIP_CUDA_CHECK_COPY(ctx, cudaMemsetAsync(b->oriented, 0, sizeof *b->oriented, 0));
-                offer_kernel<<<blocks_for(n), kThreads>>>(s->xyz, normals, b->state, n, k, b->out, b->count, since, level,
-                                                          accept, b->best);
+                offer_kernel<<<blocks_for(n), kThreads>>>(s->xyz, normals, b->state, n, k, b->out, b->count, since,
+                                                          level, accept, b->best);
                 orient_kernel<<<blocks_for(n), kThreads>>>(normals, b->state, n, level, b->best, b->oriented);
                 GRIP_CUDA_CHECK_LAUNCHED(ctx);
-                GRIP_CUDA_CHECK(ctx, grip_cuda_memcpy(ctx, &oriented, b->oriented, sizeof oriented,
-                                                      cudaMemcpyDeviceToHost));
+                GRIP_CUDA_CHECK(ctx,
+                                grip_cuda_memcpy(ctx, &oriented, b->oriented, sizeof oriented, cudaMemcpyDeviceToHost));
                 since = level; // the next level's frontier: what this one oriented
             }
         }
@@ -297,8 +297,8 @@ extern "C" grip_status grip_normals_cuda_propagate(grip_ctx *ctx, grip_surface_c
         return grip_fail(ctx, GRIP_EINVAL, "normals propagate (cuda): %s",
                          s ? "the surface has no normals to orient" : "the surface is NULL");
     if (k < 1 || k > GRIP_NORMALS_PROPAGATE_MAX_K || !centroid)
-        return grip_fail(ctx, GRIP_EINVAL, "normals propagate (cuda): %s", centroid ? "k is not in 1..63"
-                                                                                     : "the centroid is NULL");
+        return grip_fail(ctx, GRIP_EINVAL, "normals propagate (cuda): %s",
+                         centroid ? "k is not in 1..63" : "the centroid is NULL");
     if (s->n == 0)
         return GRIP_OK;
     GRIP_CUDA_CHECK(ctx, cudaSetDevice(s->device));

@@ -139,7 +139,8 @@ static void round_vote(const walk *w, size_t n_round, const float *xyz, const fl
 {
     size_t toward = 0;
     for (size_t r = 0; r < n_round; ++r)
-        toward += (size_t)grip_propagate_seed_turns(xyz + 3 * (size_t)w->round[r], c, normals + 4 * (size_t)w->round[r]);
+        toward += (size_t)grip_propagate_seed_turns(xyz + 3 * (size_t)w->round[r], c,
+                                                    normals + 4 * (size_t)w->round[r]);
     if (2 * toward > n_round)
         for (size_t r = 0; r < n_round; ++r)
             turn(normals + 4 * (size_t)w->round[r]);
@@ -150,7 +151,10 @@ grip_status grip_normals_propagate(grip_ctx *ctx, const float *xyz, size_t n, co
 {
     if ((!xyz || !normals || !centroid) && n > 0)
         return grip_fail(ctx, GRIP_EINVAL, "normals (propagate): NULL %s with %zu points",
-                         !xyz ? "xyz" : !normals ? "normals" : "centroid", n);
+                         !xyz       ? "xyz"
+                         : !normals ? "normals"
+                                    : "centroid",
+                         n);
     if (k < 1 || k > GRIP_NORMALS_PROPAGATE_MAX_K)
         return grip_fail(ctx, GRIP_EINVAL, "normals (propagate): k = %u is not in 1..%d", k,
                          GRIP_NORMALS_PROPAGATE_MAX_K);

@@ -44,7 +44,6 @@
 #include "stages/cloud_input.h"
 #include "stages/normals_choice.h"
 #include "stages/normals_orientation.h"
-#include "descriptor/normals_propagate_math.h"
 #include "stages/stage.h"
 #include "spatial/kdtree3d.h"
 #include "spatial/neighborhood_cuda.h"
@@ -61,8 +60,7 @@
      "radius for normal estimation in cloud units, used when normals_k is 0", GRIP_PARAM_FLAG_LENGTH},                                \
     {sizeof(grip_param_info), GRIP_PARAM_ENUM, "model_normals", "viewpoint", 0, 0, GRIP_MODEL_NORMALS_CHOICES,   \
      "orientation of computed normals on model clouds (scenes keep the viewpoint): " GRIP_MODEL_NORMALS_HELP},    \
-    {sizeof(grip_param_info), GRIP_PARAM_INT, "propagate_k", "10", 1, GRIP_NORMALS_PROPAGATE_MAX_K, NULL,         \
-     "model_normals = propagate: neighbours per point of the graph the orientation spreads over"},             \
+    GRIP_PARAM_PROPAGATE_K,                                                                                    \
     {sizeof(grip_param_info), GRIP_PARAM_ENUM, "keypoints", "uniform", 0, 0, "uniform|all",                    \
      "keypoint selection when the host gives none: uniform sampling, or every finite point"},                 \
     {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "model_leaf", "0.01", 1e-6, 100, NULL,                         \

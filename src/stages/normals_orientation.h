@@ -7,12 +7,13 @@
  *              viewpoint), then turned around (grip_normals_turn_around) -- convex-ish complete models;
  *   propagate  outward, then made consistent along the surface (descriptor/normals_propagate.h: each component
  *              seeded at its point farthest from the centroid, breadth first over the symmetric kNN graph of
- *              propagate_k neighbours) -- complete models with limbs and inner corners.
+ *              propagate_k neighbours, signed by its points' vote) -- complete models with limbs and inner corners.
  * Every step is exact or shared with the GPU twin, so the two backends agree as they do for any viewpoint; normals a
  * cloud carries are used as given (stages/normals_choice.h) and never pass through here. */
 #ifndef GRIP_STAGES_NORMALS_ORIENTATION_H
 #define GRIP_STAGES_NORMALS_ORIENTATION_H
 
+#include "descriptor/normals_propagate_math.h"
 #include "spatial/kdtree3d.h"
 #include "spatial/neighborhood_cuda.h"
 #include "stages/cloud_input.h"
@@ -26,16 +27,26 @@ typedef enum grip_model_normals {
 /* The `model_normals` key's choices (in grip_model_normals order) and the part of its help they share. */
 #define GRIP_MODEL_NORMALS_CHOICES "viewpoint|outward|propagate"
 #define GRIP_MODEL_NORMALS_HELP                                                                               \
-    "viewpoint = toward the cloud's viewpoint as PCL, outward = away from the centroid (complete 360-degree "    \
+    "viewpoint = toward the cloud's viewpoint as PCL, outward = away from the centroid (complete 360-degree " \
     "models), propagate = outward made consistent along the surface (complete models with limbs)"
+
+/* The `propagate_k` key of the stages that have `model_normals`: the graph's neighbours per point. 15 by
+ * bench_normal_orientation (docs/evaluation.md): at 10 the happy Buddha keeps 16 % and the xyzrgb dragon 26 % inward
+ * (one component each: fewer reliable paths, so poor edges decide larger regions), at 15 1.9 % and 2.3 %; at 20 the
+ * catalogue bracket's thin plates get 3.7 % (1.0 % at 15). */
+#define GRIP_PARAM_PROPAGATE_K                                                                               \
+    {                                                                                                        \
+        sizeof(grip_param_info), GRIP_PARAM_INT, "propagate_k", "15", 1, GRIP_NORMALS_PROPAGATE_MAX_K, NULL, \
+            "model_normals = propagate: neighbours per point of the graph the orientation spreads over"      \
+    }
 
 /* What a cloud's normals are computed and oriented by. */
 typedef struct grip_normals_plan {
-    uint32_t k;             /* > 0: the k nearest ... */
-    float radius;           /* ... else every point within radius */
-    uint32_t orientation;   /* grip_model_normals (a scene: viewpoint) */
-    uint32_t propagate_k;   /* propagate: the graph's neighbours per point, 1..GRIP_NORMALS_PROPAGATE_MAX_K */
-    float viewpoint[3];     /* computed normals are first flipped toward it: the cloud's viewpoint, or its centroid */
+    uint32_t k;           /* > 0: the k nearest ... */
+    float radius;         /* ... else every point within radius */
+    uint32_t orientation; /* grip_model_normals (a scene: viewpoint) */
+    uint32_t propagate_k; /* propagate: the graph's neighbours per point, 1..GRIP_NORMALS_PROPAGATE_MAX_K */
+    float viewpoint[3];   /* computed normals are first flipped toward it: the cloud's viewpoint, or its centroid */
 } grip_normals_plan;
 
 /* Fills *p for the cloud in: its viewpoint, or (outward, propagate) the centroid of its finite points. */
@@ -54,7 +65,6 @@ grip_status grip_normals_plan_surface(grip_ctx *ctx, const grip_normals_plan *p,
 
 /* The same for a cloud with no surface yet: one is made of in->xyz, filled as above, downloaded into out (caller's
  * host n x 4, also the scratch) and freed. */
-grip_status grip_normals_plan_cuda(grip_ctx *ctx, const grip_normals_plan *p, const grip_cloud_input *in,
-                                   float *out);
+grip_status grip_normals_plan_cuda(grip_ctx *ctx, const grip_normals_plan *p, const grip_cloud_input *in, float *out);
 
 #endif

@@ -51,11 +51,11 @@ static const grip_param_info icp_params[] = {
      "pointing out of the object, as a scan's oriented to its sensor do)"},
     GRIP_PARAM_NORMALS,
     {sizeof(grip_param_info), GRIP_PARAM_INT, "normals_k", "10", 3, 32, NULL,
-     "neighbours for the normals computed when a cloud and its features carry none (and, under model_normals = "
-     "propagate, of the graph their orientation spreads over)"},
+     "neighbours for the normals computed when a cloud and its features carry none"},
     {sizeof(grip_param_info), GRIP_PARAM_ENUM, "model_normals", "viewpoint", 0, 0, GRIP_MODEL_NORMALS_CHOICES,
      "orientation of the normals computed for model clouds (scenes keep the viewpoint), as the descriptor stages' "
      "key: " GRIP_MODEL_NORMALS_HELP},
+    GRIP_PARAM_PROPAGATE_K,
     {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "min_fitness", "0.3", 0, 1, NULL,
      "accept when at least this fraction of the model (of its visible side) is explained ..."},
     {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "max_rmse", "0.0025", 0, 1e9, NULL,
@@ -149,7 +149,7 @@ static grip_status view_normals_open(grip_stage *st, const grip_view *view, cons
     }
     const uint32_t k = (uint32_t)grip_stage_integer(st, "normals_k");
     grip_normals_plan plan;
-    grip_normals_plan_init(&plan, in, k, 0.0f, orientation, k);
+    grip_normals_plan_init(&plan, in, k, 0.0f, orientation, (uint32_t)grip_stage_integer(st, "propagate_k"));
     vn->rows = vn->computed;
     vn->stride = 4;
     if (st->use_cuda)

@@ -53,7 +53,10 @@ static float fitness_with(const char *orientation)
     grip_cloud model = cloud_of(torus.xyz, torus.n), scene = cloud_of(scene_xyz, m);
     grip_view model_view = {sizeof model_view, &model, NULL}, scene_view = {sizeof scene_view, &scene, NULL};
     grip_ctx *ctx = grip_test_ctx();
-    grip_kv kv[] = {{"device", "cpu"}, {"model_normals", orientation}, {"model_leaf", "0"}, {"max_iterations", "5"},
+    grip_kv kv[] = {{"device", "cpu"},
+                    {"model_normals", orientation},
+                    {"model_leaf", "0"},
+                    {"max_iterations", "5"},
                     {"inlier_distance", "0.002"}};
     grip_stage *st = NULL;
     ck_assert_msg(grip_verify_icp.create(ctx, kv, 5, &st) == GRIP_OK, "%s", grip_ctx_error_text(ctx));
