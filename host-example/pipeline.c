@@ -489,11 +489,19 @@ static const grip_hypothesis *hypothesis_at(const grip_hypotheses *h, uint32_t i
     return (const grip_hypothesis *)((const char *)h->items + (size_t)i * h->item_size);
 }
 
-/* Whether the models' computed normals point away from their centroids: the settings that described them (a
- * database's too) say descriptor.model_normals = outward (grip's descriptor stages; another plugin's say nothing). */
-static int models_point_outward(const model_set *m)
+/* How the models' computed normals were oriented: the settings that described them (a database's too) say
+ * descriptor.model_normals = outward or propagate (grip's descriptor stages); "viewpoint" when they say neither
+ * (also another plugin's, which say nothing). */
+static const char *models_orientation(const model_set *m)
 {
-    return m->settings && strstr(m->settings, "\ndescriptor.model_normals = outward\n") != NULL;
+    static const char *const oriented[] = {"outward", "propagate"};
+    for (size_t i = 0; m->settings && i < sizeof oriented / sizeof oriented[0]; i++) {
+        char line[64];
+        snprintf(line, sizeof line, "\ndescriptor.model_normals = %s\n", oriented[i]);
+        if (strstr(m->settings, line))
+            return oriented[i];
+    }
+    return "viewpoint";
 }
 
 static int collect_result(const model_set *m, const scene_state *st, pipeline_result *r, grip_diag *diag)
@@ -516,7 +524,7 @@ static int collect_result(const model_set *m, const scene_state *st, pipeline_re
         return -1;
     }
     r->n_described = m->n_models + 1; /* the models, then the scene */
-    r->models_outward = models_point_outward(m);
+    r->model_orientation = models_orientation(m);
     for (uint32_t i = 0; i <= m->n_models; i++) {
         const grip_features *f = i < m->n_models ? m->views[i].features : st->features;
         const grip_cloud *c = i < m->n_models ? m->views[i].cloud : &st->cloud;

@@ -182,7 +182,7 @@ void pipeline_result_print_json(FILE *out, const pipeline_result *r, const char 
         fprintf(out, "%s\"%s\"", i ? "," : "", pipeline_normals_word(r->normals_source[i]));
     fprintf(out, "],\"scene\":\"%s\",\"model_orientation\":\"%s\"}",
             r->n_described ? pipeline_normals_word(r->normals_source[r->n_described - 1]) : "unsaid",
-            r->models_outward ? "outward" : "viewpoint");
+            r->model_orientation ? r->model_orientation : "viewpoint");
     print_json_warnings(out, &r->warnings);
     accounting_print_json(out, &r->accounting);
     fputs("}\n", out);
@@ -213,6 +213,19 @@ static void print_pose(FILE *out, const double pose[16], const char *unit)
                 pose[4 * row + 3]);
 }
 
+/* What the text output adds to a model cloud whose normals were computed: how they were oriented, when not toward
+ * the viewpoint. */
+static const char *orientation_phrase(const pipeline_result *r)
+{
+    const char *o = r->model_orientation ? r->model_orientation : "viewpoint";
+    if (strcmp(o, "outward") == 0)
+        return ", pointing away from its centroid (descriptor.model_normals = outward)";
+    if (strcmp(o, "propagate") == 0)
+        return ", pointing away from its centroid, made consistent along its surface (descriptor.model_normals = "
+               "propagate)";
+    return "";
+}
+
 void pipeline_result_print_text(FILE *out, const pipeline_result *r, const char *const *model_names)
 {
     for (uint32_t m = 0; m < r->n_models; m++)
@@ -230,10 +243,7 @@ void pipeline_result_print_text(FILE *out, const pipeline_result *r, const char 
         const int computed = r->normals_source[i] == GRIP_NORMALS_COMPUTED ||
                              r->normals_source[i] == GRIP_NORMALS_RECOMPUTED;
         if (phrase && i + 1 < r->n_described)
-            fprintf(out, "model cloud %u normals: %s%s\n", i, phrase,
-                    computed && r->models_outward
-                        ? ", pointing away from its centroid (descriptor.model_normals = outward)"
-                        : "");
+            fprintf(out, "model cloud %u normals: %s%s\n", i, phrase, computed ? orientation_phrase(r) : "");
         else if (phrase)
             fprintf(out, "scene normals: %s\n", phrase);
     }

@@ -58,8 +58,10 @@ typedef struct pipeline_result {
     uint32_t *normals_source;    /* n_described: grip_normals_source of each described cloud's features
                                     (GRIP_NORMALS_UNSAID when the plugin does not say) */
     unsigned char *had_normals;  /* n_described: 1 when the cloud carried normals of its own */
-    int models_outward;          /* the models were described with descriptor.model_normals = outward: their
-                                    computed normals point away from their centroids (else toward the viewpoint) */
+    const char *model_orientation; /* how the models' computed normals were oriented, from the settings that
+                                      described them (descriptor.model_normals): "viewpoint" (toward the viewpoint),
+                                      "outward" (away from their centroids) or "propagate" (outward, made
+                                      consistent along the surface); a static string */
     size_t n_lengths;
     char **lengths;              /* n_lengths malloc'd texts, one per length written in mr, as it was resolved:
                                     "descriptor.radius = 20 mr = 0.0358" */
@@ -95,7 +97,7 @@ void pipeline_result_print_text(FILE *out, const pipeline_result *r, const char 
  *  "timings_ms":{"descriptor":…,"index":…,"match":…,"group":…,"verify":…,"total":…},
  *  "units":{"unit":"mm" or null,"scene_resolution":r or null,"model_resolutions":[r or null per model cloud],"lengths":["descriptor.radius = 20 mr = 0.0358",…]},
  *  "normals":{"models":["computed"|"cloud"|"cloud_rescaled"|"recomputed"|"unsaid" per model],"scene":"…",
- *             "model_orientation":"viewpoint"|"outward"},   (how the models' computed normals were turned)
+ *             "model_orientation":"viewpoint"|"outward"|"propagate"},   (how the models' computed normals were oriented)
  *  "transfers":{"run":T,"stages":{"descriptor":T,…,"verify":T},"pool_grows":n,"pool_reserved_bytes":n,
  *               "pool_reserved_high_bytes":n}}   (when a plugin reports its counters: accounting.h)
  * where T = {"h2d_bytes":n,"d2h_bytes":n,"h2d_copies":n,"d2h_copies":n,"upload_ms":x,"download_ms":x}: bytes and

@@ -10,6 +10,7 @@
 #include "spatial/neighborhood_cuda.h"
 #include "spatial/kdtree3d_cuda.h"
 #include "descriptor/normals_cuda.h"
+#include "descriptor/normals_propagate_cuda.h"
 #include "descriptor/uniform_sampling_cuda.h"
 #include "descriptor/shot_cuda.h"
 #include "descriptor/fpfh_cuda.h"
@@ -208,6 +209,14 @@ grip_status grip_normals_cuda(grip_ctx *ctx, const float *xyz, size_t n, uint32_
 {
     (void)xyz; (void)n; (void)k; (void)viewpoint; (void)out;
     return no_cuda(ctx, "normals");
+}
+
+/* ---- descriptor/normals_propagate_cuda.h ---- */
+
+grip_status grip_normals_cuda_propagate(grip_ctx *ctx, grip_surface_cuda *s, uint32_t k, const float centroid[3])
+{
+    (void)s; (void)k; (void)centroid;
+    return no_cuda(ctx, "normals propagate");
 }
 
 /* ---- descriptor/uniform_sampling_cuda.h ---- */

@@ -1,8 +1,7 @@
 /* descriptor_front.c -- see descriptor_front.h. */
 #include "stages/descriptor_front.h"
+#include "stages/normals_orientation.h"
 #include "core/cuda_bridge.h"
-#include "descriptor/normals.h"
-#include "descriptor/normals_cuda.h"
 #include "descriptor/uniform_sampling.h"
 #include "descriptor/uniform_sampling_cuda.h"
 
@@ -12,34 +11,24 @@
 
 /* ---- parameters ------------------------------------------------------------------------------------------ */
 
-typedef struct normals_params {
-    uint32_t k;         /* > 0: k nearest */
-    float radius;       /* else: within radius */
-    float viewpoint[3]; /* computed normals are flipped toward it */
-    int turn_around;    /* then negated (grip_normals_turn_around): pointing away from the viewpoint */
-} normals_params;
-
-/* Whether this cloud's computed normals point away from its centroid: a model under model_normals = outward
- * ("viewpoint|outward"). */
-static int front_wants_outward(const grip_descriptor_front *front)
+/* How this cloud's computed normals are oriented: a model's follow model_normals ("viewpoint|outward|propagate"),
+ * a scene's keep its viewpoint. */
+static uint32_t front_orientation(const grip_descriptor_front *front)
 {
-    return front->role == GRIP_ROLE_MODEL && grip_stage_choice(front->stage, "model_normals") == 1;
+    return front->role == GRIP_ROLE_MODEL ? (uint32_t)grip_stage_choice(front->stage, "model_normals")
+                                          : GRIP_MODEL_NORMALS_VIEWPOINT;
 }
 
-/* The normals parameters; GRIP_ECONFIG when neither k nor radius is usable (only asked when normals are due).
- * Orientation: toward the cloud's viewpoint (PCL), or outward: toward the centroid of the finite points, then
- * turned around -- the same centroid for both sides, so that they agree as they do for any viewpoint. */
-static grip_status front_normals_params(const grip_descriptor_front *front, normals_params *p)
+/* The normals plan (stages/normals_orientation.h); GRIP_ECONFIG when neither k nor radius is usable (only asked
+ * when normals are due). */
+static grip_status front_normals_plan(const grip_descriptor_front *front, grip_normals_plan *p)
 {
-    p->k = (uint32_t)grip_stage_integer(front->stage, "normals_k");
-    p->radius = p->k ? 0.0f : (float)grip_stage_number(front->stage, "normals_radius");
-    if (p->k == 0 && p->radius <= 0)
+    const uint32_t k = (uint32_t)grip_stage_integer(front->stage, "normals_k");
+    const float radius = k ? 0.0f : (float)grip_stage_number(front->stage, "normals_radius");
+    if (k == 0 && radius <= 0)
         return grip_fail(front->ctx, GRIP_ECONFIG, "descriptor.normals_k: 0 needs descriptor.normals_radius > 0");
-    p->turn_around = front_wants_outward(front);
-    if (p->turn_around)
-        grip_normals_centroid(front->in.xyz, front->in.n, p->viewpoint);
-    else
-        memcpy(p->viewpoint, front->in.viewpoint, sizeof p->viewpoint);
+    grip_normals_plan_init(p, &front->in, k, radius, front_orientation(front),
+                           (uint32_t)grip_stage_integer(front->stage, "propagate_k"));
     return GRIP_OK;
 }
 
@@ -65,22 +54,18 @@ static int keypoints_given(const grip_array *given)
 
 /* ---- host side --------------------------------------------------------------------------------------------- */
 
-/* The cloud's own normals at unit length (as given: their orientation is the file's), or computed as PCL does
- * (flipped toward the cloud's sensor origin, or outward: front_normals_params), as the `normals` key chooses;
- * n x 4 into out. */
+/* The cloud's own normals at unit length (as given: their orientation is the file's), or computed as PCL does and
+ * oriented as front_normals_plan says, as the `normals` key chooses; n x 4 into out. */
 static grip_status host_normals(grip_descriptor_front *front, float *out)
 {
-    const grip_cloud_input *in = &front->in;
     uint32_t *source = &front->features->normals_source;
     grip_status s = grip_normals_choose(front->stage, &front->in, "descriptor.normals", out, source);
     if (s || normals_from_cloud(*source))
         return s;
-    normals_params p;
-    s = front_normals_params(front, &p);
+    grip_normals_plan p;
+    s = front_normals_plan(front, &p);
     if (!s)
-        s = grip_normals_compute(front->ctx, in->xyz, in->n, front->tree, p.k, p.radius, p.viewpoint, out);
-    if (!s && p.turn_around)
-        grip_normals_turn_around(out, in->n);
+        s = grip_normals_plan_host(front->ctx, &p, &front->in, front->tree, out);
     return s;
 }
 
@@ -122,24 +107,14 @@ static grip_status open_host_side(grip_descriptor_front *front, const grip_array
 
 /* ---- device side ------------------------------------------------------------------------------------------- */
 
-/* Computed normals on the surface: on the device, or -- for a k the GPU does not keep -- by the CPU twin into
- * scratch (n x 4) and uploaded; oriented as front_normals_params says (turned around on the device). */
+/* Computed normals on the surface, oriented as front_normals_plan says (grip_normals_plan_surface; scratch: n x 4
+ * host floats for a k the GPU does not keep). */
 static grip_status device_computed_normals(grip_descriptor_front *front, float *scratch)
 {
-    const grip_cloud_input *in = &front->in;
-    normals_params p;
-    grip_status s = front_normals_params(front, &p);
-    if (s)
-        return s;
-    if (p.k <= GRIP_NORMALS_CUDA_MAX_K) {
-        s = grip_normals_cuda_surface(front->ctx, front->surface, p.k, p.radius, p.viewpoint);
-    } else {
-        s = grip_normals_compute(front->ctx, in->xyz, in->n, NULL, p.k, p.radius, p.viewpoint, scratch);
-        if (!s)
-            s = grip_surface_cuda_set_normals(front->ctx, front->surface, scratch, 4);
-    }
-    if (!s && p.turn_around)
-        s = grip_normals_cuda_turn_around(front->ctx, front->surface);
+    grip_normals_plan p;
+    grip_status s = front_normals_plan(front, &p);
+    if (!s)
+        s = grip_normals_plan_surface(front->ctx, &p, &front->in, front->surface, scratch);
     return s;
 }
 

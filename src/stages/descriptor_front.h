@@ -2,7 +2,8 @@
  * histograms, written once: the parameters they share, the checked cloud, its normals (the cloud's own at unit
  * length, or computed from the k nearest or a radius and flipped toward the cloud's viewpoint, as the `normals` key
  * chooses: stages/normals_choice.h; a model's computed normals point away from its centroid instead under
- * `model_normals = outward`), its keypoints (the host's indices,
+ * `model_normals = outward`, and are made consistent along its surface under `propagate`:
+ * stages/normals_orientation.h), its keypoints (the host's indices,
  * uniform sampling, or every finite point), and the grip_features result with keypoints, keypoint_xyz and normals
  * filled in. The stage's own code (its "body") adds frames and descriptors.
  *
@@ -42,11 +43,12 @@
 
 #include "stages/cloud_input.h"
 #include "stages/normals_choice.h"
+#include "stages/normals_orientation.h"
 #include "stages/stage.h"
 #include "spatial/kdtree3d.h"
 #include "spatial/neighborhood_cuda.h"
 
-/* The parameters every descriptor stage shares (9 entries), spliced at the head of its table. Read them through
+/* The parameters every descriptor stage shares (10 entries), spliced at the head of its table. Read them through
  * the front; a stage reads only its own keys. */
 #define GRIP_DESCRIPTOR_FRONT_PARAMS                                                                           \
     GRIP_PARAM_DEVICE,                                                                                         \
@@ -56,9 +58,9 @@
      "neighbours for normal estimation (0: use normals_radius instead)"},                                     \
     {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "normals_radius", "0", 0, 100, NULL,                           \
      "radius for normal estimation in cloud units, used when normals_k is 0", GRIP_PARAM_FLAG_LENGTH},                                \
-    {sizeof(grip_param_info), GRIP_PARAM_ENUM, "model_normals", "viewpoint", 0, 0, "viewpoint|outward",          \
-     "orientation of computed normals on model clouds (scenes keep the viewpoint): viewpoint = toward the "     \
-     "cloud's viewpoint as PCL, outward = away from the centroid (complete 360-degree models)"},               \
+    {sizeof(grip_param_info), GRIP_PARAM_ENUM, "model_normals", "viewpoint", 0, 0, GRIP_MODEL_NORMALS_CHOICES,   \
+     "orientation of computed normals on model clouds (scenes keep the viewpoint): " GRIP_MODEL_NORMALS_HELP},    \
+    GRIP_PARAM_PROPAGATE_K,                                                                                    \
     {sizeof(grip_param_info), GRIP_PARAM_ENUM, "keypoints", "uniform", 0, 0, "uniform|all",                    \
      "keypoint selection when the host gives none: uniform sampling, or every finite point"},                 \
     {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "model_leaf", "0.01", 1e-6, 100, NULL,                         \

@@ -10,10 +10,9 @@
 #include "stages/stage.h"
 #include "stages/cloud_input.h"
 #include "stages/normals_choice.h"
+#include "stages/normals_orientation.h"
 #include "stages/registry.h"
 #include "stages/verify_common.h"
-#include "descriptor/normals.h"
-#include "descriptor/normals_cuda.h"
 #include "spatial/kdtree3d.h"
 #include "verify/free_space.h"
 #include "verify/icp.h"
@@ -53,6 +52,10 @@ static const grip_param_info icp_params[] = {
     GRIP_PARAM_NORMALS,
     {sizeof(grip_param_info), GRIP_PARAM_INT, "normals_k", "10", 3, 32, NULL,
      "neighbours for the normals computed when a cloud and its features carry none"},
+    {sizeof(grip_param_info), GRIP_PARAM_ENUM, "model_normals", "viewpoint", 0, 0, GRIP_MODEL_NORMALS_CHOICES,
+     "orientation of the normals computed for model clouds (scenes keep the viewpoint), as the descriptor stages' "
+     "key: " GRIP_MODEL_NORMALS_HELP},
+    GRIP_PARAM_PROPAGATE_K,
     {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "min_fitness", "0.3", 0, 1, NULL,
      "accept when at least this fraction of the model (of its visible side) is explained ..."},
     {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "max_rmse", "0.0025", 0, 1e9, NULL,
@@ -99,7 +102,8 @@ static float free_space_violation(const grip_stage *st, const grip_pinhole *cam,
 
 /* A cloud's normals as rows of host floats: the cloud's own at unit length when the `normals` key takes them
  * (stages/normals_choice.h), else its features' (one row per cloud point), else computed from its normals_k nearest
- * (on the stage's backend). */
+ * (on the stage's backend) and oriented as `orientation` (grip_model_normals: a model's model_normals, a scene's
+ * viewpoint) says, by the step the descriptor front uses (stages/normals_orientation.h). */
 typedef struct view_normals {
     const float *rows;
     size_t stride;
@@ -124,7 +128,7 @@ static int features_have_normals(const grip_view *view, size_t n)
 }
 
 static grip_status view_normals_open(grip_stage *st, const grip_view *view, const grip_cloud_input *in,
-                                     const char *what, view_normals *vn)
+                                     uint32_t orientation, const char *what, view_normals *vn)
 {
     memset(vn, 0, sizeof *vn);
     vn->computed = malloc((in->n ? in->n : 1) * 4 * sizeof *vn->computed);
@@ -144,11 +148,13 @@ static grip_status view_normals_open(grip_stage *st, const grip_view *view, cons
         return s;
     }
     const uint32_t k = (uint32_t)grip_stage_integer(st, "normals_k");
+    grip_normals_plan plan;
+    grip_normals_plan_init(&plan, in, k, 0.0f, orientation, (uint32_t)grip_stage_integer(st, "propagate_k"));
     vn->rows = vn->computed;
     vn->stride = 4;
     if (st->use_cuda)
-        return grip_normals_cuda(st->ctx, in->xyz, in->n, k, in->viewpoint, vn->computed);
-    return grip_normals_compute(st->ctx, in->xyz, in->n, NULL, k, 0.0f, in->viewpoint, vn->computed);
+        return grip_normals_plan_cuda(st->ctx, &plan, in, vn->computed);
+    return grip_normals_plan_host(st->ctx, &plan, in, NULL, vn->computed);
 }
 
 /* The model views opened for refinement: clouds, normals (when visible fitness asks for them), spreads. */
@@ -185,7 +191,8 @@ static grip_status open_models_open(grip_stage *st, const grip_view *models, uin
         if (!s)
             grip_model_spread_compute(om->cloud[m].xyz, om->cloud[m].n, &spreads[m]);
         if (!s && grip_stage_bool(st, "visible_fitness"))
-            s = view_normals_open(st, &models[m], &om->cloud[m], what, &om->normals[m]);
+            s = view_normals_open(st, &models[m], &om->cloud[m], (uint32_t)grip_stage_choice(st, "model_normals"), what,
+                                  &om->normals[m]);
     }
     return s;
 }
@@ -404,7 +411,7 @@ static grip_status refine_all(grip_stage *st, const grip_view *models, uint32_t 
     if (!s)
         s = open_models_open(st, models, n_models, spreads, &om);
     if (!s && p.metric == GRIP_ICP_POINT_TO_PLANE)
-        s = view_normals_open(st, scene_view, scene, "verify: scene.cloud", &sn);
+        s = view_normals_open(st, scene_view, scene, GRIP_MODEL_NORMALS_VIEWPOINT, "verify: scene.cloud", &sn);
     if (!s)
         s = rank_and_cap(st, h, &kept, &n_kept);
     if (!s && !(res = calloc((size_t)n_kept + 1, sizeof *res)))

@@ -70,5 +70,24 @@ assert n == {"models": ["cloud_rescaled"], "scene": "computed", "model_orientati
 PY
 check $(( $? || rc )) "--json carries the models' orientation (rc $rc; $(cat "$dir/err.txt"))"
 
+run --model "$dir/with.pcd" --scene "$dir/without.pcd" --set descriptor.normals=compute \
+  --set descriptor.model_normals=propagate > "$dir/propagate.txt" 2>&1
+rc=$?
+grep -Fxq 'model cloud 0 normals: computed (descriptor.normals = compute), pointing away from its centroid, made consistent along its surface (descriptor.model_normals = propagate)' "$dir/propagate.txt"
+check $(( $? || rc )) "propagate: the model's computed normals say so (rc $rc): $(cat "$dir/propagate.txt")"
+run --model "$dir/with.pcd" --scene "$dir/without.pcd" --set descriptor.normals=compute \
+  --set descriptor.model_normals=propagate --json > "$dir/propagate.json" 2> "$dir/err.txt"
+rc=$?
+python3 - "$dir/propagate.json" <<'PY'
+import json, sys
+n = json.load(open(sys.argv[1]))["normals"]
+assert n == {"models": ["computed"], "scene": "computed", "model_orientation": "propagate"}, n
+PY
+check $(( $? || rc )) "--json carries propagate (rc $rc; $(cat "$dir/err.txt"))"
+run --model "$dir/with.pcd" --scene "$dir/without.pcd" --set descriptor.model_normals=sideways > "$dir/bad.txt" 2>&1
+rc=$?
+grep -q "descriptor.model_normals" "$dir/bad.txt"
+check $(( $? || rc == 0 )) "a bad model_normals is refused naming the key (rc $rc): $(cat "$dir/bad.txt")"
+
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]
