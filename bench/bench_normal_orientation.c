@@ -13,6 +13,7 @@
  * orientation, and the propagation's own time (the median of 5 runs). Usage: bench_normal_orientation <radius>
  * [--k K] <model.ply|model.pcd>... (K: the propagation's neighbours, default 15 as propagate_k's). Not a test. */
 #include "core/ctx.h"
+#include "host_util.h"
 #include "descriptor/normals.h"
 #include "descriptor/normals_propagate.h"
 #include "io/cloud_io.h"
@@ -21,7 +22,6 @@
 
 #include <math.h>
 #include <stdio.h>
-#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -106,19 +106,6 @@ static size_t count_against(const model *m, const float *normals, size_t *compar
     return against;
 }
 
-static double seconds(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int by_double(const void *a, const void *b)
-{
-    const double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* The outward normals propagated (into propagated, n x 4) 5 times; the median time in *median_s. */
 static int propagate_timed(grip_ctx *ctx, const model *m, const float *outward, const float centroid[3], uint32_t k,
                            float *propagated, double *median_s)
@@ -127,13 +114,12 @@ static int propagate_timed(grip_ctx *ctx, const model *m, const float *outward, 
     double t[RUNS];
     for (int r = 0; r < RUNS; ++r) {
         memcpy(propagated, outward, m->n * 4 * sizeof *propagated);
-        const double t0 = seconds();
+        const double t0 = host_now_ms();
         if (grip_normals_propagate(ctx, m->xyz, m->n, NULL, k, centroid, propagated) != GRIP_OK)
             return -1;
-        t[r] = seconds() - t0;
+        t[r] = (host_now_ms() - t0) * 1e-3;
     }
-    qsort(t, RUNS, sizeof *t, by_double);
-    *median_s = t[RUNS / 2];
+    *median_s = host_median(t, RUNS);
     return 0;
 }
 
