@@ -3,7 +3,7 @@
  *   grip-host [--plugin PATH] list
  *   grip-host [--plugin PATH] run --config FILE [--set section.key=value]... (--model FILE... | --models DB)
  *             (--scene FILE | --scene-list FILE)... [--json]
- *   grip-host [--plugin PATH] models --config FILE [--set ...] --out DB MODEL...
+ *   grip-host [--plugin PATH] models --config FILE [--set ...] [--merge-views] --out DB MODEL...
  *   grip-host [--plugin PATH] demo [--config FILE] [--set ...] [--seed N] [--objects N] [--json]
  *   grip-host synth --out DIR [--seed N] [--objects N] [--views N]
  *   grip-host [--plugin PATH] regress [--data DIR] [--set ...] [--json] CASE...
@@ -38,7 +38,7 @@ static void usage(FILE *f)
             "                                several scenes (a list: one path a line, # comments): the models are\n"
             "                                described once, a report (a JSON line with --json) per scene; with\n"
             "                                --repeat, each scene's part is repeated\n"
-            "  models --config FILE [--set ...] --out DB MODEL...\n"
+            "  models --config FILE [--set ...] [--merge-views] --out DB MODEL...\n"
             "                                describe the models once into a model database for run --models\n"
             "  demo [--config FILE] [--seed N] [--objects N] [--set ...] [--json] [--overlay OUT.ply]\n"
             "                                generate a scene with known poses, recognise it, compare with the truth\n"
@@ -93,6 +93,10 @@ static int parse_option(int argc, char **argv, int *i, host_options *o)
     const char *a = argv[*i], *v = NULL;
     if (strcmp(a, "--json") == 0) {
         o->json = 1;
+        return 0;
+    }
+    if (strcmp(a, "--merge-views") == 0) {
+        o->merge_views = 1;
         return 0;
     }
     if (strcmp(a, "--mpi") == 0) {

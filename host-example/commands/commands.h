@@ -31,6 +31,7 @@ typedef struct host_options {
                                   --models FILE (run): a model database (model_db.h) instead of --model */
     const char **args;         /* the words after the command (regress's case files, eval's what) */
     int n_args;
+    int merge_views;           /* --merge-views (models): files NAME@VIEW.ext are views of one model NAME */
     int mpi;                   /* --mpi (run): the index sharded across the ranks of an MPI job */
     struct shard_comm *comm;   /* run --mpi: the ranks, opened by cmd_run (NULL otherwise) */
 } host_options;

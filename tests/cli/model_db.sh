@@ -4,8 +4,8 @@
 #     generated models (each model file also serves as a scene) and on PCL's tutorial pair when the data is there;
 #  2. one JSON line per scene, each naming its scene; a list file's missing scene is reported in its line and on
 #     stderr, the other scenes still run, and the exit status is 1;
-#  3. the demo's view models (synth --views) go into a database and a run against it finds the object at its
-#     true pose;
+#  3. the demo's view models (synth --views) go into a database, merged into one model a kind with --merge-views,
+#     and a run against it finds the object at its true pose, once;
 #  4. a database is refused, naming the file and what is wrong, when the run's descriptor settings differ, when it
 #     comes from another ABI or format version, and when it is truncated or corrupted (no crash: exit 1 or 2).
 set -u
@@ -188,8 +188,10 @@ views=("$tmp"/views/model_*@*.pcd)
 [ ${#views[@]} -eq 4 ] && grep -q "^0 model_[a-z]*@\*\.pcd " "$tmp/views/truth.txt" &&
   ! grep -q "^VIEWPOINT 0 0 0 " "${views[0]}"
 check $? "synth --views 4 did not write 4 views with their camera and a truth line naming them: ${views[*]}"
-g models --config "$conf" --out "$tmp/views.grip" "${views[@]}" > "$tmp/views.out" 2> "$tmp/views.err"
-check $? "models on the views failed: $(cat "$tmp/views.err")"
+g models --config "$conf" --merge-views --out "$tmp/views.grip" "${views[@]}" > "$tmp/views.out" 2> "$tmp/views.err"
+check $? "models --merge-views on the views failed: $(cat "$tmp/views.err")"
+grep -q "1 models (from 4 files)" "$tmp/views.out"
+check $? "models --merge-views did not merge the 4 views into 1 model: $(cat "$tmp/views.out")"
 g run --json --config "$conf" --models "$tmp/views.grip" --scene "$tmp/views/scene.pcd" > "$tmp/views.jsonl" \
   2> "$tmp/views.err"
 check $? "run against the views' database failed: $(cat "$tmp/views.err")"
@@ -198,11 +200,12 @@ import json, sys
 run = json.loads(open(sys.argv[1]).read().splitlines()[0])
 truth = [l.split() for l in open(sys.argv[2]) if not l.startswith("#")][0]
 kind, pose = truth[1].split("@")[0], [float(v) for v in truth[2:]]
-hits = [i for i in run["instances"] if i["model_name"].split("/")[-1].startswith(kind + "@")
-        and max(abs(i["pose"][r * 4 + 3] - pose[r * 4 + 3]) for r in range(3)) < 0.01]
-assert hits, ("no view of %s found within 1 cm of its pose" % kind, run["instances"])
+assert all(i["model_name"].split("/")[-1] == kind for i in run["instances"]), run["instances"]
+hits = [i for i in run["instances"] if max(abs(i["pose"][r * 4 + 3] - pose[r * 4 + 3]) for r in range(3)) < 0.01]
+assert len(hits) == 1 == len(run["instances"]), ("not one instance of %s within 1 cm of its pose" % kind,
+                                                 run["instances"])
 PY
-check $? "the run against the views' database did not find the object at its true pose"
+check $? "the run against the merged views did not find the object once at its true pose"
 
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]
