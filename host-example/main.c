@@ -7,8 +7,8 @@
  *   grip-host [--plugin PATH] demo [--config FILE] [--set ...] [--seed N] [--objects N] [--json]
  *   grip-host synth --out DIR [--seed N] [--objects N] [--views N]
  *   grip-host [--plugin PATH] regress [--data DIR] [--set ...] [--json] CASE...
- *   grip-host [--plugin PATH] eval recognition [--scenes N] [--objects N] [--seed N] [--out DIR] [--config FILE]
- *             [--set ...] [--json] [--data DIR [--models LIST] [--noise LIST]]
+ *   grip-host [--plugin PATH] eval recognition [--scenes N] [--objects N] [--seed N] [--views N] [--out DIR]
+ *             [--config FILE] [--set ...] [--json] [--data DIR [--models LIST] [--noise LIST]]
  *   grip-host [--plugin PATH] eval registration [--data DIR] [--models LIST] [--noise LIST] [--seed N] [--out DIR]
  *             [--config FILE] [--set ...] [--json]
  *   grip-host [--plugin PATH] eval descriptors [--data DIR] [--keypoints N] [--noise LIST] [--models LIST] [--seed N]
@@ -47,7 +47,7 @@ static void usage(FILE *f)
             "  regress [--data DIR] [--set ...] [--json] CASE...\n"
             "                                run regression cases (tests/regress/*.case: models, scene, config,\n"
             "                                expected instances); a pass/fail table; exit 1 when one fails\n"
-            "  eval recognition [--scenes N] [--objects N] [--seed N] [--out DIR] [--config FILE] [--set ...]\n"
+            "  eval recognition [--scenes N] [--objects N] [--seed N] [--views N] [--out DIR] [--config FILE] [--set ...]\n"
             "      [--data DIR [--models LIST] [--noise LIST]]\n"
             "                                recognition rate, false positives and pose error on N generated\n"
             "                                scenes, binned by occlusion (JSON, Markdown, SVG in DIR); with --data,\n"
@@ -135,7 +135,7 @@ static int parse_option(int argc, char **argv, int *i, host_options *o)
     }
     else if (strcmp(a, "--views") == 0) {
         if (parse_number(a, v, &n) || n > 360) {
-            fprintf(stderr, "grip-host: --views must be 0..360 (0: complete models)\n");
+            fprintf(stderr, "grip-host: --views must be 0..360 (0: the complete models)\n");
             return -1;
         }
         o->views = (int)n;
@@ -170,6 +170,7 @@ int main(int argc, char **argv)
     host_options o;
     memset(&o, 0, sizeof o);
     o.seed = 1;
+    o.views = -1;
     o.argv0 = argv[0];
     o.sets = calloc((size_t)argc + 1, sizeof *o.sets);
     o.models = calloc((size_t)argc + 1, sizeof *o.models);

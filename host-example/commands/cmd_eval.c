@@ -96,6 +96,10 @@ static int write_file(const char *dir, const char *stem, const char *ext, const 
 static void describe_pipeline(const host_options *o, char *buf, size_t n)
 {
     size_t at = (size_t)snprintf(buf, n, "%s", o->config ? o->config : "the demo's (task.c)");
+    if (o->views == 0 && at < n)
+        at += (size_t)snprintf(buf + at, n - at, ", complete models (--views 0)");
+    else if (o->views > 0 && at < n)
+        at += (size_t)snprintf(buf + at, n - at, ", %d views a model (--views)", o->views);
     for (int i = 0; i < o->n_sets && at < n; i++)
         at += (size_t)snprintf(buf + at, n - at, " --set %s", o->sets[i]);
 }
@@ -169,7 +173,7 @@ static int eval_recognition_cmd(const host_options *o)
 {
     synth_params sp;
     synth_params_default(&sp);
-    sp.model_views = EVAL_MODEL_VIEWS;
+    sp.model_views = o->views >= 0 ? (uint32_t)o->views : EVAL_MODEL_VIEWS;
     sp.min_visible_fraction = EVAL_MIN_VISIBLE;
     sp.camera_elevation_deg = EVAL_CAMERA_ELEVATION;
     char pipeline[2048];

@@ -44,7 +44,7 @@ int cmd_synth(const host_options *o)
     sp.seed = o->seed;
     if (o->objects)
         sp.n_objects = (uint32_t)o->objects;
-    sp.model_views = (uint32_t)o->views;
+    sp.model_views = o->views > 0 ? (uint32_t)o->views : 0;
     synth_scene sc;
     char err[512], path[4096];
     if (synth_generate(&sp, &sc, err, sizeof err) != 0) {

@@ -19,7 +19,8 @@ typedef struct host_options {
     const char *out_dir;       /* --out DIR (synth) */
     unsigned long long seed;   /* --seed N (demo, synth) */
     int objects;               /* --objects N (demo, synth); 0 = default */
-    int views;                 /* --views N (synth): each model as N partial views; 0 = complete models */
+    int views;                 /* --views N (synth, eval recognition): each model as N partial views, 0: the complete
+                                  models; -1 when not given (synth: complete, eval: the demo's 8 views) */
     int json;                  /* --json */
     int repeat;                /* --repeat N: run the pipeline N times, report median stage times (default 1) */
     const char *overlay;       /* --overlay FILE.ply (run, demo): the picture of the run (overlay.h) */

@@ -2,8 +2,8 @@
 # grip-host eval recognition on two generated scenes (3 and 4 objects): the JSON, Markdown and SVG files are
 # written into a folder --out makes and agree with one another -- every object counted in exactly one occlusion
 # bin, the bins summing to the totals, rates that are found / objects, pose errors within the judging tolerance,
-# false positives per scene the count over the scenes -- and most objects are found. An unknown evaluation is a
-# usage error (exit 2).
+# false positives per scene the count over the scenes -- and most objects are found. --views 0 (the complete models)
+# is said in the report; --views 361 and an unknown evaluation are usage errors (exit 2).
 set -u
 host=${GRIP_HOST:?GRIP_HOST is not set}
 plugin=${GRIP_PLUGIN:?GRIP_PLUGIN is not set}
@@ -43,6 +43,15 @@ assert any(l and l.endswith(f"/{j['bins'][0]['objects']}") for l in labels), lab
 print("files agree")
 PY
 then pass=$((pass + 1)); else echo "FAILED: eval recognition (exit $rc)"; fail=$((fail + 1)); fi
+
+"$host" --plugin "$plugin" eval recognition --scenes 1 --objects 1 --views 0 > "$tmp/complete.md" 2>&1
+rc=$?
+if [ $rc -eq 0 ] && grep -q "complete models (--views 0)" "$tmp/complete.md" && grep -q "^| \*\*all\*\* | 1 |" "$tmp/complete.md"
+then pass=$((pass + 1)); else echo "FAILED: eval recognition --views 0 (exit $rc)"; fail=$((fail + 1)); fi
+"$host" --plugin "$plugin" eval recognition --views 361 > /dev/null 2> "$tmp/views.txt"
+rc=$?
+if [ $rc -eq 2 ] && grep -q -- "--views must be 0..360" "$tmp/views.txt"; then pass=$((pass + 1));
+else echo "FAILED: --views 361 exits $rc"; fail=$((fail + 1)); fi
 
 "$host" --plugin "$plugin" eval nonsense > /dev/null 2> "$tmp/usage.txt"
 rc=$?
