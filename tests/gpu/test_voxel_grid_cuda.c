@@ -9,7 +9,7 @@
  *  - the fpfh and shot stages on CUDA give the keypoints of the stages on the CPU and descriptors within 1e-4 (the
  *    tolerance of every descriptor's GPU test), given the cloud's normals.
  * Uses the tutorial scene and model when the shared data is there, random clouds otherwise. Skips (77) without a
- * device. */
+ * device. Each test is a case of its own (CK_RUN_CASE = grid | errors | front | stages). */
 #include "test_support.h"
 #include "core/cuda_bridge.h"
 #include "descriptor/normals_cuda.h"
@@ -374,12 +374,9 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("voxel_grid_cuda");
-    TCase *tc = tcase_create("device");
-    tcase_set_timeout(tc, 300);
-    tcase_add_test(tc, grid_equals_the_cpu_twin);
-    tcase_add_test(tc, bad_leaves_and_far_points_fail_as_on_the_cpu);
-    tcase_add_test(tc, device_front_equals_host_front);
-    tcase_add_test(tc, stages_on_cuda_match_the_cpu_stages);
-    suite_add_tcase(s, tc);
+    grip_test_add_case(s, "grid", grid_equals_the_cpu_twin);
+    grip_test_add_case(s, "errors", bad_leaves_and_far_points_fail_as_on_the_cpu);
+    grip_test_add_case(s, "front", device_front_equals_host_front);
+    grip_test_add_case(s, "stages", stages_on_cuda_match_the_cpu_stages);
     return grip_test_run_gpu(s);
 }
