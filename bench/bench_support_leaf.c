@@ -44,8 +44,11 @@ static double median(double *v, size_t n)
 static grip_features *describe(grip_ctx *ctx, const grip_stage_impl *impl, const bench_args *a, const char *leaf,
                                const grip_cloud *cloud, double *ms)
 {
-    grip_kv kv[] = {{"device", a->device},         {"radius", a->radius},  {"scene_leaf", a->scene_leaf},
-                    {"support_leaf", leaf},    {"normals_k", "10"}};
+    grip_kv kv[] = {{"device", a->device},
+                    {"radius", a->radius},
+                    {"scene_leaf", a->scene_leaf},
+                    {"support_leaf", leaf},
+                    {"normals_k", "10"}};
     grip_stage *st = NULL;
     if (grip_stage_create(impl, ctx, kv, 5, &st) != GRIP_OK) {
         fprintf(stderr, "bench_support_leaf: %s: %s\n", impl->name, ctx->last_error);
@@ -183,8 +186,9 @@ int main(int argc, char **argv)
             break;
     }
     if (i >= argc || a.repeat < 1) {
-        fprintf(stderr, "usage: bench_support_leaf [--repeat R] [--radius r] [--scene-leaf l] [--device cpu|cuda] CLOUD "
-                        "LEAF...\n");
+        fprintf(stderr,
+                "usage: bench_support_leaf [--repeat R] [--radius r] [--scene-leaf l] [--device cpu|cuda] CLOUD "
+                "LEAF...\n");
         return 2;
     }
     host_cloud c = {0};

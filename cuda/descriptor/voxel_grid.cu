@@ -30,8 +30,7 @@ unsigned blocks_for(size_t n)
 // start[v] = p at each voxel's head, start[voxels] = the number of finite points at the last finite position;
 // voxel_of = GRIP_VOXEL_NONE for the non-finite points.
 __global__ void number_kernel(const float *__restrict__ xyz, uint32_t n, const uint32_t *__restrict__ sorted,
-                              const uint32_t *__restrict__ voxel, uint32_t *order, uint32_t *start,
-                              uint32_t *voxel_of)
+                              const uint32_t *__restrict__ voxel, uint32_t *order, uint32_t *start, uint32_t *voxel_of)
 {
     const uint32_t p = blockIdx.x * blockDim.x + threadIdx.x;
     if (p >= n)
@@ -85,8 +84,7 @@ grip_status sort_and_number(grip_ctx *ctx, grip_voxel_sort *b, const char *what,
     grip_status st = grip_voxel_sort_run(ctx, b, xyz, n, leaf, what, &voxels);
     if (st != GRIP_OK)
         return st;
-    number_kernel<<<blocks_for(n), kThreads>>>(xyz, n, b->vals[0], b->voxel, grid->order, grid->start,
-                                               grid->voxel_of);
+    number_kernel<<<blocks_for(n), kThreads>>>(xyz, n, b->vals[0], b->voxel, grid->order, grid->start, grid->voxel_of);
     GRIP_CUDA_CHECK_LAUNCHED(ctx);
     GRIP_CUDA_CHECK(ctx, grip_cuda_memcpy(ctx, &finite, grid->start + voxels, sizeof finite, cudaMemcpyDeviceToHost));
     grid->voxels = voxels;
@@ -138,13 +136,13 @@ extern "C" grip_status grip_voxel_grid_cuda_build(grip_ctx *ctx, const char *wha
     return st;
 }
 
-extern "C" grip_status grip_voxel_grid_cuda_centroids(grip_ctx *ctx, const grip_voxel_grid *grid,
-                                                      const float *xyz_dev, float *out_dev)
+extern "C" grip_status grip_voxel_grid_cuda_centroids(grip_ctx *ctx, const grip_voxel_grid *grid, const float *xyz_dev,
+                                                      float *out_dev)
 {
     if (grid->voxels == 0)
         return GRIP_OK;
-    centroids_kernel<<<blocks_for(grid->voxels), kThreads>>>(grid->order, grid->start, (uint32_t)grid->voxels,
-                                                             xyz_dev, out_dev);
+    centroids_kernel<<<blocks_for(grid->voxels), kThreads>>>(grid->order, grid->start, (uint32_t)grid->voxels, xyz_dev,
+                                                             out_dev);
     GRIP_CUDA_CHECK_LAUNCHED(ctx);
     GRIP_CUDA_CHECK(ctx, cudaStreamSynchronize(0));
     return GRIP_OK;

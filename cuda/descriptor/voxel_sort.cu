@@ -100,8 +100,8 @@ grip_status grip_voxel_sort_alloc(grip_ctx *ctx, grip_voxel_sort *b, uint32_t n)
         return st;
     // one scratch area for every cub call: the largest they ask for
     size_t sort64 = 0, sort32 = 0, scan = 0;
-    GRIP_CUDA_CHECK(ctx, cub::DeviceRadixSort::SortPairs(NULL, sort64, b->keys[0], b->keys[1], b->vals[0],
-                                                         b->vals[1], (int)n));
+    GRIP_CUDA_CHECK(
+        ctx, cub::DeviceRadixSort::SortPairs(NULL, sort64, b->keys[0], b->keys[1], b->vals[0], b->vals[1], (int)n));
     GRIP_CUDA_CHECK(ctx, cub::DeviceRadixSort::SortKeys(NULL, sort32, b->vals[0], b->vals[1], (int)n));
     GRIP_CUDA_CHECK(ctx, cub::DeviceScan::InclusiveSum(NULL, scan, b->vals[1], b->voxel, (int)n));
     b->tmp_bytes = sort64 > sort32 ? sort64 : sort32;

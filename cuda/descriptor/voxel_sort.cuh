@@ -19,12 +19,12 @@ extern "C" {
 }
 
 struct grip_voxel_sort {
-    uint64_t *keys[2];  // sort keys; free for the caller's use after grip_voxel_sort_run
-    uint32_t *vals[2];  // after the run: vals[0] = the point indices in the order above; vals[1] = voxel heads (1 at
-                        // the first sorted position of each voxel), free for the caller's use after the run
-    uint32_t *voxel;    // n: the inclusive scan of the heads: voxel[p] - 1 is the voxel of sorted position p (finite)
-    uint32_t *found;    // 2 entries of working memory
-    void *tmp;          // cub's scratch, big enough for a 64-bit pair sort, a 32-bit key sort or a scan of n entries
+    uint64_t *keys[2]; // sort keys; free for the caller's use after grip_voxel_sort_run
+    uint32_t *vals[2]; // after the run: vals[0] = the point indices in the order above; vals[1] = voxel heads (1 at
+                       // the first sorted position of each voxel), free for the caller's use after the run
+    uint32_t *voxel;   // n: the inclusive scan of the heads: voxel[p] - 1 is the voxel of sorted position p (finite)
+    uint32_t *found;   // 2 entries of working memory
+    void *tmp;         // cub's scratch, big enough for a 64-bit pair sort, a 32-bit key sort or a scan of n entries
     size_t tmp_bytes;
 };
 

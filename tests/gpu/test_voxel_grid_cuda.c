@@ -243,8 +243,8 @@ static void compare_fronts(grip_ctx *ctx, const grip_cloud *cloud, const char *n
     ck_assert(same_floats(nrm, expect_cloud, n * 4));
     for (size_t i = 0; i < k; ++i)
         ck_assert_int_eq(memcmp(kn + 4 * i, nrm + 4 * (size_t)kp[i], 4 * sizeof(float)), 0);
-    printf("front, normals = %s, support_leaf %s: %zu points, %zu support points, %zu keypoints\n", normals, leaf, n,
-           m, k);
+    printf("front, normals = %s, support_leaf %s: %zu points, %zu support points, %zu keypoints\n", normals, leaf, n, m,
+           k);
     free(support_xyz);
     free(support_nrm);
     free(kp);
@@ -261,8 +261,8 @@ START_TEST(device_front_equals_host_front)
 {
     grip_ctx *ctx = grip_test_ctx();
     host_cloud c = load_scene();
-    grip_cloud cloud = {sizeof cloud, c.width, c.height, grip_array_host_view(GRIP_F32, c.n, 3, c.xyz), {0}, {0},
-                        "scene", {0.0f, 0.0f, 0.0f}};
+    grip_cloud cloud = {sizeof cloud, c.width, c.height, grip_array_host_view(GRIP_F32, c.n, 3, c.xyz),
+                        {0},          {0},     "scene",  {0.0f, 0.0f, 0.0f}};
     const float leaf = 0.006f;
     grip_voxel_grid g;
     ck_assert_int_eq(grip_voxel_grid_build(ctx, "t", c.xyz, c.n, leaf, &g), GRIP_OK);
@@ -304,8 +304,8 @@ static grip_features *stage_run(grip_ctx *ctx, const grip_stage_impl *impl, cons
     grip_stage *st = NULL;
     ck_assert_msg(grip_stage_create(impl, ctx, kv, 4, &st) == GRIP_OK, "%s", ctx->last_error);
     grip_features *f = NULL;
-    ck_assert_msg(impl->describe(st, cloud, GRIP_ROLE_MODEL, NULL, GRIP_MEM_HOST, &f) == GRIP_OK, "%s: %s",
-                  impl->name, ctx->last_error);
+    ck_assert_msg(impl->describe(st, cloud, GRIP_ROLE_MODEL, NULL, GRIP_MEM_HOST, &f) == GRIP_OK, "%s: %s", impl->name,
+                  ctx->last_error);
     grip_stage_destroy(st);
     return f;
 }
@@ -336,8 +336,14 @@ START_TEST(stages_on_cuda_match_the_cpu_stages)
         }
         printf("stages: tutorial model absent, a sphere instead\n");
     }
-    grip_cloud cloud = {sizeof cloud, (uint32_t)c.n, 1, grip_array_host_view(GRIP_F32, c.n, 3, c.xyz),
-                        grip_array_host_view(GRIP_F32, c.n, 4, normals), {0}, "model", {0.0f, 0.0f, 0.0f}};
+    grip_cloud cloud = {sizeof cloud,
+                        (uint32_t)c.n,
+                        1,
+                        grip_array_host_view(GRIP_F32, c.n, 3, c.xyz),
+                        grip_array_host_view(GRIP_F32, c.n, 4, normals),
+                        {0},
+                        "model",
+                        {0.0f, 0.0f, 0.0f}};
     grip_ctx *ctx = grip_test_ctx();
     const grip_stage_impl *impls[] = {&grip_descriptor_fpfh, &grip_descriptor_shot};
     for (size_t s = 0; s < 2; ++s) {

@@ -169,7 +169,7 @@ START_TEST(voxels_split_at_zero_and_order_x_first)
     float c[9];
     grip_voxel_grid_centroids(&g, xyz, c);
     ck_assert_float_eq(c[3], (float)(((double)0.2f + (double)0.4f) / 2)); /* x of voxel (0, 0, 0): (0.2f + 0.4f) / 2 */
-    check_against_brute_force(&g, xyz, normals, 4, 1.0f); /* all-zero normals: NaN means */
+    check_against_brute_force(&g, xyz, normals, 4, 1.0f);                 /* all-zero normals: NaN means */
     grip_voxel_grid_free(&g);
     grip_ctx_free(ctx);
 }
