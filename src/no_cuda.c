@@ -12,6 +12,7 @@
 #include "descriptor/normals_cuda.h"
 #include "descriptor/normals_propagate_cuda.h"
 #include "descriptor/uniform_sampling_cuda.h"
+#include "descriptor/voxel_grid_cuda.h"
 #include "descriptor/shot_cuda.h"
 #include "descriptor/fpfh_cuda.h"
 #include "descriptor/pfh_cuda.h"
@@ -95,6 +96,14 @@ grip_status grip_cuda_gather_rows(grip_ctx *ctx, const float *rows, size_t dim, 
 grip_status grip_surface_cuda_create(grip_ctx *ctx, const float *xyz, size_t n, grip_surface_cuda **out)
 {
     (void)xyz; (void)n;
+    *out = NULL;
+    return no_cuda(ctx, "surface");
+}
+
+grip_status grip_surface_cuda_create_on_device(grip_ctx *ctx, const float *xyz_dev, size_t n,
+                                               grip_surface_cuda **out)
+{
+    (void)xyz_dev; (void)n;
     *out = NULL;
     return no_cuda(ctx, "surface");
 }
@@ -230,6 +239,42 @@ grip_status grip_uniform_sampling_cuda(grip_ctx *ctx, const grip_surface_cuda *s
     if (count)
         *count = 0;
     return no_cuda(ctx, "uniform_sampling");
+}
+
+/* ---- descriptor/voxel_grid_cuda.h ---- */
+
+grip_status grip_voxel_grid_cuda_build(grip_ctx *ctx, const char *what, const float *xyz_dev, size_t n, float leaf,
+                                       grip_voxel_grid *grid)
+{
+    (void)xyz_dev; (void)n; (void)leaf;
+    memset(grid, 0, sizeof *grid);
+    return no_cuda(ctx, what ? what : "voxel_grid");
+}
+
+grip_status grip_voxel_grid_cuda_centroids(grip_ctx *ctx, const grip_voxel_grid *grid, const float *xyz_dev,
+                                           float *out_dev)
+{
+    (void)grid; (void)xyz_dev; (void)out_dev;
+    return no_cuda(ctx, "voxel_grid centroids");
+}
+
+grip_status grip_voxel_grid_cuda_mean_normals(grip_ctx *ctx, const grip_voxel_grid *grid, const float *normals_dev,
+                                              float *out_dev)
+{
+    (void)grid; (void)normals_dev; (void)out_dev;
+    return no_cuda(ctx, "voxel_grid mean normals");
+}
+
+grip_status grip_voxel_grid_cuda_spread(grip_ctx *ctx, const grip_voxel_grid *grid, const float *rows_dev,
+                                        float *out_dev)
+{
+    (void)grid; (void)rows_dev; (void)out_dev;
+    return no_cuda(ctx, "voxel_grid spread");
+}
+
+void grip_voxel_grid_cuda_free(grip_voxel_grid *grid)
+{
+    memset(grid, 0, sizeof *grid); /* no device grid can exist in this build */
 }
 
 /* ---- descriptor/shot_cuda.h ---- */

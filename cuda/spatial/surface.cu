@@ -25,14 +25,24 @@ __global__ void gather_xyz_kernel(const float *__restrict__ xyz, uint32_t n, con
     out[3 * e + 2] = xyz[3 * (size_t)i + 2];
 }
 
-// Uploads the points, allocates the normals, measures the bounds and builds the k-nearest grid.
-grip_status surface_fill(grip_ctx *ctx, grip_surface_cuda *s, const float *xyz)
+// Copies the points in (from host or device memory), allocates the normals, measures the bounds and builds the
+// k-nearest grid.
+grip_status surface_fill(grip_ctx *ctx, grip_surface_cuda *s, const float *xyz, bool xyz_on_device)
 {
     void *dev = NULL;
-    grip_status st = grip_cuda_upload(ctx, xyz, (size_t)s->n * 3 * sizeof(float), &dev, &s->device);
+    const size_t bytes = (size_t)s->n * 3 * sizeof(float);
+    grip_status st;
+    if (xyz_on_device) {
+        st = grip_cuda_alloc(ctx, bytes ? bytes : sizeof(float), &dev);
+        s->device = ctx->device;
+        if (st == GRIP_OK)
+            st = bytes ? grip_cuda_copy_on_device(ctx, dev, xyz, bytes) : GRIP_OK;
+    } else {
+        st = grip_cuda_upload(ctx, xyz, bytes, &dev, &s->device);
+    }
+    s->xyz = (float *)dev;
     if (st != GRIP_OK)
         return st;
-    s->xyz = (float *)dev;
     st = grip_cuda_alloc(ctx, (size_t)s->n * 4 * sizeof(float), &dev);
     if (st != GRIP_OK)
         return st;
@@ -96,9 +106,8 @@ grip_status set_normals_run(grip_ctx *ctx, grip_surface_cuda *s, const float *no
     return st;
 }
 
-} // namespace
-
-extern "C" grip_status grip_surface_cuda_create(grip_ctx *ctx, const float *xyz, size_t n, grip_surface_cuda **out)
+// grip_surface_cuda_create and grip_surface_cuda_create_on_device.
+grip_status surface_create(grip_ctx *ctx, const float *xyz, bool xyz_on_device, size_t n, grip_surface_cuda **out)
 {
     *out = NULL;
     if (!xyz && n > 0)
@@ -110,13 +119,26 @@ extern "C" grip_status grip_surface_cuda_create(grip_ctx *ctx, const float *xyz,
         return grip_fail(ctx, GRIP_ENOMEM, "surface (cuda): no host memory for the surface");
     s->n = (uint32_t)n;
     s->device = -1;
-    grip_status st = surface_fill(ctx, s, xyz);
+    grip_status st = surface_fill(ctx, s, xyz, xyz_on_device);
     if (st != GRIP_OK) {
         grip_surface_cuda_free(s);
         return st;
     }
     *out = s;
     return GRIP_OK;
+}
+
+} // namespace
+
+extern "C" grip_status grip_surface_cuda_create(grip_ctx *ctx, const float *xyz, size_t n, grip_surface_cuda **out)
+{
+    return surface_create(ctx, xyz, false, n, out);
+}
+
+extern "C" grip_status grip_surface_cuda_create_on_device(grip_ctx *ctx, const float *xyz_dev, size_t n,
+                                                          grip_surface_cuda **out)
+{
+    return surface_create(ctx, xyz_dev, true, n, out);
 }
 
 extern "C" void grip_surface_cuda_free(grip_surface_cuda *s)

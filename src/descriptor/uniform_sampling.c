@@ -1,6 +1,7 @@
 /* uniform_sampling.c -- PCL 1.13's UniformSampling (see uniform_sampling.h): one pass over the points in cloud
  * order with a hash table of voxels, each remembering its best point so far, as PCL's leaf map does. */
 #include "descriptor/uniform_sampling.h"
+#include "descriptor/voxel_key.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -17,21 +18,6 @@ typedef struct voxel_table {
     voxel_slot *slots;
     size_t mask; /* capacity - 1, capacity a power of two */
 } voxel_table;
-
-static int point_is_finite(const float *p)
-{
-    return isfinite(p[0]) && isfinite(p[1]) && isfinite(p[2]);
-}
-
-/* floor(x * inv) in float, as PCL; -1 when it does not fit in an int (PCL's static_cast would be undefined). */
-static int voxel_coord(float x, float inv, int32_t *out)
-{
-    float f = floorf(x * inv);
-    if (!(f >= -2147483648.0f && f < 2147483648.0f))
-        return -1;
-    *out = (int32_t)f;
-    return 0;
-}
 
 /* PCL 1.13 compares ((x, y, z, 1) - (c, 0)).squaredNorm() in float, with the voxel centre
  * c = ((float)ijk + 0.5f) * leaf. Eigen evaluates that squared norm as one SSE packet, whose horizontal sum
@@ -94,15 +80,11 @@ static grip_status fill_voxels(grip_ctx *ctx, const float *xyz, size_t n, float 
     *voxels = 0;
     for (size_t i = 0; i < n; ++i) {
         const float *p = xyz + i * 3;
-        if (!point_is_finite(p))
+        if (!grip_voxel_point_finite(p))
             continue;
         int32_t ijk[3];
-        for (int a = 0; a < 3; ++a)
-            if (voxel_coord(p[a], inv, &ijk[a]) != 0)
-                return grip_fail(ctx, GRIP_EINVAL,
-                                 "uniform_sampling: point %zu (%g, %g, %g) is too far out for leaf %g: its voxel "
-                                 "coordinate does not fit in an int",
-                                 i, (double)p[0], (double)p[1], (double)p[2], (double)leaf);
+        if (grip_voxel_of(p, inv, ijk) != 0)
+            return grip_voxel_fail_too_far(ctx, "uniform_sampling", i, p, leaf);
         float score = voxel_score(p, ijk, leaf);
         voxel_slot *v = voxel_find(t, ijk);
         if (v->best == SLOT_EMPTY) {
@@ -154,13 +136,14 @@ grip_status grip_uniform_sampling(grip_ctx *ctx, const float *xyz, size_t n, flo
         return grip_fail(ctx, GRIP_EINVAL, "uniform_sampling: xyz is NULL with %zu points", n);
     if (n > UINT32_MAX)
         return grip_fail(ctx, GRIP_EINVAL, "uniform_sampling: %zu points exceed the 32-bit index range", n);
-    if (!(leaf > 0.0f) || !isfinite(leaf) || !isfinite(1.0f / leaf))
-        return grip_fail(ctx, GRIP_EINVAL, "uniform_sampling: leaf must be finite and > 0 (got %g)", (double)leaf);
+    grip_status st = grip_voxel_check_leaf(ctx, "uniform_sampling", leaf);
+    if (st != GRIP_OK)
+        return st;
     size_t finite = 0;
     for (size_t i = 0; i < n; ++i)
-        finite += point_is_finite(xyz + i * 3);
+        finite += grip_voxel_point_finite(xyz + i * 3);
     voxel_table t = {NULL, 0};
-    grip_status st = voxel_table_new(ctx, finite, &t);
+    st = voxel_table_new(ctx, finite, &t);
     if (st != GRIP_OK)
         return st;
     size_t voxels = 0;

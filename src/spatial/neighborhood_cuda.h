@@ -51,6 +51,10 @@ typedef struct grip_surface_cuda_view {
  * GRIP_ENODEV, GRIP_ECUDA, GRIP_EUNSUPPORTED (CPU-only build). A cloud with no finite point is allowed: every
  * list over it is empty. */
 grip_status grip_surface_cuda_create(grip_ctx *ctx, const float *xyz, size_t n, grip_surface_cuda **out);
+/* The same from points already on the context's device (xyz_dev, device memory, n x 3), which are copied: the
+ * caller keeps xyz_dev. */
+grip_status grip_surface_cuda_create_on_device(grip_ctx *ctx, const float *xyz_dev, size_t n,
+                                               grip_surface_cuda **out);
 void grip_surface_cuda_free(grip_surface_cuda *s);
 grip_surface_cuda_view grip_surface_cuda_get_view(const grip_surface_cuda *s);
 /* Copies host normals (n rows, `stride` floats apart, stride 3 or 4: nx ny nz [curvature]; curvature is NaN

@@ -26,8 +26,8 @@ static grip_status pfh_body(grip_stage *st, grip_descriptor_front *front)
     }
     grip_status s = grip_array_alloc_host(ctx, d, GRIP_F32, k, GRIP_PFH_DIM);
     return s ? s
-             : grip_pfh_describe(ctx, front->in.xyz, front->normals, front->in.n, front->tree, front->keypoint_xyz, k,
-                                 radius, d->data);
+             : grip_pfh_describe(ctx, front->support_xyz, front->support_normals, front->n_support, front->tree,
+                                 front->keypoint_xyz, k, radius, d->data);
 }
 
 static grip_status pfh_describe(grip_stage *st, const grip_cloud *cloud, uint32_t role, const grip_array *keypoints,

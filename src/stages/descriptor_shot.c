@@ -58,7 +58,6 @@ static grip_status shot_body(grip_stage *st, grip_descriptor_front *front)
         return shot_body_cuda(st, front);
     grip_ctx *ctx = st->ctx;
     grip_features *f = front->features;
-    const grip_cloud_input *in = &front->in;
     size_t k = front->n_keypoints;
     float radius = (float)grip_stage_number(st, "radius");
     float lrf_radius = (float)grip_stage_number(st, "lrf_radius");
@@ -67,11 +66,11 @@ static grip_status shot_body(grip_stage *st, grip_descriptor_front *front)
         s = grip_array_alloc_host(ctx, &f->descriptors, GRIP_F32, k, SHOT_DIM);
     uint32_t cap = (uint32_t)grip_stage_integer(st, "max_neighbors");
     if (!s)
-        s = grip_shot_lrf(ctx, in->xyz, in->n, front->tree, front->keypoint_xyz, k,
+        s = grip_shot_lrf(ctx, front->support_xyz, front->n_support, front->tree, front->keypoint_xyz, k,
                           lrf_radius > 0 ? lrf_radius : radius, cap, f->frames.data);
     if (!s)
-        s = grip_shot_describe(ctx, in->xyz, front->normals, in->n, front->tree, front->keypoint_xyz, k,
-                               f->frames.data, radius, cap, f->descriptors.data);
+        s = grip_shot_describe(ctx, front->support_xyz, front->support_normals, front->n_support, front->tree,
+                               front->keypoint_xyz, k, f->frames.data, radius, cap, f->descriptors.data);
     return s;
 }
 

@@ -35,7 +35,8 @@ static grip_spin_image_params stage_params(const grip_stage *st)
     return p;
 }
 
-/* The CPU twin, over the front's tree, normals and keypoints; the keypoints' normals are gathered here. */
+/* The CPU twin, over the front's support cloud and keypoints; the keypoints' normals (their rows of the cloud's
+ * normals) are gathered here. */
 static grip_status host_body(grip_descriptor_front *front, const grip_spin_image_params *p)
 {
     grip_ctx *ctx = front->ctx;
@@ -48,7 +49,7 @@ static grip_status host_body(grip_descriptor_front *front, const grip_spin_image
     grip_features *f = front->features;
     grip_status s = grip_array_alloc_host(ctx, &f->descriptors, GRIP_F32, k, grip_spin_image_dim(p->width));
     if (!s)
-        s = grip_spin_image_describe(ctx, front->in.xyz, front->normals, front->in.n, front->tree,
+        s = grip_spin_image_describe(ctx, front->support_xyz, front->support_normals, front->n_support, front->tree,
                                      front->keypoint_xyz, key_normals, k, p, f->descriptors.data);
     free(key_normals);
     return s;

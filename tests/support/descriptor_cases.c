@@ -103,19 +103,30 @@ static grip_cloud cloud_of(const case_cloud *c)
     return cloud;
 }
 
-/* describe() of the case on `device`, features in host memory; the stage is made and freed here. */
-static grip_status describe(grip_ctx *ctx, const grip_stage_impl *impl, const case_cloud *c, const char *device,
-                           grip_features **f)
+/* The support leaves every case runs with: the cloud itself, and a voxel grid of about twice the 900-point sheet's
+ * spacing (which merges the duplicates, and the one-voxel case to a handful of support points). */
+static const char *const support_leaves[] = {"0", "0.12"};
+
+/* describe() of the case on `device` with support_leaf, features in host memory; the stage is made and freed
+ * here. */
+static grip_status describe_with(grip_ctx *ctx, const grip_stage_impl *impl, const case_cloud *c, const char *device,
+                                 const char *support_leaf, grip_features **f)
 {
-    grip_kv kv[] = {{"device", device}, {"radius", c->radius}, {"scene_leaf", "0.1"}};
+    grip_kv kv[] = {{"device", device}, {"radius", c->radius}, {"scene_leaf", "0.1"}, {"support_leaf", support_leaf}};
     grip_stage *st = NULL;
-    grip_status s = grip_stage_create(impl, ctx, kv, 3, &st);
+    grip_status s = grip_stage_create(impl, ctx, kv, 4, &st);
     ck_assert_msg(s == GRIP_OK, "%s: create: %s", impl->name, ctx->last_error);
     grip_cloud cloud = cloud_of(c);
     grip_array given = grip_array_host_view(GRIP_U32, c->n_keypoints, 1, (void *)c->keypoints);
     s = impl->describe(st, &cloud, GRIP_ROLE_SCENE, c->n_keypoints ? &given : NULL, GRIP_MEM_HOST, f);
     grip_stage_destroy(st);
     return s;
+}
+
+static grip_status describe(grip_ctx *ctx, const grip_stage_impl *impl, const case_cloud *c, const char *device,
+                           grip_features **f)
+{
+    return describe_with(ctx, impl, c, device, support_leaves[0], f);
 }
 
 /* Same NaN rows, values within tolerance; returns the largest difference. */
@@ -174,18 +185,19 @@ static void run_cases(const grip_stage_impl *impl, const char *device)
     grip_ctx *ctx = grip_test_ctx();
     case_cloud *c = calloc(1, sizeof *c);
     ck_assert_ptr_nonnull(c);
-    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
+    for (size_t run = 0; run < sizeof cases / sizeof cases[0] * 2; ++run) {
+        const char *leaf = support_leaves[run % 2];
         memset(c, 0, sizeof *c);
-        cases[k](c);
+        cases[run / 2](c);
         char what[160];
-        snprintf(what, sizeof what, "%s on %s, %s", impl->name, device, c->name);
+        snprintf(what, sizeof what, "%s on %s, %s, support_leaf %s", impl->name, device, c->name, leaf);
         grip_features *f = NULL;
-        grip_status s = describe(ctx, impl, c, device, &f);
+        grip_status s = describe_with(ctx, impl, c, device, leaf, &f);
         ck_assert_msg(s == GRIP_OK, "%s: %s", what, ctx->last_error);
         check_rows(what, c, f, strcmp(device, "cpu") != 0);
         if (strcmp(device, "cpu") != 0) {
             grip_features *twin = NULL;
-            ck_assert_int_eq(describe(ctx, impl, c, "cpu", &twin), GRIP_OK);
+            ck_assert_int_eq(describe_with(ctx, impl, c, "cpu", leaf, &twin), GRIP_OK);
             float worst = compare_rows(what, twin, f);
             fprintf(stderr, "%s: %llu rows, max |GPU - CPU| %g\n", what, (unsigned long long)f->descriptors.rows,
                     (double)worst);

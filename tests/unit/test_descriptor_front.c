@@ -5,12 +5,16 @@
  * own, 3 or 4 columns, as given), the kd-tree, and the features handed over by
  * describe() in host memory; bad roles, clouds, keypoints and normals parameters fail with the documented codes
  * and leave nothing allocated (run under valgrind once). Also: result arrays allocated on and placed in host
- * memory, and a CPU-only build's refusal of device memory. */
+ * memory, and a CPU-only build's refusal of device memory. The support cloud (support_leaf): 0 leaves every
+ * result as it was, bit for bit; above 0 the support is the voxel grid's centroids with normals computed over them
+ * (each cloud point taking its voxel's) or the cloud's own averaged per voxel, the keypoints still the cloud's; bad
+ * leaves are refused by name. */
 #include "test_support.h"
 #include "closed_shapes.h"
 #include "descriptor/normals_propagate.h"
 #include "descriptor/normals.h"
 #include "descriptor/uniform_sampling.h"
+#include "descriptor/voxel_grid.h"
 #include "stages/descriptor_front.h"
 
 #include <math.h>
@@ -69,10 +73,11 @@ static grip_stage *stage_new(grip_ctx *ctx, const grip_kv *kv, uint32_t n_kv)
 
 START_TEST(shared_parameters_splice_into_a_table)
 {
-    static const char *keys[] = {"device",      "fallback",  "normals",    "normals_k",  "normals_radius",
-                                 "model_normals", "propagate_k", "keypoints", "model_leaf", "scene_leaf", "radius"};
-    ck_assert_uint_eq(front_impl.n_params, 11);
-    for (size_t i = 0; i < 11; ++i)
+    static const char *keys[] = {"device",       "fallback",  "normals",    "normals_k",  "normals_radius",
+                                 "model_normals", "propagate_k", "keypoints", "model_leaf", "scene_leaf",
+                                 "support_leaf",  "radius"};
+    ck_assert_uint_eq(front_impl.n_params, 12);
+    for (size_t i = 0; i < 12; ++i)
         ck_assert_str_eq(front_params[i].key, keys[i]);
     grip_ctx *ctx = grip_test_ctx();
     grip_kv bad[] = {{"keypoints", "some"}};
@@ -113,6 +118,10 @@ static void check_front(const grip_kv *kv, uint32_t n_kv, const grip_cloud *clou
     ck_assert(same_floats(f.normals, expect_normals, N_POINTS * 4));
     ck_assert_ptr_eq(f.normals, f.features->normals.data);
     ck_assert_ptr_eq(f.keypoints, f.features->keypoints.data);
+    /* no support_leaf: the support is the cloud itself */
+    ck_assert_ptr_eq(f.support_xyz, f.in.xyz);
+    ck_assert_uint_eq(f.n_support, f.in.n);
+    ck_assert_ptr_eq(f.support_normals, f.normals);
     grip_descriptor_front_close(&f);
     grip_stage_destroy(st);
     grip_ctx_free(ctx);
@@ -140,6 +149,8 @@ START_TEST(keypoints_and_normals)
     grip_kv kv[] = {{"scene_leaf", "0.5"}, {"model_leaf", "0.2"}, {"normals_k", "10"}};
     check_front(kv, 3, &s.cloud, GRIP_ROLE_SCENE, NULL, scene, n_scene, knn10);
     check_front(kv, 3, &s.cloud, GRIP_ROLE_MODEL, NULL, model, n_model, knn10);
+    grip_kv kv_leaf0[] = {{"scene_leaf", "0.5"}, {"model_leaf", "0.2"}, {"normals_k", "10"}, {"support_leaf", "0"}};
+    check_front(kv_leaf0, 4, &s.cloud, GRIP_ROLE_SCENE, NULL, scene, n_scene, knn10); /* 0: as before, bit for bit */
     grip_kv kv_all[] = {{"keypoints", "all"}, {"normals_k", "6"}};
     check_front(kv_all, 2, &s.cloud, GRIP_ROLE_SCENE, NULL, all, n_all, knn6);
     grip_kv kv_radius[] = {{"scene_leaf", "0.5"}, {"normals_k", "0"}, {"normals_radius", "0.15"}};
@@ -564,6 +575,116 @@ START_TEST(result_arrays_on_the_host)
 }
 END_TEST
 
+/* The host side under support_leaf = leaf: the support is the voxel grid's centroids (as built here), with
+ * expect_support_normals; the keypoints those of uniform sampling on the cloud itself; features->normals (one row
+ * per cloud point) expect_cloud_normals. */
+static void check_support(const grip_kv *kv, uint32_t n_kv, const grip_cloud *cloud, const float *xyz, float leaf,
+                          const float *expect_support_normals, const float *expect_cloud_normals)
+{
+    grip_ctx *ctx = grip_test_ctx();
+    grip_voxel_grid g;
+    ck_assert_int_eq(grip_voxel_grid_build(ctx, "test", xyz, N_POINTS, leaf, &g), GRIP_OK);
+    float *centroids = malloc(g.voxels * 3 * sizeof *centroids);
+    grip_voxel_grid_centroids(&g, xyz, centroids);
+    uint32_t *keypoints = NULL;
+    size_t k = 0;
+    ck_assert_int_eq(grip_uniform_sampling(ctx, xyz, N_POINTS, 0.5f, &keypoints, &k), GRIP_OK);
+    grip_stage *st = stage_new(ctx, kv, n_kv);
+    grip_descriptor_front f;
+    ck_assert_msg(grip_descriptor_front_open(st, cloud, GRIP_ROLE_SCENE, NULL, 8, &f) == GRIP_OK, "%s",
+                  ctx->last_error);
+    ck_assert_uint_eq(f.n_support, g.voxels);
+    ck_assert_uint_lt(f.n_support, N_POINTS / 4);
+    ck_assert_int_eq(memcmp(f.support_xyz, centroids, g.voxels * 3 * sizeof *centroids), 0);
+    ck_assert(same_floats(f.support_normals, expect_support_normals, g.voxels * 4));
+    ck_assert(same_floats(f.normals, expect_cloud_normals, N_POINTS * 4));
+    ck_assert_uint_eq(f.n_keypoints, k);
+    ck_assert_int_eq(memcmp(f.keypoints, keypoints, k * sizeof *keypoints), 0);
+    for (size_t i = 0; i < k; ++i) /* keypoints are cloud points, not support points */
+        ck_assert_int_eq(memcmp(f.keypoint_xyz + 3 * i, xyz + 3 * (size_t)keypoints[i], 3 * sizeof(float)), 0);
+    grip_descriptor_front_close(&f);
+    grip_stage_destroy(st);
+    free(keypoints);
+    free(centroids);
+    grip_voxel_grid_free(&g);
+    grip_ctx_free(ctx);
+}
+
+START_TEST(support_leaf_thins_the_support)
+{
+    static sheet s;
+    sheet_make(&s);
+    grip_ctx *ctx = grip_test_ctx();
+    const float leaf = 0.08f;
+    grip_voxel_grid g;
+    ck_assert_int_eq(grip_voxel_grid_build(ctx, "test", s.xyz, N_POINTS, leaf, &g), GRIP_OK);
+    float *centroids = malloc(g.voxels * 3 * sizeof *centroids), *support = malloc(g.voxels * 4 * sizeof *support);
+    static float cloud_normals[N_POINTS * 4], given[N_POINTS * 4];
+    grip_voxel_grid_centroids(&g, s.xyz, centroids);
+    /* computed: over the centroids, toward the viewpoint; every cloud point takes its voxel's */
+    ck_assert_int_eq(grip_normals_compute(ctx, centroids, g.voxels, NULL, 10, 0.0f, s.cloud.viewpoint, support),
+                     GRIP_OK);
+    grip_voxel_grid_spread(&g, support, cloud_normals);
+    grip_kv kv[] = {{"scene_leaf", "0.5"}, {"normals_k", "10"}, {"support_leaf", "0.08"}};
+    check_support(kv, 3, &s.cloud, s.xyz, leaf, support, cloud_normals);
+    /* the cloud's own (unit length, tilted per point): kept per point, averaged per voxel for the support */
+    for (size_t i = 0; i < N_POINTS; ++i) {
+        float tilt = 0.2f * sinf((float)i);
+        float len = sqrtf(1.0f + tilt * tilt);
+        given[4 * i] = tilt / len;
+        given[4 * i + 1] = 0.0f;
+        given[4 * i + 2] = 1.0f / len;
+        given[4 * i + 3] = 0.01f * (float)(i % 5);
+    }
+    s.cloud.normals = grip_array_host_view(GRIP_F32, N_POINTS, 4, given);
+    grip_kv kv_file[] = {{"scene_leaf", "0.5"}, {"normals", "file"}, {"support_leaf", "0.08"}};
+    grip_stage *st = stage_new(ctx, kv_file, 2); /* no support_leaf: the cloud's own as the front makes them */
+    grip_descriptor_front f;
+    ck_assert_int_eq(grip_descriptor_front_open(st, &s.cloud, GRIP_ROLE_SCENE, NULL, 8, &f), GRIP_OK);
+    memcpy(cloud_normals, f.normals, sizeof cloud_normals);
+    grip_descriptor_front_close(&f);
+    grip_stage_destroy(st);
+    grip_voxel_grid_mean_normals(&g, cloud_normals, support);
+    check_support(kv_file, 3, &s.cloud, s.xyz, leaf, support, cloud_normals);
+    free(centroids);
+    free(support);
+    grip_voxel_grid_free(&g);
+    grip_ctx_free(ctx);
+}
+END_TEST
+
+START_TEST(support_leaf_bad_and_extreme_values)
+{
+    static sheet s;
+    sheet_make(&s);
+    grip_ctx *ctx = grip_test_ctx();
+    const char *refused[] = {"-0.1", "nan", "inf", "101"};
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; ++i) {
+        grip_kv kv[] = {{"support_leaf", refused[i]}};
+        grip_stage *st = NULL;
+        ck_assert_int_eq(grip_stage_create(&front_impl, ctx, kv, 1, &st), GRIP_ECONFIG);
+        ck_assert_msg(strstr(ctx->last_error, "support_leaf") != NULL, "%s", ctx->last_error);
+    }
+    /* so small that a point's voxel coordinate leaves the int range: the key and the point are named */
+    grip_kv tiny[] = {{"support_leaf", "1e-12"}};
+    grip_stage *st = stage_new(ctx, tiny, 1);
+    expect_open_failure(st, &s.cloud, GRIP_ROLE_SCENE, NULL, GRIP_EINVAL, "descriptor.support_leaf: point ");
+    grip_stage_destroy(st);
+    /* larger than the cloud: a handful of support points (the voxels meet at 0), and the front still works */
+    grip_kv huge[] = {{"support_leaf", "50"}, {"normals_k", "3"}};
+    st = stage_new(ctx, huge, 2);
+    grip_descriptor_front f;
+    ck_assert_msg(grip_descriptor_front_open(st, &s.cloud, GRIP_ROLE_SCENE, NULL, 8, &f) == GRIP_OK, "%s",
+                  ctx->last_error);
+    ck_assert_uint_ge(f.n_support, 1);
+    ck_assert_uint_le(f.n_support, 8);
+    ck_assert_uint_gt(f.n_keypoints, 0);
+    grip_descriptor_front_close(&f);
+    grip_stage_destroy(st);
+    grip_ctx_free(ctx);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("descriptor_front");
@@ -576,6 +697,8 @@ int main(void)
     tcase_add_test(tc, model_normals_outward);
     tcase_add_test(tc, model_normals_propagate);
     tcase_add_test(tc, result_arrays_on_the_host);
+    tcase_add_test(tc, support_leaf_thins_the_support);
+    tcase_add_test(tc, support_leaf_bad_and_extreme_values);
     suite_add_tcase(s, tc);
     return grip_test_run(s);
 }
