@@ -12,6 +12,7 @@
  *    also for a k the GPU does not keep.
  * Uses the tutorial scene when the shared data is there, a random cloud otherwise. Skips (77) without a device. */
 #include "test_support.h"
+#include "front_stage.h"
 #include "core/cuda_bridge.h"
 #include "descriptor/normals.h"
 #include "descriptor/normals_cuda.h"
@@ -22,18 +23,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static const grip_param_info front_params[] = {GRIP_DESCRIPTOR_FRONT_PARAMS};
-
-static const grip_stage_impl front_impl = {
-    .struct_size = sizeof(grip_stage_impl),
-    .kind = GRIP_STAGE_DESCRIPTOR,
-    .name = "front_test",
-    .summary = "the descriptor front alone",
-    .backends = GRIP_BACKEND_CPU | GRIP_BACKEND_CUDA,
-    .n_params = sizeof front_params / sizeof front_params[0],
-    .params = front_params,
-};
 
 /* The cloud the cases run on: the tutorial scene, or 30,000 random points with NaN rows. */
 typedef struct test_cloud {
@@ -69,7 +58,7 @@ static grip_stage *stage_new(grip_ctx *ctx, const grip_stage_impl *impl, const c
 {
     grip_kv kv[] = {{"device", device}, {"keypoints", keypoints}, {"normals_k", normals_k}};
     grip_stage *st = NULL;
-    uint32_t n_kv = impl == &front_impl ? 3 : 1;
+    uint32_t n_kv = impl == &grip_test_front_stage ? 3 : 1;
     ck_assert_msg(grip_stage_create(impl, ctx, kv, n_kv, &st) == GRIP_OK, "%s", ctx->last_error);
     return st;
 }
@@ -97,8 +86,8 @@ static int same_floats(const float *a, const float *b, size_t count)
 static size_t compare_fronts(grip_ctx *ctx, const grip_cloud *cloud, uint32_t role, const grip_array *given,
                              const char *keypoints, const char *normals_k, const float *expect_normals)
 {
-    grip_stage *cpu = stage_new(ctx, &front_impl, "cpu", keypoints, normals_k);
-    grip_stage *gpu = stage_new(ctx, &front_impl, "cuda", keypoints, normals_k);
+    grip_stage *cpu = stage_new(ctx, &grip_test_front_stage, "cpu", keypoints, normals_k);
+    grip_stage *gpu = stage_new(ctx, &grip_test_front_stage, "cuda", keypoints, normals_k);
     grip_descriptor_front h, d;
     ck_assert_msg(grip_descriptor_front_open(cpu, cloud, role, given, 8, &h) == GRIP_OK, "%s", ctx->last_error);
     ck_assert_msg(grip_descriptor_front_open(gpu, cloud, role, given, 8, &d) == GRIP_OK, "%s", ctx->last_error);
@@ -201,7 +190,7 @@ static grip_stage *choice_stage(grip_ctx *ctx, const char *device, const char *c
 {
     grip_kv kv[] = {{"device", device}, {"keypoints", "all"}, {"normals_k", "10"}, {"normals", choice}};
     grip_stage *st = NULL;
-    ck_assert_msg(grip_stage_create(&front_impl, ctx, kv, 4, &st) == GRIP_OK, "%s", ctx->last_error);
+    ck_assert_msg(grip_stage_create(&grip_test_front_stage, ctx, kv, 4, &st) == GRIP_OK, "%s", ctx->last_error);
     return st;
 }
 
@@ -292,7 +281,7 @@ static float *oriented_normals(grip_ctx *ctx, const grip_cloud *cloud, uint32_t 
 {
     grip_kv kv[] = {{"device", device}, {"normals_k", normals_k}, {"model_normals", model_normals}};
     grip_stage *st = NULL;
-    ck_assert_msg(grip_stage_create(&front_impl, ctx, kv, 3, &st) == GRIP_OK, "%s", ctx->last_error);
+    ck_assert_msg(grip_stage_create(&grip_test_front_stage, ctx, kv, 3, &st) == GRIP_OK, "%s", ctx->last_error);
     uint32_t source = 0;
     float *out = front_normals(ctx, st, cloud, role, strcmp(device, "cuda") == 0, &source);
     ck_assert_uint_eq(source, GRIP_NORMALS_COMPUTED);
@@ -380,8 +369,8 @@ START_TEST(descriptors_stay_on_the_device)
     ck_assert_ptr_nonnull(normals);
     ck_assert_int_eq(grip_normals_cuda(ctx, t.host.xyz, n, 10, vp, normals), GRIP_OK);
     t.cloud.normals = grip_array_host_view(GRIP_F32, n, 4, normals); /* both sides then agree bit for bit */
-    grip_stage *cpu = stage_new(ctx, &front_impl, "cpu", "uniform", "10");
-    grip_stage *gpu = stage_new(ctx, &front_impl, "cuda", "uniform", "10");
+    grip_stage *cpu = stage_new(ctx, &grip_test_front_stage, "cpu", "uniform", "10");
+    grip_stage *gpu = stage_new(ctx, &grip_test_front_stage, "cuda", "uniform", "10");
     grip_features *on_host = NULL, *on_device = NULL, *device_to_host = NULL;
     ck_assert_int_eq(grip_descriptor_front_describe(cpu, &t.cloud, GRIP_ROLE_SCENE, NULL, GRIP_MEM_HOST, 4,
                                                     normals_body, &on_host), GRIP_OK);

@@ -22,17 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The shape's CPU normals from its 10 nearest, pointed away from its centroid; malloc'd. */
-static float *outward_normals(grip_ctx *ctx, const grip_closed_shape *s, float centroid[3])
-{
-    float *out = malloc(s->n * 4 * sizeof *out);
-    ck_assert_ptr_nonnull(out);
-    grip_normals_centroid(s->xyz, s->n, centroid);
-    ck_assert_int_eq(grip_normals_compute(ctx, s->xyz, s->n, NULL, 10, 0.0f, centroid, out), GRIP_OK);
-    grip_normals_turn_around(out, s->n);
-    return out;
-}
-
 /* given (host n x 4) propagated on the CPU and, uploaded, on the GPU with k neighbours: the same bits. */
 static void check_same_bits(grip_ctx *ctx, const grip_closed_shape *s, const float *given, const float centroid[3],
                             uint32_t k)
@@ -75,7 +64,8 @@ START_TEST(same_normals_same_bits)
     for (size_t i = 3; i < torus.n; i += 101) /* a few points without a position */
         torus.xyz[3 * i + 2] = NAN;
     float c_torus[3], c_spheres[3];
-    float *n_torus = outward_normals(ctx, &torus, c_torus), *n_spheres = outward_normals(ctx, &spheres, c_spheres);
+    float *n_torus = grip_closed_outward_normals(ctx, &torus, c_torus);
+    float *n_spheres = grip_closed_outward_normals(ctx, &spheres, c_spheres);
     for (size_t i = 7; i < torus.n; i += 89) /* and a few whose normal is undefined */
         n_torus[4 * i] = n_torus[4 * i + 1] = n_torus[4 * i + 2] = NAN;
     check_same_bits(ctx, &torus, n_torus, c_torus, 10);
@@ -97,7 +87,7 @@ START_TEST(large_torus_same_bits)
     grip_closed_shape torus;
     ck_assert(grip_closed_torus(&seed, grip_test_size(60000, 3000), centre, 1.0f, 0.25f, &torus));
     float c[3];
-    float *given = outward_normals(ctx, &torus, c);
+    float *given = grip_closed_outward_normals(ctx, &torus, c);
     check_same_bits(ctx, &torus, given, c, 10);
     free(given);
     grip_closed_shape_free(&torus);

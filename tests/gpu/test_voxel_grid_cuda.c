@@ -11,6 +11,7 @@
  * Uses the tutorial scene and model when the shared data is there, random clouds otherwise. Skips (77) without a
  * device. Each test is a case of its own (CK_RUN_CASE = grid | errors | front | stages). */
 #include "test_support.h"
+#include "front_stage.h"
 #include "core/cuda_bridge.h"
 #include "descriptor/normals_cuda.h"
 #include "descriptor/voxel_grid.h"
@@ -24,18 +25,6 @@
 #include <string.h>
 
 #define DESCRIPTOR_TOLERANCE 1e-4
-
-static const grip_param_info front_params[] = {GRIP_DESCRIPTOR_FRONT_PARAMS};
-
-static const grip_stage_impl front_impl = {
-    .struct_size = sizeof(grip_stage_impl),
-    .kind = GRIP_STAGE_DESCRIPTOR,
-    .name = "front_test",
-    .summary = "the descriptor front alone",
-    .backends = GRIP_BACKEND_CPU | GRIP_BACKEND_CUDA,
-    .n_params = sizeof front_params / sizeof front_params[0],
-    .params = front_params,
-};
 
 /* A device array's bytes, downloaded (malloc'd). */
 static void *download(grip_ctx *ctx, const void *dev, size_t bytes)
@@ -209,7 +198,7 @@ static grip_stage *front_stage(grip_ctx *ctx, const char *device, const char *no
 {
     grip_kv kv[] = {{"device", device}, {"normals", normals}, {"support_leaf", leaf}, {"normals_k", "10"}};
     grip_stage *st = NULL;
-    ck_assert_msg(grip_stage_create(&front_impl, ctx, kv, 4, &st) == GRIP_OK, "%s", ctx->last_error);
+    ck_assert_msg(grip_stage_create(&grip_test_front_stage, ctx, kv, 4, &st) == GRIP_OK, "%s", ctx->last_error);
     return st;
 }
 

@@ -1,6 +1,7 @@
 /* closed_shapes.c -- see closed_shapes.h. */
 #include "closed_shapes.h"
 #include "test_support.h"
+#include "descriptor/normals.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -78,4 +79,14 @@ size_t grip_closed_against(const grip_closed_shape *s, const float *normals, siz
         against += (double)t[0] * nrm[0] + (double)t[1] * nrm[1] + (double)t[2] * nrm[2] < 0.0;
     }
     return against;
+}
+
+float *grip_closed_outward_normals(grip_ctx *ctx, const grip_closed_shape *s, float centroid[3])
+{
+    float *out = malloc((s->n ? s->n : 1) * 4 * sizeof *out);
+    ck_assert_ptr_nonnull(out);
+    grip_normals_centroid(s->xyz, s->n, centroid);
+    ck_assert_int_eq(grip_normals_compute(ctx, s->xyz, s->n, NULL, 10, 0.0f, centroid, out), GRIP_OK);
+    grip_normals_turn_around(out, s->n);
+    return out;
 }

@@ -20,6 +20,11 @@ int grip_closed_torus(uint64_t *seed, size_t n, const float centre[3], float R, 
 int grip_closed_two_spheres(uint64_t *seed, size_t n, float d, float r, grip_closed_shape *out);
 void grip_closed_shape_free(grip_closed_shape *s);
 
+/* The shape's normals computed from its 10 nearest by the CPU twin and pointed away from its centroid
+ * (model_normals = outward), malloc'd n x 4 (the caller frees); the centroid into centroid. Asserts success. */
+#include "plugin.h"
+float *grip_closed_outward_normals(grip_ctx *ctx, const grip_closed_shape *s, float centroid[3]);
+
 /* Of the rows whose normal (n x 4 rows) is defined: how many point against the truth ((truth . n) < 0); *defined:
  * their count. */
 size_t grip_closed_against(const grip_closed_shape *s, const float *normals, size_t *defined);

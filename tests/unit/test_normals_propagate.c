@@ -17,17 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The shape's normals from its k nearest, pointed away from its centroid (model_normals = outward), malloc'd. */
-static float *outward_normals(grip_ctx *ctx, const grip_closed_shape *s, float centroid[3])
-{
-    float *out = malloc(s->n * 4 * sizeof *out);
-    ck_assert_ptr_nonnull(out);
-    grip_normals_centroid(s->xyz, s->n, centroid);
-    ck_assert_int_eq(grip_normals_compute(ctx, s->xyz, s->n, NULL, 10, 0.0f, centroid, out), GRIP_OK);
-    grip_normals_turn_around(out, s->n);
-    return out;
-}
-
 static float *copy_rows(const float *rows, size_t n)
 {
     float *out = malloc(n * 4 * sizeof *out);
@@ -54,7 +43,7 @@ static void check_shape(const char *name, const grip_closed_shape *s, double out
 {
     grip_ctx *ctx = grip_test_ctx();
     float centroid[3];
-    float *outward = outward_normals(ctx, s, centroid);
+    float *outward = grip_closed_outward_normals(ctx, s, centroid);
     float *propagated = copy_rows(outward, s->n);
     ck_assert_int_eq(grip_normals_propagate(ctx, s->xyz, s->n, NULL, 10, centroid, propagated), GRIP_OK);
     size_t defined = 0, defined_p = 0;
@@ -107,7 +96,7 @@ START_TEST(answer_does_not_depend_on_the_given_signs)
         s.xyz[3 * i + 1] = NAN;
     grip_ctx *ctx = grip_test_ctx();
     float centroid[3];
-    float *a = outward_normals(ctx, &s, centroid);
+    float *a = grip_closed_outward_normals(ctx, &s, centroid);
     for (size_t i = 5; i < s.n; i += 53) /* and a few whose normal is undefined */
         a[4 * i] = a[4 * i + 1] = a[4 * i + 2] = a[4 * i + 3] = NAN;
     float *b = copy_rows(a, s.n);
@@ -152,7 +141,7 @@ START_TEST(orientation_plan_is_the_steps_in_a_row)
     float *got = malloc(s.n * 4 * sizeof *got);
     ck_assert_int_eq(grip_normals_plan_host(ctx, &plan, &in, NULL, got), GRIP_OK);
     float centroid[3];
-    float *expect = outward_normals(ctx, &s, centroid);
+    float *expect = grip_closed_outward_normals(ctx, &s, centroid);
     ck_assert(memcmp(plan.viewpoint, centroid, sizeof centroid) == 0);
     ck_assert_int_eq(grip_normals_propagate(ctx, s.xyz, s.n, NULL, 6, centroid, expect), GRIP_OK);
     ck_assert(memcmp(got, expect, s.n * 4 * sizeof *got) == 0);
