@@ -10,8 +10,8 @@
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
-#include <string.h>
 
+#include "math/libm_float.h" /* grip_lf_bits: of a float >= 0 (or +0), they order as the values do */
 #include "math/rounded.h"
 
 /* The graph walks at most this many neighbours per point: the k + 1 nearest are searched (the point itself among
@@ -21,18 +21,6 @@
 /* A state for a point not oriented yet (or never: its normal is undefined). Oriented points hold the level of the
  * breadth-first walk that reached them. */
 #define GRIP_PROPAGATE_UNSET UINT32_MAX
-
-/* The bits of a float that is >= 0 (or +0): they order as the values do. */
-static inline GRIP_HD uint32_t grip_propagate_bits(float nonnegative)
-{
-#ifdef __CUDA_ARCH__
-    return __float_as_uint(nonnegative);
-#else
-    uint32_t u;
-    memcpy(&u, &nonnegative, sizeof u);
-    return u;
-#endif
-}
 
 /* Whether three floats are finite (a NaN fails every comparison). */
 static inline GRIP_HD int grip_propagate_finite3(const float *v)
@@ -58,7 +46,7 @@ static inline GRIP_HD float grip_propagate_dot(const float *ni, const float *nj)
  * ones the lowest index wins. Never 0 (j < UINT32_MAX), so 0 can mean "no candidate". */
 static inline GRIP_HD uint64_t grip_propagate_edge_key(const float *ni, const float *nj, uint32_t j)
 {
-    return (uint64_t)grip_propagate_bits(fabsf(grip_propagate_dot(ni, nj))) << 32 | (uint64_t)(UINT32_MAX - j);
+    return (uint64_t)grip_lf_bits(fabsf(grip_propagate_dot(ni, nj))) << 32 | (uint64_t)(UINT32_MAX - j);
 }
 
 /* The oriented neighbour an edge key names. */
@@ -94,7 +82,7 @@ static inline GRIP_HD int grip_propagate_tangent(const float *pi, const float *p
  * which takes any edge -- along the surface (tangent: grip_propagate_tangent). */
 static inline GRIP_HD int grip_propagate_accepts(uint64_t key, float accept, int tangent)
 {
-    return (uint32_t)(key >> 32) >= grip_propagate_bits(accept) && (tangent || accept == 0.0f);
+    return (uint32_t)(key >> 32) >= grip_lf_bits(accept) && (tangent || accept == 0.0f);
 }
 
 /* Whether i turns to agree with its oriented neighbour j: when n_i . n_j < 0 (0 keeps it). */
@@ -110,7 +98,7 @@ static inline GRIP_HD uint64_t grip_propagate_seed_key(const float *xyz, const f
 {
     const float dx = GRIP_FSUB(xyz[0], c[0]), dy = GRIP_FSUB(xyz[1], c[1]), dz = GRIP_FSUB(xyz[2], c[2]);
     const float d2 = GRIP_FADD(GRIP_FADD(GRIP_FMUL(dx, dx), GRIP_FMUL(dy, dy)), GRIP_FMUL(dz, dz));
-    return (uint64_t)grip_propagate_bits(d2) << 32 | (uint64_t)(UINT32_MAX - p);
+    return (uint64_t)grip_lf_bits(d2) << 32 | (uint64_t)(UINT32_MAX - p);
 }
 
 /* Whether a seed's normal n at xyz turns to point away from the centroid c: when (c - p) . n > 0, computed as
