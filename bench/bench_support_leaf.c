@@ -28,18 +28,6 @@ typedef struct bench_args {
     const char *radius, *scene_leaf, *device;
 } bench_args;
 
-static int compare_doubles(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, size_t n)
-{
-    qsort(v, n, sizeof *v, compare_doubles);
-    return n == 0 ? NAN : (n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]));
-}
-
 /* One describe() of cloud by impl with support_leaf = leaf; *ms its wall time. */
 static grip_features *describe(grip_ctx *ctx, const grip_stage_impl *impl, const bench_args *a, const char *leaf,
                                const grip_cloud *cloud, double *ms)
@@ -123,7 +111,7 @@ static void drift(const grip_features *base, const grip_features *leaf, double n
     for (size_t i = 0; i < k; ++i)
         if (!isnan(rel[i]))
             rel[m++] = rel[i];
-    *relative = median(rel, m);
+    *relative = host_median(rel, m);
     free(rel);
     *recall = valid ? (double)hits / (double)valid : NAN;
     *recall_near = valid ? (double)hits_near / (double)valid : NAN;
@@ -143,7 +131,7 @@ static void bench_stage(grip_ctx *ctx, const grip_stage_impl *impl, const bench_
                 f->release(f);
             f = describe(ctx, impl, a, leaf, cloud, &ms[r]);
         }
-        double t = median(ms, (size_t)a->repeat);
+        double t = host_median(ms, (size_t)a->repeat);
         if (l < 0) {
             base = f;
             base_ms = t;

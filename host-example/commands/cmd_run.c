@@ -55,10 +55,8 @@ static int run_repeated(grip_pipeline *p, int repeat, const host_cloud *models, 
         for (int s = 0; s < PIPELINE_STAGES && rc == 0; s++)
             times[s * repeat + run] = result->timings_ms[s];
     }
-    for (int s = 0; s < PIPELINE_STAGES && rc == 0; s++) {
-        qsort(times + s * repeat, (size_t)repeat, sizeof *times, host_compare_doubles);
-        result->timings_ms[s] = times[s * repeat + repeat / 2];
-    }
+    for (int s = 0; s < PIPELINE_STAGES && rc == 0; s++)
+        result->timings_ms[s] = host_median(times + s * repeat, (size_t)repeat);
     free(times);
     return rc;
 }

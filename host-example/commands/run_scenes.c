@@ -184,10 +184,8 @@ static int run_scene_repeated(scene_runner *sr, const host_cloud *scene, pipelin
         for (int s = 0; s < PIPELINE_STAGES; s++)
             times[s][run] = r->timings_ms[s];
     }
-    for (int s = 0; s < PIPELINE_STAGES; s++) {
-        qsort(times[s], (size_t)repeat, sizeof times[s][0], host_compare_doubles);
-        r->timings_ms[s] = times[s][repeat / 2];
-    }
+    for (int s = 0; s < PIPELINE_STAGES; s++)
+        r->timings_ms[s] = host_median(times[s], (size_t)repeat);
     return 0;
 }
 

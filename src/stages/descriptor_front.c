@@ -218,9 +218,9 @@ static grip_status device_computed_normals(grip_descriptor_front *front, float *
     grip_status s = front_normals_plan(front, &p);
     if (s)
         return s;
-    float *xyz = (float *)front->in.xyz;
+    float *xyz = NULL; /* the support points on the host: only the CPU twin reads them */
     size_t n = grip_surface_cuda_get_view(front->surface).n;
-    if (p.k > GRIP_NORMALS_CUDA_MAX_K) /* only the CPU twin reads the support points on the host */
+    if (p.k > GRIP_NORMALS_CUDA_MAX_K)
         s = device_support_on_host(front, &xyz);
     if (!s) {
         const grip_cloud_input support = support_input(front, xyz, n);
