@@ -101,11 +101,14 @@ static float *duplicate_rows(uint64_t *s, size_t n, uint32_t dim)
     return a;
 }
 
-START_TEST(twins_agree)
+/* The twins on one dimension's rows: dims[which] of the stream below. Each dimension is its own Check case, so that
+ * compute-sanitizer's slow tools run them in parallel; the rows of the dimensions before it are drawn and dropped,
+ * so that every case sees the rows it saw when the four ran in one. */
+static void twins_agree_on(int which)
 {
     uint64_t s = 41;
     const uint32_t dims[] = {3, 33, 128, 352}, ks[] = {1, 2, 8, 32};
-    for (int i = 0; i < 4; ++i) {
+    for (int i = 0; i <= which; ++i) {
         /* small sizes (compute-sanitizer): trees a few levels shallower, the same kernels; the brute-force finish
          * (m / 2 and m queries left) still runs, and 600 rows still fill the 256-entry queue (duplicates, D = 128
          * and 352, checks = 256: counted on the CPU twin; 300 rows never do) */
@@ -119,13 +122,38 @@ START_TEST(twins_agree)
             dup[r * dims[i]] = NAN;
         }
         uni[(n + 5) * dims[i]] = NAN; /* a query that gets nothing */
-        twin_case(uni, n, uni + n * dims[i], m, dims[i], 1, 1, 8, ks[i]);
-        twin_case(clu, n, clu + n * dims[i], m, dims[i], 4, 5, 16, ks[3 - i]);
-        twin_case(dup, n, dup + n * dims[i], m, dims[i], 2, 3, 1, ks[i]);
+        if (i == which) {
+            twin_case(uni, n, uni + n * dims[i], m, dims[i], 1, 1, 8, ks[i]);
+            twin_case(clu, n, clu + n * dims[i], m, dims[i], 4, 5, 16, ks[3 - i]);
+            twin_case(dup, n, dup + n * dims[i], m, dims[i], 2, 3, 1, ks[i]);
+        }
         free(uni);
         free(clu);
         free(dup);
     }
+}
+
+START_TEST(twins_d3)
+{
+    twins_agree_on(0);
+}
+END_TEST
+
+START_TEST(twins_d33)
+{
+    twins_agree_on(1);
+}
+END_TEST
+
+START_TEST(twins_d128)
+{
+    twins_agree_on(2);
+}
+END_TEST
+
+START_TEST(twins_d352)
+{
+    twins_agree_on(3);
 }
 END_TEST
 
@@ -133,7 +161,7 @@ END_TEST
 START_TEST(stages_on_the_device)
 {
     uint64_t s = 42;
-    const size_t n = grip_test_size(5000, 1200), m = grip_test_size(700, 150); /* small: as in twins_agree */
+    const size_t n = grip_test_size(5000, 1200), m = grip_test_size(700, 150); /* small: as in twins_agree_on */
     const uint32_t dim = 352, k = 2;
     float *rows = grip_test_clustered_rows(&s, n + m, dim, 30), *q = rows + n * dim;
     const grip_plugin *pl = grip_plugin_get(GRIP_ABI_MAJOR, GRIP_ABI_MINOR);
@@ -216,7 +244,10 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("kdtree_hd_cuda");
-    grip_test_add_case(s, "twins", twins_agree);
+    grip_test_add_case(s, "twins_d3", twins_d3);
+    grip_test_add_case(s, "twins_d33", twins_d33);
+    grip_test_add_case(s, "twins_d128", twins_d128);
+    grip_test_add_case(s, "twins_d352", twins_d352);
     grip_test_add_case(s, "stages", stages_on_the_device);
     grip_test_add_case(s, "arguments", bad_arguments);
     return grip_test_run_gpu(s);
