@@ -504,6 +504,85 @@ START_TEST(voxel_thin_keeps_the_point_nearest_each_centroid)
 }
 END_TEST
 
+/* The reference: finite points with their voxels, sorted by voxel (z, y, x) then index by qsort. */
+typedef struct voxel_ref {
+    int64_t v[3];
+    uint32_t index;
+} voxel_ref;
+
+static int voxel_ref_order(const void *a, const void *b)
+{
+    const voxel_ref *x = a, *y = b;
+    for (int k = 2; k >= 0; k--)
+        if (x->v[k] != y->v[k])
+            return x->v[k] < y->v[k] ? -1 : 1;
+    return (x->index > y->index) - (x->index < y->index);
+}
+
+/* Against a brute-force reference on a cloud whose voxel keys span five bytes (a far cluster) with NaN rows and
+ * duplicates: the same indices in the same order. */
+START_TEST(voxel_thin_matches_a_sorted_reference)
+{
+    grip_ctx *ctx = grip_test_ctx();
+    const size_t n = 20000;
+    const double leaf = 0.16;
+    uint64_t seed = 99;
+    float *pts = grip_test_uniform_rows(&seed, n, 3, -1.0f, 1.0f);
+    for (size_t i = 0; i < n; i += 97)
+        pts[3 * i + 1] = NAN;
+    for (size_t i = 5; i < n; i += 13) /* a far cluster: keys of five bytes */
+        pts[3 * i] += 1500.0f, pts[3 * i + 2] -= 900.0f;
+    for (size_t i = 200; i < n; i += 331) /* duplicates of earlier points */
+        memcpy(pts + 3 * i, pts + 3 * (i - 150), 3 * sizeof *pts);
+    voxel_ref *ref = malloc(n * sizeof *ref);
+    uint32_t *want = malloc(n * sizeof *want);
+    ck_assert(ref && want);
+    size_t m = 0, w = 0;
+    for (size_t i = 0; i < n; i++) {
+        const float *p = pts + 3 * i;
+        if (!isfinite(p[0]) || !isfinite(p[1]) || !isfinite(p[2]))
+            continue;
+        for (int k = 0; k < 3; k++)
+            ref[m].v[k] = (int64_t)floor((double)p[k] / leaf);
+        ref[m++].index = (uint32_t)i;
+    }
+    qsort(ref, m, sizeof *ref, voxel_ref_order);
+    for (size_t a = 0; a < m;) {
+        size_t b = a;
+        double c[3] = {0, 0, 0};
+        while (b < m && !memcmp(ref[b].v, ref[a].v, sizeof ref[a].v)) {
+            for (int k = 0; k < 3; k++)
+                c[k] += pts[3 * (size_t)ref[b].index + k];
+            b++;
+        }
+        double best = INFINITY;
+        for (size_t e = a; e < b; e++) {
+            const float *p = pts + 3 * (size_t)ref[e].index;
+            double d = 0;
+            for (int k = 0; k < 3; k++)
+                d += (p[k] - c[k] / (double)(b - a)) * (p[k] - c[k] / (double)(b - a));
+            if (d < best) {
+                best = d;
+                want[w] = ref[e].index;
+            }
+        }
+        w++;
+        a = b;
+    }
+    uint32_t *idx = NULL;
+    size_t got = 0;
+    ck_assert_int_eq(grip_voxel_thin(ctx, pts, n, leaf, &idx, &got), GRIP_OK);
+    ck_assert_uint_gt(w, 1000);
+    ck_assert_uint_eq(got, w);
+    ck_assert_mem_eq(idx, want, w * sizeof *want);
+    free(idx);
+    free(want);
+    free(ref);
+    free(pts);
+    grip_ctx_free(ctx);
+}
+END_TEST
+
 START_TEST(rms_displacement_closed_form)
 {
     cloud model = make_model();
@@ -970,6 +1049,7 @@ static Suite *icp_suite(void)
     tcase_add_test(tc, correspondence_distance_bound);
     tcase_add_test(tc, bad_parameters_refused);
     tcase_add_test(tc, voxel_thin_keeps_the_point_nearest_each_centroid);
+    tcase_add_test(tc, voxel_thin_matches_a_sorted_reference);
     tcase_add_test(tc, rms_displacement_closed_form);
     tcase_add_test(tc, duplicates_suppressed);
     tcase_add_test(tc, point_to_plane_converges);
