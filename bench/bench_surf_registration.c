@@ -169,7 +169,7 @@ int main(int argc, char **argv)
     if (!xyz || !rgb || grip_ctx_new(&o, &ctx))
         return 1;
     grip_pinhole ph;
-    grip_pinhole_estimate(c.xyz, c.width, c.height, &ph);
+    grip_pinhole_estimate(c.xyz, c.width, c.height, grip_ctx_threads(ctx), &ph);
     if (ph.fx == 0 || ph.fy == 0) { /* fewer than 16 finite points: no fit (a poor fit is still used) */
         printf("surf: %s: too few finite points to fit its camera\n", argv[1]);
         return 1;

@@ -396,7 +396,7 @@ static grip_status measure_resolution(grip_ctx *ctx, grip_ghv_scene_cuda *s, siz
     if (!st)
         st = grip_cuda_copy_to_host(ctx, host, d2, n * 2 * sizeof *host);
     if (!st)
-        s->host.resolution = grip_mean_spacing(host, n, 2);
+        s->host.resolution = grip_mean_spacing(host, n, 2, grip_ctx_threads(ctx));
     grip_kdtree3d_cuda_free(full);
     grip_cuda_free(ids);
     grip_cuda_free(d2);
@@ -462,7 +462,7 @@ extern "C" grip_status grip_ghv_scene_cuda_create(grip_ctx *ctx, const float *xy
         s->host.width = width;
         s->host.height = height;
         if (height > 1 && (size_t)width * height == n)
-            grip_pinhole_estimate(xyz, width, height, &s->host.camera);
+            grip_pinhole_estimate(xyz, width, height, grip_ctx_threads(ctx), &s->host.camera);
     }
     if (st) {
         grip_ghv_scene_cuda_free(s);

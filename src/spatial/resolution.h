@@ -9,8 +9,11 @@
 #include "core/ctx.h"
 
 /* The mean of sqrt(sqdist[i * stride + 1]) over the rows where it is finite: the resolution from 2-nearest lists
- * whose first entry is the point itself (as the CPU kd-tree and the GPU search give them); 0 when no row is. */
-double grip_mean_spacing(const float *sqdist, size_t rows, size_t stride);
+ * whose first entry is the point itself (as the CPU kd-tree and the GPU search give them); 0 when no row is.
+ * Summed on up to `threads` threads in GRIP_SPACING_BLOCKS fixed blocks of rows, added in block order: the same
+ * bits whatever the thread count, so both backends, which call this on the same lists, agree. */
+#define GRIP_SPACING_BLOCKS 64
+double grip_mean_spacing(const float *sqdist, size_t rows, size_t stride, int threads);
 
 /* The resolution of xyz (n x 3 host, NaN rows allowed), measured with a kd-tree on the CPU; *out is 0 when the
  * cloud has fewer than two finite points. Errors: GRIP_ENOMEM. Allocates nothing that outlives the call. */

@@ -254,7 +254,8 @@ static void fill_verdicts(const ghv_run *r, const grip_ghv_terms *t, const uint3
         vd->violation = NAN;
         vd->reason = GRIP_VERDICT_CAP;
     }
-    for (size_t k = 0; k < r->n_verified; k++) {
+#pragma omp parallel for schedule(dynamic, 1) num_threads(grip_ctx_threads(r->st->ctx))
+    for (size_t k = 0; k < r->n_verified; k++) { /* the free-space check reads the model's every point: in parallel */
         grip_verdict *vd = &v->items[r->order[k]];
         uint32_t inliers = t->visible[k] - t->outliers[k];
         for (int j = 0; j < 16; j++)

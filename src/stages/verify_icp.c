@@ -398,7 +398,7 @@ static grip_status refine_all(grip_stage *st, const grip_view *models, uint32_t 
                               grip_model_spread *spreads)
 {
     grip_pinhole cam;
-    grip_pinhole_estimate(scene->xyz, scene->width, scene->height, &cam);
+    grip_pinhole_estimate(scene->xyz, scene->width, scene->height, grip_ctx_threads(st->ctx), &cam);
     grip_ctx *ctx = st->ctx;
     grip_icp_params p = icp_params_of(st);
     open_models om;
@@ -430,11 +430,13 @@ static grip_status refine_all(grip_stage *st, const grip_view *models, uint32_t 
         vd->violation = NAN;
         vd->reason = GRIP_VERDICT_CAP;
     }
-    for (uint32_t k = 0; k < n_kept && !s; k++) {
-        const grip_hypothesis *hy = grip_verify_hypothesis_at(h, kept[k]);
-        verdict_of(st, &p, &cam, scene, &om.cloud[hy->model_id], &spreads[hy->model_id], hy, kept[k], res[k],
-                   &v->items[kept[k]]);
-    }
+    if (!s) /* each verdict reads its model's every point for the free-space check: in parallel */
+#pragma omp parallel for schedule(dynamic, 1) num_threads(grip_ctx_threads(ctx))
+        for (uint32_t k = 0; k < n_kept; k++) {
+            const grip_hypothesis *hy = grip_verify_hypothesis_at(h, kept[k]);
+            verdict_of(st, &p, &cam, scene, &om.cloud[hy->model_id], &spreads[hy->model_id], hy, kept[k], res[k],
+                       &v->items[kept[k]]);
+        }
     free(res);
     free(kept);
     view_normals_close(&sn);

@@ -17,13 +17,13 @@ static int usable(const float *p)
     return isfinite(p[0]) && isfinite(p[1]) && isfinite(p[2]) && p[2] > 1e-6f;
 }
 
-void grip_pinhole_estimate(const float *xyz, uint32_t width, uint32_t height, grip_pinhole *out)
+/* The fit's sums over rows [v0, v1): per axis (n, sum b, sum a, sum b^2, sum a*b), with b = x/z or y/z and a the
+ * pixel column or row. */
+static void pinhole_sums(const float *xyz, uint32_t width, uint32_t v0, uint32_t v1, double su[5], double sv[5])
 {
-    memset(out, 0, sizeof *out);
-    if (height < 2 || width < 2)
-        return;
-    double su[5] = {0}, sv[5] = {0};
-    for (uint32_t v = 0; v < height; v++)
+    for (int k = 0; k < 5; k++)
+        su[k] = sv[k] = 0;
+    for (uint32_t v = v0; v < v1; v++)
         for (uint32_t u = 0; u < width; u++) {
             const float *p = xyz + 3 * ((size_t)v * width + u);
             if (!usable(p))
@@ -34,6 +34,24 @@ void grip_pinhole_estimate(const float *xyz, uint32_t width, uint32_t height, gr
                 su[k] += xs[k];
                 sv[k] += ys[k];
             }
+        }
+}
+
+void grip_pinhole_estimate(const float *xyz, uint32_t width, uint32_t height, int threads, grip_pinhole *out)
+{
+    memset(out, 0, sizeof *out);
+    if (height < 2 || width < 2)
+        return;
+    double bu[GRIP_PINHOLE_BLOCKS][5], bv[GRIP_PINHOLE_BLOCKS][5];
+#pragma omp parallel for schedule(static) num_threads(threads > 0 ? threads : 1)
+    for (int b = 0; b < GRIP_PINHOLE_BLOCKS; b++)
+        pinhole_sums(xyz, width, (uint32_t)((uint64_t)height * b / GRIP_PINHOLE_BLOCKS),
+                     (uint32_t)((uint64_t)height * (b + 1) / GRIP_PINHOLE_BLOCKS), bu[b], bv[b]);
+    double su[5] = {0}, sv[5] = {0};
+    for (int b = 0; b < GRIP_PINHOLE_BLOCKS; b++)
+        for (int k = 0; k < 5; k++) {
+            su[k] += bu[b][k];
+            sv[k] += bv[b][k];
         }
     if (su[0] < 16)
         return;

@@ -20,8 +20,11 @@ typedef struct grip_pinhole {
     int valid;              /* 1 when the cloud is organized and projects like a pinhole (residual < 0.5 px) */
 } grip_pinhole;
 
-/* Fits the camera of an organized cloud (width x height points, row-major, NaN where nothing was seen). */
-void grip_pinhole_estimate(const float *xyz, uint32_t width, uint32_t height, grip_pinhole *out);
+/* Fits the camera of an organized cloud (width x height points, row-major, NaN where nothing was seen), on up to
+ * `threads` threads: the sums run over GRIP_PINHOLE_BLOCKS fixed blocks of rows, added in block order, so the fit
+ * has the same bits whatever the thread count (both verify backends call it on the same scene). */
+#define GRIP_PINHOLE_BLOCKS 64
+void grip_pinhole_estimate(const float *xyz, uint32_t width, uint32_t height, int threads, grip_pinhole *out);
 
 /* Counts, over the model points moved by pose (row-major 4x4), those the camera should see at their place and
  * does (`seen`: the scene surface lies within tolerance of the point), and those in free space (`violations`:

@@ -108,7 +108,7 @@ grip_status grip_ghv_scene_prepare(grip_ctx *ctx, const float *xyz, size_t n, ui
         out->width = width;
         out->height = height;
         if (height > 1 && (size_t)width * height == n)
-            grip_pinhole_estimate(xyz, width, height, &out->camera);
+            grip_pinhole_estimate(xyz, width, height, grip_ctx_threads(ctx), &out->camera);
     }
     if (st)
         grip_ghv_scene_free(out);

@@ -6,6 +6,7 @@
 #include "ghv_cases.h"
 #include "stages/registry.h"
 #include "stages/results.h"
+#include "spatial/resolution.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -356,12 +357,34 @@ START_TEST(stage_verdicts)
 }
 END_TEST
 
+/* The resolution's sum runs in fixed blocks of rows: any thread count gives the same bits (the GPU scene sums the
+ * device's lists with it, the CPU twin its own), with infinite rows skipped and fewer rows than blocks. */
+START_TEST(mean_spacing_is_the_same_on_any_thread_count)
+{
+    uint64_t seed = 5;
+    const size_t rows[] = {100003, 17};
+    for (int r = 0; r < 2; r++) {
+        float *d2 = grip_test_uniform_rows(&seed, rows[r], 2, 0.0f, 1e-4f);
+        for (size_t i = 3; i < rows[r]; i += 10)
+            d2[2 * i + 1] = INFINITY;
+        double one = grip_mean_spacing(d2, rows[r], 2, 1), three = grip_mean_spacing(d2, rows[r], 2, 3),
+               many = grip_mean_spacing(d2, rows[r], 2, 16);
+        ck_assert_mem_eq(&one, &three, sizeof one);
+        ck_assert_mem_eq(&one, &many, sizeof one);
+        ck_assert_double_gt(one, 0.0);
+        ck_assert_double_lt(one, 0.01);
+        free(d2);
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("ghv");
     TCase *tc = tcase_create("ghv");
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, derived_lengths_follow_the_resolution);
+    tcase_add_test(tc, mean_spacing_is_the_same_on_any_thread_count);
     tcase_add_test(tc, terms_of_the_true_pose_and_of_empty_space);
     tcase_add_test(tc, the_better_of_two_overlapping_hypotheses_wins);
     tcase_add_test(tc, visibility_in_an_organized_scene);
