@@ -41,6 +41,7 @@ constexpr int kChunk = GRIP_ICP_CHUNK; // model points per block (icp_math.h's s
 constexpr int kWarps = kChunk / GRIP_ICP_WARP;
 static_assert(GRIP_ICP_WARP == 32, "the block sums reduce whole warps");
 constexpr int kUpdateThreads = 128;
+constexpr int kPackThreads = 256;
 constexpr int kActiveCheckEvery = 4; // iterations between looks at the number of active hypotheses
 constexpr int kScoreTerms = 3;       // points facing the viewpoint, inliers among them, their squared distances
 constexpr uint32_t kMinPairs = 3;    // PCL's min_number_correspondences_
@@ -295,22 +296,38 @@ template <typename T> grip_status upload(grip_ctx *ctx, T **p, const T *host, si
 }
 
 // Rows of 3 floats (stride apart) as float4, w = 0.
-float4 *pack4(const float *rows, size_t n, size_t stride)
+__global__ void pack4_kernel(const float *__restrict__ rows, size_t n, size_t stride, float4 *__restrict__ out)
 {
-    float4 *out = (float4 *)malloc((n ? n : 1) * sizeof *out);
-    if (out)
-        for (size_t i = 0; i < n; ++i)
-            out[i] = make_float4(rows[stride * i], rows[stride * i + 1], rows[stride * i + 2], 0.0f);
-    return out;
+    const size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    if (i < n)
+        out[i] = make_float4(rows[stride * i], rows[stride * i + 1], rows[stride * i + 2], 0.0f);
 }
 
-grip_status upload4(grip_ctx *ctx, float4 **dev, const float *rows, size_t n, size_t stride, const char *what)
+grip_status pack4_launch(grip_ctx *ctx, const float *rows_dev, size_t n, size_t stride, float4 *out)
 {
-    float4 *host = pack4(rows, n, stride);
-    if (!host)
-        return grip_fail(ctx, GRIP_ENOMEM, "verify (cuda): out of host memory for %zu %s", n, what);
-    grip_status st = upload(ctx, dev, host, n);
-    free(host);
+    pack4_kernel<<<blocks_for(n, kPackThreads), kPackThreads>>>(rows_dev, n, stride, out);
+    GRIP_CUDA_CHECK_LAUNCHED(ctx);
+    return GRIP_OK;
+}
+
+// Rows of a device array (n rows of 3 floats, stride apart) into a new device array of float4.
+grip_status pack4_device(grip_ctx *ctx, float4 **dev, const float *rows_dev, size_t n, size_t stride)
+{
+    grip_status st = alloc(ctx, dev, n);
+    if (st == GRIP_OK && n)
+        st = pack4_launch(ctx, rows_dev, n, stride, *dev);
+    return st;
+}
+
+// Host rows (3 floats, stride apart) as a device array of float4: uploaded as given, in one copy, and packed on the
+// device (packing on the host first cost a pass over the rows and a second buffer the size of the scene).
+grip_status upload4(grip_ctx *ctx, float4 **dev, const float *rows, size_t n, size_t stride)
+{
+    float *raw = NULL;
+    grip_status st = n ? upload(ctx, &raw, rows, stride * (n - 1) + 3) : GRIP_OK;
+    if (st == GRIP_OK)
+        st = pack4_device(ctx, dev, raw, n, stride);
+    grip_cuda_free(raw);
     return st;
 }
 
@@ -350,11 +367,16 @@ extern "C" grip_status grip_icp_cuda_scene_build(grip_ctx *ctx, const float *xyz
     s->n = n;
     for (int a = 0; a < 3; ++a)
         s->viewpoint[a] = viewpoint ? viewpoint[a] : 0.0;
-    grip_status st = grip_kdtree3d_cuda_build(ctx, xyz, n, GRIP_MEM_HOST, 0, &s->tree);
+    // the points cross once: the tree is built from the device copy, which is then packed
+    float *xyz_dev = NULL;
+    grip_status st = upload(ctx, &xyz_dev, xyz, 3 * n);
     if (st == GRIP_OK)
-        st = upload4(ctx, &s->xyz, xyz, n, 3, "scene points");
+        st = grip_kdtree3d_cuda_build(ctx, xyz_dev, n, GRIP_MEM_CUDA, 0, &s->tree);
+    if (st == GRIP_OK)
+        st = pack4_device(ctx, &s->xyz, xyz_dev, n, 3);
+    grip_cuda_free(xyz_dev);
     if (st == GRIP_OK && normals)
-        st = upload4(ctx, &s->normals, normals, n, normal_stride, "scene normals");
+        st = upload4(ctx, &s->normals, normals, n, normal_stride);
     if (st != GRIP_OK) {
         grip_icp_cuda_scene_free(s);
         return st;
@@ -450,9 +472,9 @@ grip_status upload_batch(grip_ctx *ctx, const grip_icp_params *p, const grip_icp
     const size_t rows = b->model_first[b->n_models];
     if (rows > INT32_MAX)
         return grip_fail(ctx, GRIP_EINVAL, "verify (cuda): %zu model points, more than the batch indexes", rows);
-    grip_status st = upload4(ctx, &d->model, b->model_xyz, rows, 3, "model points");
+    grip_status st = upload4(ctx, &d->model, b->model_xyz, rows, 3);
     if (st == GRIP_OK && b->model_normals)
-        st = upload4(ctx, &d->model_normals, b->model_normals, rows, 3, "model normals");
+        st = upload4(ctx, &d->model_normals, b->model_normals, rows, 3);
     chunk *chunks = NULL;
     uint32_t *first = NULL;
     if (st == GRIP_OK)
