@@ -71,10 +71,11 @@ static int device_is_hopper(grip_ctx *ctx)
     return major == 9;
 }
 
-START_TEST(portable_kernel_equals_wgmma_kernel)
+/* The three indexes on rows of dimension dim. One Check case per dimension, so that compute-sanitizer's slow
+ * tools run them in parallel; each dimension draws its rows from its own seed. */
+static void portable_kernel_equals_wgmma_kernel_at(size_t dim)
 {
     grip_ctx *ctx = grip_test_ctx();
-    static const size_t dims[] = {33, 128, 352};
     static const uint32_t ks[] = {1, 5, MAX_K};
     uint32_t *model_ids = malloc(N_REF * sizeof *model_ids);
     uint32_t *ids[3];
@@ -88,41 +89,38 @@ START_TEST(portable_kernel_equals_wgmma_kernel)
     for (size_t i = 0; i < N_REF; ++i)
         model_ids[i] = (uint32_t)(i * 4 / N_REF);
     const int hopper = device_is_hopper(ctx);
-    for (size_t di = 0; di < 3; ++di) {
-        const size_t dim = dims[di];
-        uint64_t s = 9100 + dim;
-        float *ref = grip_test_clustered_rows(&s, N_REF, dim, 40), *q = grip_test_clustered_rows(&s, N_QUERY, dim, 40);
-        grip_array ref_arr = grip_array_host_view(GRIP_F32, N_REF, dim, ref);
-        grip_array ids_arr = grip_array_host_view(GRIP_U32, N_REF, 1, model_ids);
-        grip_stage *st[3];
-        grip_index *ix[3] = {build(ctx, "cpu", "auto", &ref_arr, &ids_arr, &st[0]),
-                             build(ctx, "cuda", "auto", &ref_arr, &ids_arr, &st[1]),
-                             build(ctx, "cuda", "mma_sync", &ref_arr, &ids_arr, &st[2])};
-        for (size_t ki = 0; ki < 3; ++ki) {
-            const uint32_t k = ks[ki];
-            for (int v = 0; v < 3; ++v)
-                search(ctx, ix[v], q, dim, k, ids[v], d[v]);
-            for (int v = 1; v < 3; ++v) {
-                ck_assert_msg(memcmp(ids[v], ids[0], N_QUERY * k * sizeof *ids[0]) == 0,
-                              "dim %zu k %u: %s ids differ from the CPU's", dim, k, v == 1 ? "auto" : "mma_sync");
-                ck_assert_msg(memcmp(d[v], d[0], N_QUERY * k * sizeof *d[0]) == 0,
-                              "dim %zu k %u: %s distances differ from the CPU's", dim, k, v == 1 ? "auto" : "mma_sync");
-            }
-            ck_assert_uint_lt(ids[0][0], N_REF);
+    uint64_t s = 9100 + dim;
+    float *ref = grip_test_clustered_rows(&s, N_REF, dim, 40), *q = grip_test_clustered_rows(&s, N_QUERY, dim, 40);
+    grip_array ref_arr = grip_array_host_view(GRIP_F32, N_REF, dim, ref);
+    grip_array ids_arr = grip_array_host_view(GRIP_U32, N_REF, 1, model_ids);
+    grip_stage *st[3];
+    grip_index *ix[3] = {build(ctx, "cpu", "auto", &ref_arr, &ids_arr, &st[0]),
+                         build(ctx, "cuda", "auto", &ref_arr, &ids_arr, &st[1]),
+                         build(ctx, "cuda", "mma_sync", &ref_arr, &ids_arr, &st[2])};
+    for (size_t ki = 0; ki < 3; ++ki) {
+        const uint32_t k = ks[ki];
+        for (int v = 0; v < 3; ++v)
+            search(ctx, ix[v], q, dim, k, ids[v], d[v]);
+        for (int v = 1; v < 3; ++v) {
+            ck_assert_msg(memcmp(ids[v], ids[0], N_QUERY * k * sizeof *ids[0]) == 0,
+                          "dim %zu k %u: %s ids differ from the CPU's", dim, k, v == 1 ? "auto" : "mma_sync");
+            ck_assert_msg(memcmp(d[v], d[0], N_QUERY * k * sizeof *d[0]) == 0,
+                          "dim %zu k %u: %s distances differ from the CPU's", dim, k, v == 1 ? "auto" : "mma_sync");
         }
-        const size_t wgmma_bytes = handle_bytes(ctx, ix[1], ref, dim),
-                     portable_bytes = handle_bytes(ctx, ix[2], ref, dim);
-        printf("dim %zu: auto handle %zu device bytes, mma_sync handle %zu; identical results for k = 1, 5, 16\n", dim,
-               wgmma_bytes, portable_bytes);
-        if (hopper) /* int8 rows of the wgmma kernel against fp16 rows of the mma.sync kernel */
-            ck_assert_uint_lt(wgmma_bytes, portable_bytes);
-        for (int v = 0; v < 3; ++v) {
-            ix[v]->release(ix[v]);
-            grip_stage_destroy(st[v]);
-        }
-        free(ref);
-        free(q);
+        ck_assert_uint_lt(ids[0][0], N_REF);
     }
+    const size_t wgmma_bytes = handle_bytes(ctx, ix[1], ref, dim),
+                 portable_bytes = handle_bytes(ctx, ix[2], ref, dim);
+    printf("dim %zu: auto handle %zu device bytes, mma_sync handle %zu; identical results for k = 1, 5, 16\n", dim,
+           wgmma_bytes, portable_bytes);
+    if (hopper) /* int8 rows of the wgmma kernel against fp16 rows of the mma.sync kernel */
+        ck_assert_uint_lt(wgmma_bytes, portable_bytes);
+    for (int v = 0; v < 3; ++v) {
+        ix[v]->release(ix[v]);
+        grip_stage_destroy(st[v]);
+    }
+    free(ref);
+    free(q);
     for (int v = 0; v < 3; ++v) {
         free(ids[v]);
         free(d[v]);
@@ -130,14 +128,30 @@ START_TEST(portable_kernel_equals_wgmma_kernel)
     free(model_ids);
     grip_ctx_free(ctx);
 }
+
+START_TEST(portable_kernel_equals_wgmma_kernel_d33)
+{
+    portable_kernel_equals_wgmma_kernel_at(33);
+}
+END_TEST
+
+START_TEST(portable_kernel_equals_wgmma_kernel_d128)
+{
+    portable_kernel_equals_wgmma_kernel_at(128);
+}
+END_TEST
+
+START_TEST(portable_kernel_equals_wgmma_kernel_d352)
+{
+    portable_kernel_equals_wgmma_kernel_at(352);
+}
 END_TEST
 
 int main(void)
 {
     Suite *s = suite_create("screen_kernel_cuda");
-    TCase *tc = tcase_create("screen_kernel");
-    tcase_set_timeout(tc, 300);
-    tcase_add_test(tc, portable_kernel_equals_wgmma_kernel);
-    suite_add_tcase(s, tc);
+    grip_test_add_case(s, "d33", portable_kernel_equals_wgmma_kernel_d33);
+    grip_test_add_case(s, "d128", portable_kernel_equals_wgmma_kernel_d128);
+    grip_test_add_case(s, "d352", portable_kernel_equals_wgmma_kernel_d352);
     return grip_test_run_gpu(s);
 }
