@@ -109,8 +109,7 @@ static void portable_kernel_equals_wgmma_kernel_at(size_t dim)
         }
         ck_assert_uint_lt(ids[0][0], N_REF);
     }
-    const size_t wgmma_bytes = handle_bytes(ctx, ix[1], ref, dim),
-                 portable_bytes = handle_bytes(ctx, ix[2], ref, dim);
+    const size_t wgmma_bytes = handle_bytes(ctx, ix[1], ref, dim), portable_bytes = handle_bytes(ctx, ix[2], ref, dim);
     printf("dim %zu: auto handle %zu device bytes, mma_sync handle %zu; identical results for k = 1, 5, 16\n", dim,
            wgmma_bytes, portable_bytes);
     if (hopper) /* int8 rows of the wgmma kernel against fp16 rows of the mma.sync kernel */
