@@ -62,8 +62,12 @@ grip_status grip_cloud_input_open(grip_ctx *ctx, const grip_cloud *cloud, const 
     in->name = cloud->name;
     if (cloud->struct_size >= offsetof(grip_cloud, viewpoint) + sizeof cloud->viewpoint)
         memcpy(in->viewpoint, cloud->viewpoint, sizeof in->viewpoint);
+    const float *p = in->xyz;
+    size_t n_finite = 0; /* every stage opens every cloud: a scan of the whole cloud, on all threads */
+#pragma omp parallel for schedule(static) num_threads(grip_ctx_threads(ctx)) reduction(+ : n_finite)
     for (size_t i = 0; i < in->n; i++)
-        in->n_finite += isfinite(in->xyz[3 * i]) && isfinite(in->xyz[3 * i + 1]) && isfinite(in->xyz[3 * i + 2]);
+        n_finite += isfinite(p[3 * i]) && isfinite(p[3 * i + 1]) && isfinite(p[3 * i + 2]);
+    in->n_finite = n_finite;
     if (in->n_finite == 0)
         return grip_fail(ctx, GRIP_EINVAL, "%s has no finite point (all %zu are NaN or infinite)", label, in->n);
     return open_normals(ctx, cloud, label, in);
