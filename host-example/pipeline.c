@@ -204,6 +204,27 @@ static void measure_resolution(const grip_loaded_plugin *lp, const host_cloud *s
         grip_diag_add(diag, "%s: cannot measure the resolution: %s", scene->path ? scene->path : "scene", err);
 }
 
+/* Where the scene's features go between the stages. On the device when one plugin runs every stage (plugin.h lets
+ * a stage take device arrays of its own plugin's context, not another's), that plugin sees a CUDA device and its
+ * descriptor stage is not told to run on the CPU (whose features would only be uploaded for the next stage to
+ * fetch back): the descriptors then go straight from describe() to the index's search, and nothing the scene's
+ * features hold crosses PCIe unless a stage reads it on the host. Else in host memory. */
+static uint32_t scene_features_memory(const grip_pipeline *p, const grip_config *cfg)
+{
+    int slot = p->of_stage[GRIP_STAGE_DESCRIPTOR];
+    for (uint32_t k = 0; k < GRIP_STAGE_KIND_COUNT; k++)
+        if (p->of_stage[k] != slot)
+            return GRIP_MEM_HOST;
+    const grip_plugin *t = &p->plugins[slot].table;
+    if (!(t->capabilities & GRIP_CAP_CUDA) || t->device_count(p->ctxs[slot]) <= 0)
+        return GRIP_MEM_HOST;
+    uint32_t n_kv = 0;
+    const grip_kv *kv = grip_config_stage_kv(cfg, GRIP_STAGE_DESCRIPTOR, &n_kv);
+    char device[EXPLAIN_VALUE_SIZE];
+    setting_of(p->impl[GRIP_STAGE_DESCRIPTOR], kv, n_kv, "device", device);
+    return strcmp(device, "cpu") == 0 ? GRIP_MEM_HOST : GRIP_MEM_CUDA;
+}
+
 int pipeline_open_for(grip_pipeline *p, const char *plugin_path, grip_config *cfg, const host_cloud *scene,
                       grip_diag *diag)
 {
@@ -218,6 +239,8 @@ int pipeline_open_for(grip_pipeline *p, const char *plugin_path, grip_config *cf
         ok = 0;
     if (ok)
         ok = create_contexts(p, cfg, diag) == 0 && create_stages(p, cfg, diag) == 0;
+    if (ok)
+        p->scene_memory = scene_features_memory(p, cfg);
     if (!ok) {
         pipeline_close(p);
         return -1;
@@ -293,12 +316,14 @@ static int stage_failed(grip_pipeline *p, uint32_t kind, grip_status s, const ch
     return -1;
 }
 
-/* describe() on c into host memory. */
+/* describe() on c: a model's features into host memory (a model set copies them), the scene's where
+ * p->scene_memory says, but on the host for an index sharded across ranks (its merge reads the queries). */
 static int describe_cloud(grip_pipeline *p, const grip_cloud *c, uint32_t role, const char *what,
                           grip_features **out, grip_diag *diag)
 {
+    const uint32_t memory = role == GRIP_ROLE_SCENE && !p->comm ? p->scene_memory : GRIP_MEM_HOST;
     grip_status s = p->impl[GRIP_STAGE_DESCRIPTOR]->describe(p->stage[GRIP_STAGE_DESCRIPTOR], c, role, NULL,
-                                                            GRIP_MEM_HOST, out);
+                                                            memory, out);
     return s == GRIP_OK ? 0 : stage_failed(p, GRIP_STAGE_DESCRIPTOR, s, what, diag);
 }
 
@@ -525,6 +550,7 @@ static int collect_result(const model_set *m, const scene_state *st, pipeline_re
     }
     r->n_described = m->n_models + 1; /* the models, then the scene */
     r->model_orientation = models_orientation(m);
+    r->scene_features_on_device = st->features->descriptors.memory == GRIP_MEM_CUDA;
     for (uint32_t i = 0; i <= m->n_models; i++) {
         const grip_features *f = i < m->n_models ? m->views[i].features : st->features;
         const grip_cloud *c = i < m->n_models ? m->views[i].cloud : &st->cloud;

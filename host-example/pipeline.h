@@ -21,6 +21,9 @@ typedef struct grip_pipeline {
     char *model_settings; /* what describes a model: "key = value" lines for the descriptor plugin, its impl and
                              every descriptor key that can change a model's description (all but device, fallback
                              and scene_*), with the value the stage got; a model set keeps it (model_set.h) */
+    uint32_t scene_memory;   /* where describe() leaves the scene's features for match, group and verify:
+                                GRIP_MEM_CUDA when they can stay on the device (pipeline.c, scene_features_memory),
+                                else GRIP_MEM_HOST */
     struct shard_comm *comm; /* run --mpi: the ranks the index is sharded across (shard/sharded_index.h); NULL: one
                                 process. Set by the caller after pipeline_open, not owned. */
 } grip_pipeline;

@@ -62,6 +62,7 @@ typedef struct pipeline_result {
                                       described them (descriptor.model_normals): "viewpoint" (toward the viewpoint),
                                       "outward" (away from their centroids) or "propagate" (outward, made
                                       consistent along the surface); a static string */
+    int scene_features_on_device; /* 1 when the scene's features stayed in device memory between the stages */
     size_t n_lengths;
     char **lengths;              /* n_lengths malloc'd texts, one per length written in mr, as it was resolved:
                                     "descriptor.radius = 20 mr = 0.0358" */
@@ -98,6 +99,8 @@ void pipeline_result_print_text(FILE *out, const pipeline_result *r, const char 
  *  "units":{"unit":"mm" or null,"scene_resolution":r or null,"model_resolutions":[r or null per model cloud],"lengths":["descriptor.radius = 20 mr = 0.0358",…]},
  *  "normals":{"models":["computed"|"cloud"|"cloud_rescaled"|"recomputed"|"unsaid" per model],"scene":"…",
  *             "model_orientation":"viewpoint"|"outward"|"propagate"},   (how the models' computed normals were oriented)
+ *  "scene_features":"device"|"host",   (where the scene's features stayed between the stages: host when a stage
+ *                                       comes from another plugin or the descriptor runs on the CPU)
  *  "transfers":{"run":T,"stages":{"descriptor":T,…,"verify":T},"pool_grows":n,"pool_reserved_bytes":n,
  *               "pool_reserved_high_bytes":n}}   (when a plugin reports its counters: accounting.h)
  * where T = {"h2d_bytes":n,"d2h_bytes":n,"h2d_copies":n,"d2h_copies":n,"upload_ms":x,"download_ms":x}: bytes and

@@ -3,8 +3,9 @@
  * grip-host's runner and the plugin's ctx_stats (ABI 1.2). The first run grows the context's memory pool; the second
  * allocates every block from what the pool keeps, so the pool grows zero times and reserves no more memory. The
  * byte counters are plausible: each run uploads at least the scene's and the model's points, downloads something,
- * and the host's per-stage accounting adds up to the context's counters. On PCL's tutorial pair (when the shared
- * data is there) and on a generated scene. Skips (77) without a usable device. */
+ * and the host's per-stage accounting adds up to the context's counters; the scene's features stay on the device
+ * between the stages. On PCL's tutorial pair (when the shared data is there) and on a generated scene. Skips (77)
+ * without a usable device. */
 #include "test_support.h"
 #include "pipeline.h"
 #include "synth/synth.h"
@@ -92,6 +93,9 @@ static void run_twice(const host_cloud *models, uint32_t n_models, const host_cl
     ck_assert_uint_eq(second.accounting.pool_grows, 0);
     ck_assert_uint_le(after_second.pool_reserved_bytes, after_first.pool_reserved_bytes);
     ck_assert_uint_eq(after_second.pool_reserved_high_bytes, after_first.pool_reserved_high_bytes);
+    /* one plugin runs every stage on the GPU: the scene's features stay on the device between them */
+    ck_assert_int_eq(first.scene_features_on_device, 1);
+    ck_assert_int_eq(second.scene_features_on_device, 1);
     /* the same work both times */
     ck_assert_uint_eq(second.scene_keypoints, first.scene_keypoints);
     ck_assert_uint_eq(second.model_keypoints[0], first.model_keypoints[0]);
