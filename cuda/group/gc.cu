@@ -126,12 +126,11 @@ __device__ uint32_t grow_set(const uint32_t *__restrict__ rows, uint32_t words, 
 
 // One block of kGrowWarps warps, in rounds (the file's comment, step 3). cand_global: kGrowWarps x words words,
 // used when cand_in_shared is 0 (else the dynamic shared memory holds them); set_pos: kGrowWarps x n positions.
-// members: the kept sets' correspondence indices, set after set; first/size: each set's place there.
+// members: the kept sets' correspondence indices, set after set; spans: each set's place there (first, size).
 __global__ void __launch_bounds__(kGrowWarps * 32)
     grow_sets_kernel(const uint32_t *__restrict__ rows, const uint32_t *__restrict__ order, uint32_t n, uint32_t words,
                      long long threshold, uint32_t *taken, uint32_t *cand_global, int cand_in_shared, uint32_t *set_pos,
-                     uint32_t *__restrict__ members, uint32_t *__restrict__ first, uint32_t *__restrict__ size,
-                     uint32_t *__restrict__ n_sets_out)
+                     uint32_t *__restrict__ members, uint32_t *__restrict__ spans, uint32_t *__restrict__ n_sets_out)
 {
     extern __shared__ uint32_t cand_shared[];
     __shared__ uint32_t set_size[kGrowWarps]; // 0: the warp's seed was taken or past the end
@@ -163,8 +162,8 @@ __global__ void __launch_bounds__(kGrowWarps * 32)
                 atomicOr(&taken[p / 32], 1u << (p % 32));
             }
             if (threadIdx.x == 0) {
-                first[n_sets] = total;
-                size[n_sets] = n_kept;
+                spans[2 * (size_t)n_sets] = total;
+                spans[2 * (size_t)n_sets + 1] = n_kept;
             }
             total += n_kept;
             ++n_sets;
@@ -193,14 +192,14 @@ size_t grow_cand_shared_bytes(size_t words)
 struct gc_dev {
     grip_corr *corr;
     float *model_kp, *scene_kp, *keys[2];
-    uint32_t *index[2], *rows, *taken, *cand, *set_pos, *members, *first, *size, *n_sets;
+    uint32_t *index[2], *rows, *taken, *cand, *set_pos, *members, *spans, *n_sets;
     void *temp;
 };
 
 void gc_free(gc_dev *d)
 {
     void *all[] = {d->corr,  d->model_kp, d->scene_kp, d->keys[0], d->keys[1], d->index[0], d->index[1], d->rows,
-                   d->taken, d->cand,     d->set_pos,  d->members, d->first,   d->size,     d->n_sets,   d->temp};
+                   d->taken, d->cand,     d->set_pos,  d->members, d->spans,   d->n_sets,   d->temp};
     for (void *p : all)
         grip_cuda_free(p);
     memset(d, 0, sizeof *d);
@@ -230,9 +229,7 @@ grip_status gc_alloc(grip_ctx *ctx, gc_dev *d, const float *model_kp, size_t n_m
     if (!st)
         st = grip_group_dev_alloc(ctx, &d->members, n);
     if (!st)
-        st = grip_group_dev_alloc(ctx, &d->first, n);
-    if (!st)
-        st = grip_group_dev_alloc(ctx, &d->size, n);
+        st = grip_group_dev_alloc(ctx, &d->spans, 2 * n);
     if (!st)
         st = grip_group_dev_alloc(ctx, &d->n_sets, 1);
     return st;
@@ -258,7 +255,7 @@ grip_status consensus_on_device(grip_ctx *ctx, gc_dev *d, const grip_gc_params *
     const int cand_in_shared = cand_bytes <= kGrowSharedLimit;
     grow_sets_kernel<<<1, kGrowWarps * 32, cand_in_shared ? cand_bytes : 0>>>(
         d->rows, d->index[1], n, words, (long long)p->threshold, d->taken, d->cand, cand_in_shared, d->set_pos,
-        d->members, d->first, d->size, d->n_sets);
+        d->members, d->spans, d->n_sets);
     GRIP_CUDA_CHECK_LAUNCHED(ctx);
     return GRIP_OK;
 }
@@ -270,39 +267,38 @@ grip_status sets_to_clusters(grip_ctx *ctx, const gc_dev *d, size_t n, grip_clus
     grip_status st = grip_cuda_copy_to_host(ctx, &n_sets, d->n_sets, sizeof n_sets);
     if (st || n_sets == 0)
         return st;
-    uint32_t *first = (uint32_t *)malloc(n_sets * sizeof *first), *size = (uint32_t *)malloc(n_sets * sizeof *size);
+    // spans: set c's first member at 2 c, its size at 2 c + 1 -- one copy for both
+    uint32_t *spans = (uint32_t *)malloc(2 * (size_t)n_sets * sizeof *spans);
     uint32_t *members = (uint32_t *)malloc(n * sizeof *members);
     *out = (grip_cluster *)calloc(n_sets, sizeof **out);
-    if (!first || !size || !members || !*out)
+    if (!spans || !members || !*out)
         st = grip_fail(ctx, GRIP_ENOMEM, "group.gc (cuda): out of memory for %u clusters", n_sets);
     if (!st)
-        st = grip_cuda_copy_to_host(ctx, first, d->first, n_sets * sizeof *first);
-    if (!st)
-        st = grip_cuda_copy_to_host(ctx, size, d->size, n_sets * sizeof *size);
+        st = grip_cuda_copy_to_host(ctx, spans, d->spans, 2 * (size_t)n_sets * sizeof *spans);
     // Only the members of kept sets were written: copy those (initcheck rightly calls the rest uninitialized).
     size_t used = 0;
     for (uint32_t c = 0; c < n_sets && !st; ++c)
-        if ((size_t)first[c] + size[c] > used)
-            used = (size_t)first[c] + size[c];
+        if ((size_t)spans[2 * c] + spans[2 * c + 1] > used)
+            used = (size_t)spans[2 * c] + spans[2 * c + 1];
     if (!st && used > n)
         st = grip_fail(ctx, GRIP_EINTERNAL, "group.gc (cuda): sets hold %zu members of %zu correspondences", used, n);
     if (!st && used)
         st = grip_cuda_copy_to_host(ctx, members, d->members, used * sizeof *members);
     for (uint32_t c = 0; c < n_sets && !st; ++c) {
         grip_cluster *cl = &(*out)[c];
-        cl->members = (uint32_t *)malloc(size[c] * sizeof *cl->members);
+        const uint32_t set_first = spans[2 * c], set_size = spans[2 * c + 1];
+        cl->members = (uint32_t *)malloc(set_size * sizeof *cl->members);
         if (!cl->members) {
-            st = grip_fail(ctx, GRIP_ENOMEM, "group.gc (cuda): out of memory for a %u-member cluster", size[c]);
+            st = grip_fail(ctx, GRIP_ENOMEM, "group.gc (cuda): out of memory for a %u-member cluster", set_size);
             break;
         }
-        memcpy(cl->members, members + first[c], size[c] * sizeof *cl->members);
-        cl->n_members = size[c];
-        cl->votes = (double)size[c];
+        memcpy(cl->members, members + set_first, set_size * sizeof *cl->members);
+        cl->n_members = set_size;
+        cl->votes = (double)set_size;
         grip_pose_identity(cl->pose);
         ++*n_out;
     }
-    free(first);
-    free(size);
+    free(spans);
     free(members);
     if (*out && *n_out == 0) {
         free(*out);
