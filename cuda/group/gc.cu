@@ -247,8 +247,11 @@ grip_status consensus_on_device(grip_ctx *ctx, gc_dev *d, const grip_gc_params *
     GRIP_CUDA_CHECK_LAUNCHED(ctx);
     GRIP_CUDA_CHECK_LAUNCH(
         ctx, cub::DeviceRadixSort::SortPairs(d->temp, bytes, d->keys[0], d->keys[1], d->index[0], d->index[1], (int)n));
-    const dim3 grid(blocks(words), n < 65535u ? n : 65535u);
-    pair_matrix_kernel<<<grid, kThreads>>>(d->corr, d->index[1], n, words, d->model_kp, d->scene_kp, p->size, d->rows);
+    // a row's words across x, in whole warps up to kThreads: the tutorial's 57 words take 2 warps a row, not 8
+    const uint32_t row_threads = words < kThreads ? (words + 31) / 32 * 32 : kThreads;
+    const dim3 grid((words + row_threads - 1) / row_threads, n < 65535u ? n : 65535u);
+    pair_matrix_kernel<<<grid, row_threads>>>(d->corr, d->index[1], n, words, d->model_kp, d->scene_kp, p->size,
+                                              d->rows);
     GRIP_CUDA_CHECK_LAUNCHED(ctx);
     GRIP_CUDA_CHECK_COPY(ctx, cudaMemsetAsync(d->taken, 0, words * sizeof *d->taken, 0));
     const size_t cand_bytes = grow_cand_shared_bytes(words);
