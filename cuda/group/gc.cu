@@ -4,12 +4,22 @@
 //      the sort's order is C's <), ties staying in index order, as the CPU twin's qsort comparator orders them;
 //   2. the pair matrix: bit b of row a says whether the a-th and b-th correspondences in that order agree
 //      (gc_math.h, the CPU twin's test); one thread a 32-bit word; the diagonal is 0;
-//   3. the greedy growth, one warp: for each seed not yet taken, the candidates are its row without the taken
-//      ones; the next member is the lowest candidate bit past the last member (a warp-wide minimum), and its row is
-//      ANDed into the candidates -- so a correspondence joins iff it agrees with every member before it, in the CPU
-//      twin's order. A set of more than `threshold` members is written out and its members marked taken.
-// The warp's lanes share the candidate and taken bit sets in device memory; every write one lane makes that others
-// read is ordered by __syncwarp (which orders memory among the lanes it synchronises).
+//   3. the greedy growth, one block of kGrowWarps warps, in speculative rounds. A warp grows one seed's set: the
+//      candidates are its row without the taken ones; the next member is the lowest candidate bit past the last
+//      member (a warp-wide minimum), and its row is ANDed into the candidates -- so a correspondence joins iff it
+//      agrees with every member before it, in the CPU twin's order. A round gives the next kGrowWarps seeds (in the
+//      visiting order, from `start`) one warp each, all under the same taken bits; then the first of them, in
+//      order, whose set has more than `threshold` members is kept: written out, its members marked taken, and the
+//      next round starts at the seed after it (the later seeds' sets are grown again under the new taken bits).
+//      With none kept, the next round starts after the round's last seed.
+// Why that is the CPU twin's result: a seed's set depends only on its row, the rows and the taken bits when it is
+// grown. The CPU twin changes the taken bits only when it keeps a set, so every seed of a round up to and including
+// the first kept one sees, in the CPU twin, the taken bits the round started with -- the ones the warps used:
+// their sets (and whether a seed is skipped as taken) are exact, and so is the decision to reject or keep them.
+// Ordering: within a warp, the lanes share the candidate bits (shared or global memory), every write one lane makes
+// that others read ordered by __syncwarp; across warps, the set sizes (shared memory), the kept set's positions
+// and the taken bits (global memory) are handed over only across __syncthreads, which orders both memories among
+// the block's threads: grow | bar | pick the first kept set, write it, mark its members taken | bar | next round.
 #include "cuda/core/check.cuh"
 #include "cuda/group/group_dev.cuh"
 
@@ -79,55 +89,91 @@ __device__ uint32_t next_candidate(const uint32_t *bits, uint32_t words, uint32_
     return __reduce_min_sync(kFullWarp, best);
 }
 
-// One warp. members: the kept sets' correspondence indices, set after set; first/size: each set's place there.
-__global__ void grow_sets_kernel(const uint32_t *__restrict__ rows, const uint32_t *__restrict__ order, uint32_t n,
-                                 uint32_t words, long long threshold, uint32_t *taken, uint32_t *cand,
-                                 uint32_t *set_pos, uint32_t *__restrict__ members, uint32_t *__restrict__ first,
-                                 uint32_t *__restrict__ size, uint32_t *__restrict__ n_sets_out)
+// The warps of the growth's block: each round grows this many seeds' sets at once.
+constexpr uint32_t kGrowWarps = 32;
+// The dynamic shared memory the growth may use for its warps' candidate bits without opting in to more: 48 KiB
+// a block in all, less the kernel's static set_size array.
+constexpr size_t kGrowSharedLimit = 48 * 1024 - kGrowWarps * sizeof(uint32_t);
+
+// One warp grows seed i's set under the taken bits: cand (words long) is the warp's scratch, set_pos (n long)
+// receives the members' positions (the seed first, then the rest in ascending order). Returns the set's size.
+__device__ uint32_t grow_set(const uint32_t *__restrict__ rows, uint32_t words, const uint32_t *taken, uint32_t i,
+                             uint32_t *cand, uint32_t *set_pos, uint32_t lane)
 {
-    const uint32_t lane = threadIdx.x;
-    uint32_t total = 0, n_sets = 0;
-    for (uint32_t i = 0; i < n; ++i) {
-        if ((taken[i / 32] >> (i % 32)) & 1u)
-            continue;
-        const uint32_t *row = rows + (size_t)i * words;
-        __syncwarp(); // the last seed's reads of cand come before these writes
-        for (uint32_t w = lane; w < words; w += 32)
-            cand[w] = row[w] & ~taken[w];
-        if (lane == 0)
-            set_pos[0] = i;
-        uint32_t n_set = 1;
-        __syncwarp();
-        for (uint32_t pos = 0;;) {
-            const uint32_t j = next_candidate(cand, words, pos, lane);
-            if (j == UINT32_MAX)
-                break;
-            __syncwarp(); // every lane's reads of cand (next_candidate) come before the ANDs below
-            if (lane == 0)
-                set_pos[n_set] = j;
-            ++n_set;
-            const uint32_t *rj = rows + (size_t)j * words;
-            for (uint32_t w = lane; w < words; w += 32)
-                cand[w] &= rj[w];
-            __syncwarp();
-            pos = j + 1;
-        }
-        if ((long long)n_set <= threshold)
-            continue;
-        for (uint32_t a = lane; a < n_set; a += 32) {
-            const uint32_t p = set_pos[a];
-            members[total + a] = order[p];
-            atomicOr(&taken[p / 32], 1u << (p % 32));
-        }
-        if (lane == 0) {
-            first[n_sets] = total;
-            size[n_sets] = n_set;
-        }
-        ++n_sets;
-        total += n_set;
-        __syncwarp();
-    }
+    const uint32_t *row = rows + (size_t)i * words;
+    for (uint32_t w = lane; w < words; w += 32)
+        cand[w] = row[w] & ~taken[w];
     if (lane == 0)
+        set_pos[0] = i;
+    uint32_t n_set = 1;
+    __syncwarp();
+    for (uint32_t pos = 0;;) {
+        const uint32_t j = next_candidate(cand, words, pos, lane);
+        if (j == UINT32_MAX)
+            break;
+        __syncwarp(); // every lane's reads of cand (next_candidate) come before the ANDs below
+        if (lane == 0)
+            set_pos[n_set] = j;
+        ++n_set;
+        const uint32_t *rj = rows + (size_t)j * words;
+        for (uint32_t w = lane; w < words; w += 32)
+            cand[w] &= rj[w];
+        __syncwarp();
+        pos = j + 1;
+    }
+    return n_set;
+}
+
+// One block of kGrowWarps warps, in rounds (the file's comment, step 3). cand_global: kGrowWarps x words words,
+// used when cand_in_shared is 0 (else the dynamic shared memory holds them); set_pos: kGrowWarps x n positions.
+// members: the kept sets' correspondence indices, set after set; spans: each set's place there (first, size).
+__global__ void __launch_bounds__(kGrowWarps * 32)
+    grow_sets_kernel(const uint32_t *__restrict__ rows, const uint32_t *__restrict__ order, uint32_t n, uint32_t words,
+                     long long threshold, uint32_t *taken, uint32_t *cand_global, int cand_in_shared, uint32_t *set_pos,
+                     uint32_t *__restrict__ members, uint32_t *__restrict__ spans, uint32_t *__restrict__ n_sets_out)
+{
+    extern __shared__ uint32_t cand_shared[];
+    __shared__ uint32_t set_size[kGrowWarps]; // 0: the warp's seed was taken or past the end
+    const uint32_t lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    uint32_t *cand = (cand_in_shared ? cand_shared : cand_global) + (size_t)warp * words;
+    uint32_t *my_set = set_pos + (size_t)warp * n;
+    // Every thread keeps the same copies of start, total and n_sets: each changes by what all threads read alike.
+    uint32_t start = 0, total = 0, n_sets = 0;
+    while (start < n) {
+        const uint32_t i = start + warp;
+        uint32_t n_set = 0;
+        if (i < n && !((taken[i / 32] >> (i % 32)) & 1u)) // the same for the warp's lanes: no lane writes taken now
+            n_set = grow_set(rows, words, taken, i, cand, my_set, lane);
+        if (lane == 0)
+            set_size[warp] = n_set;
+        __syncthreads(); // the sizes, the sets' positions and every read of taken come before what follows
+        uint32_t kept = kGrowWarps;
+        for (uint32_t w = 0; w < kGrowWarps; ++w)
+            if (set_size[w] != 0 && (long long)set_size[w] > threshold) {
+                kept = w;
+                break;
+            }
+        if (kept < kGrowWarps) {
+            const uint32_t n_kept = set_size[kept];
+            const uint32_t *kept_set = set_pos + (size_t)kept * n;
+            for (uint32_t a = threadIdx.x; a < n_kept; a += blockDim.x) {
+                const uint32_t p = kept_set[a];
+                members[total + a] = order[p];
+                atomicOr(&taken[p / 32], 1u << (p % 32));
+            }
+            if (threadIdx.x == 0) {
+                spans[2 * (size_t)n_sets] = total;
+                spans[2 * (size_t)n_sets + 1] = n_kept;
+            }
+            total += n_kept;
+            ++n_sets;
+            start += kept + 1;
+        } else {
+            start += kGrowWarps;
+        }
+        __syncthreads(); // the taken bits marked and the reads of set_size and set_pos come before the next round
+    }
+    if (threadIdx.x == 0)
         *n_sets_out = n_sets;
 }
 
@@ -136,18 +182,24 @@ unsigned int blocks(size_t n)
     return (unsigned int)((n + kThreads - 1) / kThreads);
 }
 
-// The device arrays of one call; all freed by gc_free.
+// The bytes of the growth's candidate bits, one words-long bit set per warp.
+size_t grow_cand_shared_bytes(size_t words)
+{
+    return kGrowWarps * words * sizeof(uint32_t);
+}
+
+// The device arrays of one call; all freed by gc_free (cand only when the growth's shared memory can't hold it).
 struct gc_dev {
     grip_corr *corr;
     float *model_kp, *scene_kp, *keys[2];
-    uint32_t *index[2], *rows, *taken, *cand, *set_pos, *members, *first, *size, *n_sets;
+    uint32_t *index[2], *rows, *taken, *cand, *set_pos, *members, *spans, *n_sets;
     void *temp;
 };
 
 void gc_free(gc_dev *d)
 {
     void *all[] = {d->corr,  d->model_kp, d->scene_kp, d->keys[0], d->keys[1], d->index[0], d->index[1], d->rows,
-                   d->taken, d->cand,     d->set_pos,  d->members, d->first,   d->size,     d->n_sets,   d->temp};
+                   d->taken, d->cand,     d->set_pos,  d->members, d->spans,   d->n_sets,   d->temp};
     for (void *p : all)
         grip_cuda_free(p);
     memset(d, 0, sizeof *d);
@@ -170,16 +222,14 @@ grip_status gc_alloc(grip_ctx *ctx, gc_dev *d, const float *model_kp, size_t n_m
         st = grip_group_dev_alloc(ctx, &d->rows, n * words);
     if (!st)
         st = grip_group_dev_alloc(ctx, &d->taken, words);
+    if (!st && grow_cand_shared_bytes(words) > kGrowSharedLimit) // else the growth's block holds them
+        st = grip_group_dev_alloc(ctx, &d->cand, kGrowWarps * words);
     if (!st)
-        st = grip_group_dev_alloc(ctx, &d->cand, words);
-    if (!st)
-        st = grip_group_dev_alloc(ctx, &d->set_pos, n);
+        st = grip_group_dev_alloc(ctx, &d->set_pos, kGrowWarps * n);
     if (!st)
         st = grip_group_dev_alloc(ctx, &d->members, n);
     if (!st)
-        st = grip_group_dev_alloc(ctx, &d->first, n);
-    if (!st)
-        st = grip_group_dev_alloc(ctx, &d->size, n);
+        st = grip_group_dev_alloc(ctx, &d->spans, 2 * n);
     if (!st)
         st = grip_group_dev_alloc(ctx, &d->n_sets, 1);
     return st;
@@ -197,12 +247,18 @@ grip_status consensus_on_device(grip_ctx *ctx, gc_dev *d, const grip_gc_params *
     GRIP_CUDA_CHECK_LAUNCHED(ctx);
     GRIP_CUDA_CHECK_LAUNCH(
         ctx, cub::DeviceRadixSort::SortPairs(d->temp, bytes, d->keys[0], d->keys[1], d->index[0], d->index[1], (int)n));
-    const dim3 grid(blocks(words), n < 65535u ? n : 65535u);
-    pair_matrix_kernel<<<grid, kThreads>>>(d->corr, d->index[1], n, words, d->model_kp, d->scene_kp, p->size, d->rows);
+    // a row's words across x, in whole warps up to kThreads: the tutorial's 57 words take 2 warps a row, not 8
+    const uint32_t row_threads = words < kThreads ? (words + 31) / 32 * 32 : kThreads;
+    const dim3 grid((words + row_threads - 1) / row_threads, n < 65535u ? n : 65535u);
+    pair_matrix_kernel<<<grid, row_threads>>>(d->corr, d->index[1], n, words, d->model_kp, d->scene_kp, p->size,
+                                              d->rows);
     GRIP_CUDA_CHECK_LAUNCHED(ctx);
     GRIP_CUDA_CHECK_COPY(ctx, cudaMemsetAsync(d->taken, 0, words * sizeof *d->taken, 0));
-    grow_sets_kernel<<<1, 32>>>(d->rows, d->index[1], n, words, (long long)p->threshold, d->taken, d->cand, d->set_pos,
-                                d->members, d->first, d->size, d->n_sets);
+    const size_t cand_bytes = grow_cand_shared_bytes(words);
+    const int cand_in_shared = cand_bytes <= kGrowSharedLimit;
+    grow_sets_kernel<<<1, kGrowWarps * 32, cand_in_shared ? cand_bytes : 0>>>(
+        d->rows, d->index[1], n, words, (long long)p->threshold, d->taken, d->cand, cand_in_shared, d->set_pos,
+        d->members, d->spans, d->n_sets);
     GRIP_CUDA_CHECK_LAUNCHED(ctx);
     return GRIP_OK;
 }
@@ -214,39 +270,38 @@ grip_status sets_to_clusters(grip_ctx *ctx, const gc_dev *d, size_t n, grip_clus
     grip_status st = grip_cuda_copy_to_host(ctx, &n_sets, d->n_sets, sizeof n_sets);
     if (st || n_sets == 0)
         return st;
-    uint32_t *first = (uint32_t *)malloc(n_sets * sizeof *first), *size = (uint32_t *)malloc(n_sets * sizeof *size);
+    // spans: set c's first member at 2 c, its size at 2 c + 1 -- one copy for both
+    uint32_t *spans = (uint32_t *)malloc(2 * (size_t)n_sets * sizeof *spans);
     uint32_t *members = (uint32_t *)malloc(n * sizeof *members);
     *out = (grip_cluster *)calloc(n_sets, sizeof **out);
-    if (!first || !size || !members || !*out)
+    if (!spans || !members || !*out)
         st = grip_fail(ctx, GRIP_ENOMEM, "group.gc (cuda): out of memory for %u clusters", n_sets);
     if (!st)
-        st = grip_cuda_copy_to_host(ctx, first, d->first, n_sets * sizeof *first);
-    if (!st)
-        st = grip_cuda_copy_to_host(ctx, size, d->size, n_sets * sizeof *size);
+        st = grip_cuda_copy_to_host(ctx, spans, d->spans, 2 * (size_t)n_sets * sizeof *spans);
     // Only the members of kept sets were written: copy those (initcheck rightly calls the rest uninitialized).
     size_t used = 0;
     for (uint32_t c = 0; c < n_sets && !st; ++c)
-        if ((size_t)first[c] + size[c] > used)
-            used = (size_t)first[c] + size[c];
+        if ((size_t)spans[2 * c] + spans[2 * c + 1] > used)
+            used = (size_t)spans[2 * c] + spans[2 * c + 1];
     if (!st && used > n)
         st = grip_fail(ctx, GRIP_EINTERNAL, "group.gc (cuda): sets hold %zu members of %zu correspondences", used, n);
     if (!st && used)
         st = grip_cuda_copy_to_host(ctx, members, d->members, used * sizeof *members);
     for (uint32_t c = 0; c < n_sets && !st; ++c) {
         grip_cluster *cl = &(*out)[c];
-        cl->members = (uint32_t *)malloc(size[c] * sizeof *cl->members);
+        const uint32_t set_first = spans[2 * c], set_size = spans[2 * c + 1];
+        cl->members = (uint32_t *)malloc(set_size * sizeof *cl->members);
         if (!cl->members) {
-            st = grip_fail(ctx, GRIP_ENOMEM, "group.gc (cuda): out of memory for a %u-member cluster", size[c]);
+            st = grip_fail(ctx, GRIP_ENOMEM, "group.gc (cuda): out of memory for a %u-member cluster", set_size);
             break;
         }
-        memcpy(cl->members, members + first[c], size[c] * sizeof *cl->members);
-        cl->n_members = size[c];
-        cl->votes = (double)size[c];
+        memcpy(cl->members, members + set_first, set_size * sizeof *cl->members);
+        cl->n_members = set_size;
+        cl->votes = (double)set_size;
         grip_pose_identity(cl->pose);
         ++*n_out;
     }
-    free(first);
-    free(size);
+    free(spans);
     free(members);
     if (*out && *n_out == 0) {
         free(*out);

@@ -3,10 +3,12 @@
  *
  * How: the correspondences are put in the CPU twin's visiting order (a stable radix sort by descriptor distance,
  * so ties go by index); every pair is tested once, in parallel, by the CPU twin's test (group/gc_math.h) into a
- * bit matrix (n x n bits: 400 KiB for 1,800 correspondences, 1.2 GiB for 100,000); then one warp grows the sets in
- * the CPU twin's order -- the greedy growth is sequential by nature (whether j joins depends on who joined
- * before) -- keeping the candidates that agree with every member so far as a bit set, ANDed with each new member's
- * row, the next member being the lowest candidate bit.
+ * bit matrix (n x n bits: 400 KiB for 1,800 correspondences, 1.2 GiB for 100,000); then a warp grows a seed's set
+ * -- whether j joins depends on who joined before, so one set's growth is sequential -- keeping the candidates that
+ * agree with every member so far as a bit set, ANDed with each new member's row, the next member being the lowest
+ * candidate bit. The seeds are grown 32 at a time by one block, speculatively, all under the same taken bits; the
+ * first kept set among them is exact (no seed before it changed the taken bits) and the seeds after it are grown
+ * again -- so the sets are the CPU twin's, in its order (cuda/group/gc.cu says why in full).
  *
  * The RANSAC that filters each set and gives its pose is the CPU twin's C code (group/cluster.h) on the host.
  * Implementation: cuda/group/gc.cu. Synchronous; everything allocated is freed before return. A CPU-only build's
