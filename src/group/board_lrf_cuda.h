@@ -6,8 +6,9 @@
  * differ, by the device's cosf/sinf against glibc's (a few 1e-7). PCL's own tie order (GRIP_BOARD_TIES_PCL) needs
  * FLANN's tree and is the CPU twin's only.
  *
- * Implementation (cuda/group/board_lrf.cu): the supports of all keypoints by one radius search, then one thread per
- * keypoint runs board_lrf_math.h over its list.
+ * Implementation (cuda/group/board_lrf.cu): the supports of all keypoints by one radius search, then one warp per
+ * keypoint runs board_lrf_math.h over its list, staged in shared memory: the per-point margin measures on every
+ * lane, the sums and the in-order choices on one.
  * Synchronous with respect to the host (results ready on return); a CPU-only build's versions (src/no_cuda.c) fail
  * with GRIP_EUNSUPPORTED. */
 #ifndef GRIP_GROUP_BOARD_LRF_CUDA_H

@@ -34,13 +34,26 @@
 #define GRIP_BOARD_TWO_PI (2.0f * 3.14159265358979323846f) /* PCL: 2 * static_cast<float>(M_PI) */
 
 /* A keypoint's support: count entries, point numbers idx and squared distances sqdist to the keypoint, in the
- * order above; xyz (n x 3) and normals (n x 4) are the surface's. */
+ * order above; xyz (n x 3) and normals (n x 4) are the surface's. idx NULL: entry i is row i of xyz and normals,
+ * a copy of the support's points in list order (the GPU's, staged in shared memory). */
 typedef struct grip_board_support {
     const float *xyz, *normals;
     const uint32_t *idx;
     const float *sqdist;
     uint32_t count;
 } grip_board_support;
+
+/* The row of xyz and normals that holds the support's entry i. */
+GRIP_HD static inline size_t grip_board_row(const grip_board_support *s, uint32_t i)
+{
+    return s->idx ? (size_t)s->idx[i] : (size_t)i;
+}
+
+/* Whether entry i lies off the margin (at the keypoint's position; a NaN distance counts as margin, as in PCL). */
+GRIP_HD static inline int grip_board_off_margin(const grip_board_support *s, uint32_t i)
+{
+    return s->sqdist[i] <= GRIP_BOARD_MARGIN_SQDIST;
+}
 
 /* The border of the support seen around z: per sector whether a margin point falls in it, and its points of
  * smallest and largest angle with their normals' cosines to z. */
@@ -81,11 +94,11 @@ GRIP_HD static inline void grip_board_plane_normal(const grip_board_support *s, 
     double mean[3] = {0.0, 0.0, 0.0}, cov[9] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
     for (uint32_t i = 0; i < s->count; ++i)
         for (int d = 0; d < 3; ++d)
-            mean[d] = GRIP_DADD(mean[d], (double)s->xyz[(size_t)s->idx[i] * 3 + d]);
+            mean[d] = GRIP_DADD(mean[d], (double)s->xyz[grip_board_row(s, i) * 3 + d]);
     for (int d = 0; d < 3; ++d)
         mean[d] = GRIP_DDIV(mean[d], (double)s->count);
     for (uint32_t i = 0; i < s->count; ++i) {
-        const float *p = s->xyz + (size_t)s->idx[i] * 3;
+        const float *p = s->xyz + grip_board_row(s, i) * 3;
         for (int r = 0; r < 3; ++r)
             for (int c = r; c < 3; ++c)
                 cov[r * 3 + c] = GRIP_DADD(
@@ -107,7 +120,7 @@ GRIP_HD static inline void grip_board_orient_by_normals(const grip_board_support
     float mean[3] = {0.0f, 0.0f, 0.0f};
     for (uint32_t i = 0; i < s->count; ++i)
         for (int d = 0; d < 3; ++d)
-            mean[d] = GRIP_FADD(mean[d], s->normals[(size_t)s->idx[i] * 4 + d]);
+            mean[d] = GRIP_FADD(mean[d], s->normals[grip_board_row(s, i) * 4 + d]);
     grip_board_normalize3(mean);
     if (grip_board_dot3(z, mean) < 0.0f)
         for (int d = 0; d < 3; ++d)
@@ -240,57 +253,91 @@ GRIP_HD static inline void grip_board_write_frame(float *f, const float x[3], co
     }
 }
 
+/* One margin entry's measures: its normal's cosine to z and, with holes, its angle about z from x_ref (else 0).
+ * They depend on no other entry, so the GPU measures a support's entries in parallel and folds them in list order
+ * (grip_board_margin_fold); the CPU measures each as it folds it. */
+GRIP_HD static inline void grip_board_margin_measure(const grip_board_support *s, uint32_t i, const float kp[3],
+                                                     const float z[3], const float x_ref[3], int find_holes,
+                                                     float *normal_cos, float *angle)
+{
+    const size_t row = grip_board_row(s, i);
+    *normal_cos = grip_board_dot3(z, s->normals + row * 4);
+    *angle = 0.0f;
+    if (find_holes) {
+        float toward[3];
+        grip_board_directed_axis(z, kp, s->xyz + row * 3, toward);
+        *angle = grip_board_angle_about(x_ref, toward, z);
+    }
+}
+
+/* Folds one margin entry (its row and measures) into the choice so far: the point whose normal differs most from
+ * z (strictly less: the first of equal ones) and, with holes, the sectors. Order-sensitive: call in list order. */
+GRIP_HD static inline void grip_board_margin_fold(int64_t row, float normal_cos, float angle, int find_holes,
+                                                  grip_board_sectors *m, int64_t *min_index, float *min_cos)
+{
+    if (normal_cos < *min_cos) {
+        *min_index = row;
+        *min_cos = normal_cos;
+    }
+    if (find_holes)
+        grip_board_sectors_add(m, angle, normal_cos);
+}
+
 /* Scans the margin: the point whose normal differs most from z (the first of equal ones; -1 if none has a normal)
- * and, with holes, the sectors. Returns whether any margin point exists. */
+ * and, with holes, the sectors. measured_cos and measured_angle (count entries each, those off the margin unread)
+ * hold the entries' grip_board_margin_measure results when the caller measured them beforehand, else both are NULL
+ * and each entry is measured here. Returns whether any margin point exists. */
 GRIP_HD static inline int grip_board_scan_margin(const grip_board_support *s, const float kp[3], const float z[3],
-                                                 const float x_ref[3], int find_holes, grip_board_sectors *m,
-                                                 int64_t *min_index, float *min_cos)
+                                                 const float x_ref[3], int find_holes, const float *measured_cos,
+                                                 const float *measured_angle, grip_board_sectors *m, int64_t *min_index,
+                                                 float *min_cos)
 {
     int found = 0;
     for (uint32_t i = 0; i < s->count; ++i) {
-        if (s->sqdist[i] <= GRIP_BOARD_MARGIN_SQDIST)
+        if (grip_board_off_margin(s, i))
             continue;
         found = 1;
-        const float *p = s->xyz + (size_t)s->idx[i] * 3;
-        float normal_cos = grip_board_dot3(z, s->normals + (size_t)s->idx[i] * 4);
-        if (normal_cos < *min_cos) {
-            *min_index = (int64_t)s->idx[i];
-            *min_cos = normal_cos;
+        float normal_cos, angle;
+        if (measured_cos) {
+            normal_cos = measured_cos[i];
+            angle = measured_angle[i];
+        } else {
+            grip_board_margin_measure(s, i, kp, z, x_ref, find_holes, &normal_cos, &angle);
         }
-        if (find_holes) {
-            float toward[3];
-            grip_board_directed_axis(z, kp, p, toward);
-            grip_board_sectors_add(m, grip_board_angle_about(x_ref, toward, z), normal_cos);
-        }
+        grip_board_margin_fold((int64_t)grip_board_row(s, i), normal_cos, angle, find_holes, m, min_index, min_cos);
     }
     return found;
 }
 
-/* PCL computePointLRF for one keypoint kp given its support; writes 9 floats (rows x, y, z axis, or NaN). */
-GRIP_HD static inline void grip_board_keypoint_frame(const grip_board_support *s, const float kp[3], int find_holes,
-                                                     float frame[9])
+/* z, oriented by the normals, and the sectors' origin x_ref (zero without holes) of a support of at least
+ * GRIP_BOARD_MIN_SUPPORT entries. */
+GRIP_HD static inline void grip_board_axes(const grip_board_support *s, int find_holes, float z[3], float x_ref[3])
 {
-    if (s->count < GRIP_BOARD_MIN_SUPPORT) {
-        grip_board_write_nan(frame);
-        return;
-    }
-    float z[3], x[3], x_ref[3] = {0.0f, 0.0f, 0.0f};
     grip_board_plane_normal(s, z);
     grip_board_orient_by_normals(s, z);
+    x_ref[0] = x_ref[1] = x_ref[2] = 0.0f;
+    if (find_holes)
+        grip_board_reference_axis(z, x_ref);
+}
 
+/* The frame of a support of at least GRIP_BOARD_MIN_SUPPORT entries whose axes (grip_board_axes) are z and x_ref:
+ * the margin scanned (measured_cos and measured_angle as for grip_board_scan_margin), then x. */
+GRIP_HD static inline void grip_board_frame_from_axes(const grip_board_support *s, const float kp[3], const float z[3],
+                                                      const float x_ref[3], int find_holes, const float *measured_cos,
+                                                      const float *measured_angle, float frame[9])
+{
     grip_board_sectors m;
     int64_t min_index = -1;
-    float min_cos = FLT_MAX;
-    if (find_holes) {
-        grip_board_reference_axis(z, x_ref);
+    float min_cos = FLT_MAX, x[3];
+    if (find_holes)
         grip_board_sectors_reset(&m);
-    }
-    int margin = grip_board_scan_margin(s, kp, z, x_ref, find_holes, &m, &min_index, &min_cos);
+    int margin = grip_board_scan_margin(s, kp, z, x_ref, find_holes, measured_cos, measured_angle, &m, &min_index,
+                                        &min_cos);
     if (!margin) /* only points at the keypoint's position: the most different normal among them */
         for (uint32_t j = 0; j < s->count; ++j) {
-            float normal_cos = grip_board_dot3(z, s->normals + (size_t)s->idx[j] * 4);
+            float normal_cos = grip_board_dot3(z, s->normals + grip_board_row(s, j) * 4);
             if (normal_cos < min_cos) {
-                min_index = (int64_t)s->idx[j];
+                min_index = (int64_t)grip_board_row(s, j);
                 min_cos = normal_cos;
             }
         }
@@ -305,6 +352,19 @@ GRIP_HD static inline void grip_board_keypoint_frame(const grip_board_support *s
         return;
     }
     grip_board_write_frame(frame, x, z);
+}
+
+/* PCL computePointLRF for one keypoint kp given its support; writes 9 floats (rows x, y, z axis, or NaN). */
+GRIP_HD static inline void grip_board_keypoint_frame(const grip_board_support *s, const float kp[3], int find_holes,
+                                                     float frame[9])
+{
+    if (s->count < GRIP_BOARD_MIN_SUPPORT) {
+        grip_board_write_nan(frame);
+        return;
+    }
+    float z[3], x_ref[3];
+    grip_board_axes(s, find_holes, z, x_ref);
+    grip_board_frame_from_axes(s, kp, z, x_ref, find_holes, NULL, NULL, frame);
 }
 
 #endif

@@ -9,6 +9,7 @@
  * Synthetic patches check the axes' geometry. */
 #include "group_tutorial.h"
 #include "group/board_lrf.h"
+#include "group/board_lrf_math.h"
 #include "host_util.h"
 
 typedef struct board_case {
@@ -84,9 +85,10 @@ static void check_against_pcl_ties(const char *name, const char *cloud_rel, cons
             worst = fmax(worst, row);
         }
     }
-    fprintf(stderr, "%s: %zu frames in %.1f ms, %zu NaN (PCL), %zu NaN mismatches, %zu beyond 1e-4, max |diff| of the "
-                    "rest %.3g, of all z axes %.3g\n", name, b.k,
-            ms, nan_rows, nan_mismatch, off, worst, worst_z);
+    fprintf(stderr,
+            "%s: %zu frames in %.1f ms, %zu NaN (PCL), %zu NaN mismatches, %zu beyond 1e-4, max |diff| of the "
+            "rest %.3g, of all z axes %.3g\n",
+            name, b.k, ms, nan_rows, nan_mismatch, off, worst, worst_z);
     ck_assert_uint_eq(nan_mismatch, 0);
     ck_assert_double_le(worst_z, 1e-4);
     ck_assert_double_le(worst, 1e-4);
@@ -122,11 +124,11 @@ END_TEST
 START_TEST(nearest_ties_keep_pcl_z_axes)
 {
     check_against_pcl_ties("model, nearest ties", MODEL_CLOUD, TUTORIAL "model_normals.f32.gz",
-                           TUTORIAL "model_keypoints.u32.gz", TUTORIAL "model_board_rf.f32.gz",
-                           GRIP_BOARD_TIES_NEAREST, 1);
+                           TUTORIAL "model_keypoints.u32.gz", TUTORIAL "model_board_rf.f32.gz", GRIP_BOARD_TIES_NEAREST,
+                           1);
     check_against_pcl_ties("scene, nearest ties", SCENE_CLOUD, TUTORIAL "scene_normals.f32.gz",
-                           TUTORIAL "scene_keypoints.u32.gz", TUTORIAL "scene_board_rf.f32.gz",
-                           GRIP_BOARD_TIES_NEAREST, 450);
+                           TUTORIAL "scene_keypoints.u32.gz", TUTORIAL "scene_board_rf.f32.gz", GRIP_BOARD_TIES_NEAREST,
+                           450);
 }
 END_TEST
 
@@ -249,6 +251,91 @@ START_TEST(bad_input_is_refused_clearly)
 }
 END_TEST
 
+/* ---- the GPU's order of work (cuda/group/board_lrf.cu), replayed on the CPU ------------------------------------ */
+
+static const float *sort_sqdist; /* qsort has no context: the squared distances of the list being sorted */
+
+static int nearest_then_lower_index(const void *a, const void *b)
+{
+    uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+    if (sort_sqdist[i] != sort_sqdist[j])
+        return sort_sqdist[i] < sort_sqdist[j] ? -1 : 1;
+    return (i > j) - (i < j);
+}
+
+/* The kernel's steps over a copy of the support in list order (idx NULL), its margin entries measured out of
+ * order (lane by lane, strided as 32 lanes do, last lane first) and then folded; the same bits as the walk over the
+ * surface with idx (the CPU twin's), which the GPU's test can only bound by its tolerance for cosf/sinf. */
+static void assert_staged_equals_direct(const float *xyz, const float *normals, size_t n, const float *kp, float radius,
+                                        int holes)
+{
+    float *sqdist_all = malloc(n * sizeof(float)), *sqdist = malloc(n * sizeof(float));
+    float *staged_xyz = malloc(n * 3 * sizeof(float)), *staged_normals = malloc(n * 4 * sizeof(float));
+    float *measured_cos = malloc(n * sizeof(float)), *measured_angle = malloc(n * sizeof(float));
+    uint32_t *idx = malloc(n * sizeof(uint32_t)), count = 0;
+    ck_assert(sqdist_all && sqdist && staged_xyz && staged_normals && measured_cos && measured_angle && idx);
+    for (size_t i = 0; i < n; ++i) {
+        const float d[3] = {xyz[i * 3] - kp[0], xyz[i * 3 + 1] - kp[1], xyz[i * 3 + 2] - kp[2]};
+        sqdist_all[i] = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
+        if (sqdist_all[i] <= radius * radius)
+            idx[count++] = (uint32_t)i;
+    }
+    sort_sqdist = sqdist_all;
+    qsort(idx, count, sizeof *idx, nearest_then_lower_index);
+    for (uint32_t j = 0; j < count; ++j) {
+        sqdist[j] = sqdist_all[idx[j]];
+        memcpy(staged_xyz + j * 3, xyz + (size_t)idx[j] * 3, 3 * sizeof(float));
+        memcpy(staged_normals + j * 4, normals + (size_t)idx[j] * 4, 4 * sizeof(float));
+        measured_cos[j] = measured_angle[j] = 12345.0f; /* off the margin: must stay unread */
+    }
+    const grip_board_support direct = {xyz, normals, idx, sqdist, count};
+    const grip_board_support staged = {staged_xyz, staged_normals, NULL, sqdist, count};
+    float want[9], got[9];
+    grip_board_keypoint_frame(&direct, kp, holes, want);
+    ck_assert_uint_ge(count, GRIP_BOARD_MIN_SUPPORT);
+    float z[3], x_ref[3];
+    grip_board_axes(&staged, holes, z, x_ref);
+    for (int lane = 31; lane >= 0; --lane)
+        for (uint32_t j = (uint32_t)lane; j < count; j += 32)
+            if (!grip_board_off_margin(&staged, j))
+                grip_board_margin_measure(&staged, j, kp, z, x_ref, holes, &measured_cos[j], &measured_angle[j]);
+    grip_board_frame_from_axes(&staged, kp, z, x_ref, holes, measured_cos, measured_angle, got);
+    ck_assert(!isnan(want[0]));
+    for (int j = 0; j < 9; ++j)
+        ck_assert_uint_eq(grip_test_float_bits(got[j]), grip_test_float_bits(want[j]));
+    free(sqdist_all);
+    free(sqdist);
+    free(staged_xyz);
+    free(staged_normals);
+    free(measured_cos);
+    free(measured_angle);
+    free(idx);
+}
+
+/* The half dome (x into its hole), and a flat patch with duplicated points and normals tied to six values
+ * (candidates of equal cosine and equal angle, where "first in list order" decides), keypoints across it. */
+START_TEST(gpu_order_of_work_gives_the_same_bits)
+{
+    static patch p;
+    const float origin[3] = {0.0f, 0.0f, 0.0f};
+    patch_make(&p, 0.0145f, 0.003f, 20.0f, 1.0f);
+    for (int holes = 0; holes < 2; ++holes)
+        assert_staged_equals_direct(p.xyz, p.normals, p.n, origin, 0.015f, holes);
+
+    static const float choices[6][3] = {{0, 0, 1},        {0.6f, 0, 0.8f},  {0, 0.6f, 0.8f},
+                                        {-0.6f, 0, 0.8f}, {0, -0.8f, 0.6f}, {0.48f, 0.6f, 0.64f}};
+    patch_make(&p, 0.0155f, -1.0f, 0.0f, 1.0f);
+    for (size_t i = 0; i < p.n; ++i) {
+        memcpy(p.normals + i * 4, choices[(i * 7) % 6], 3 * sizeof(float));
+        if (i % 11 == 5) /* a duplicate of the point before it */
+            memcpy(p.xyz + i * 3, p.xyz + (i - 1) * 3, 3 * sizeof(float));
+    }
+    for (size_t i = 0; i < p.n; i += 37)
+        for (int holes = 0; holes < 2; ++holes)
+            assert_staged_equals_direct(p.xyz, p.normals, p.n, p.xyz + i * 3, 0.006f, holes);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("board");
@@ -263,8 +350,12 @@ static Suite *suite(void)
     tcase_add_test(syn, x_points_into_the_hole_of_a_border_support);
     tcase_add_test(syn, too_small_or_normal_less_support_gives_nan);
     tcase_add_test(syn, bad_input_is_refused_clearly);
+    tcase_add_test(syn, gpu_order_of_work_gives_the_same_bits);
     suite_add_tcase(s, syn);
     return s;
 }
 
-int main(void) { return grip_test_run_with_data(suite(), TUTORIAL "scene_board_rf.f32.gz"); }
+int main(void)
+{
+    return grip_test_run_with_data(suite(), TUTORIAL "scene_board_rf.f32.gz");
+}
