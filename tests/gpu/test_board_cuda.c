@@ -183,13 +183,18 @@ END_TEST
 
 static Suite *suite(void)
 {
+    /* one case each, so that CK_RUN_CASE runs one under a sanitizer */
     Suite *s = suite_create("board_cuda");
-    TCase *tc = tcase_create("board_cuda");
-    tcase_set_timeout(tc, 300);
-    tcase_add_test(tc, tutorial_frames_equal_cpu_twin);
-    tcase_add_test(tc, random_frames_equal_cpu_twin);
-    tcase_add_test(tc, bad_input_is_refused_and_context_stays_usable);
-    suite_add_tcase(s, tc);
+    TCase *on_tutorial = tcase_create("tutorial"), *on_random = tcase_create("random"),
+          *bad = tcase_create("bad_input");
+    tcase_set_timeout(on_tutorial, 300);
+    tcase_set_timeout(on_random, 300);
+    tcase_add_test(on_tutorial, tutorial_frames_equal_cpu_twin);
+    tcase_add_test(on_random, random_frames_equal_cpu_twin);
+    tcase_add_test(bad, bad_input_is_refused_and_context_stays_usable);
+    suite_add_tcase(s, on_tutorial);
+    suite_add_tcase(s, on_random);
+    suite_add_tcase(s, bad);
     return s;
 }
 
