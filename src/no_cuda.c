@@ -127,6 +127,11 @@ grip_status grip_surface_cuda_set_normals(grip_ctx *ctx, grip_surface_cuda *s, c
     (void)s; (void)normals; (void)stride;
     return no_cuda(ctx, "surface normals");
 }
+grip_status grip_surface_cuda_set_normals_on_device(grip_ctx *ctx, grip_surface_cuda *s, const float *normals_dev)
+{
+    (void)s; (void)normals_dev;
+    return no_cuda(ctx, "surface normals");
+}
 
 void grip_surface_cuda_mark_normals(grip_surface_cuda *s)
 {
@@ -487,11 +492,11 @@ grip_status grip_board_lrf_cuda(grip_ctx *ctx, const grip_surface_cuda *surface,
     (void)surface; (void)keypoint_xyz; (void)k; (void)radius; (void)find_holes; (void)frames_out;
     return no_cuda(ctx, "BOARD frames");
 }
-grip_status grip_board_lrf_cuda_host(grip_ctx *ctx, const float *surface_xyz, const float *surface_normals, size_t n,
-                                     const float *keypoint_xyz, size_t k, float radius, int find_holes,
-                                     float *frames_out)
+grip_status grip_board_lrf_cuda_host(grip_ctx *ctx, const float *surface_xyz, const float *surface_normals,
+                                     grip_memory normals_mem, size_t n, const float *keypoint_xyz, size_t k,
+                                     float radius, int find_holes, float *frames_out)
 {
-    (void)surface_xyz; (void)surface_normals; (void)n; (void)keypoint_xyz; (void)k; (void)radius; (void)find_holes;
+    (void)surface_xyz; (void)surface_normals; (void)normals_mem; (void)n; (void)keypoint_xyz; (void)k; (void)radius; (void)find_holes;
     (void)frames_out;
     return no_cuda(ctx, "BOARD frames");
 }

@@ -136,8 +136,8 @@ extern "C" grip_status grip_board_lrf_cuda(grip_ctx *ctx, const grip_surface_cud
 }
 
 extern "C" grip_status grip_board_lrf_cuda_host(grip_ctx *ctx, const float *surface_xyz, const float *surface_normals,
-                                                size_t n, const float *keypoint_xyz, size_t k, float radius,
-                                                int find_holes, float *frames_out)
+                                                grip_memory normals_mem, size_t n, const float *keypoint_xyz,
+                                                size_t k, float radius, int find_holes, float *frames_out)
 {
     if (k == 0)
         return GRIP_OK;
@@ -152,7 +152,8 @@ extern "C" grip_status grip_board_lrf_cuda_host(grip_ctx *ctx, const float *surf
     int device = -1;
     grip_status st = grip_surface_cuda_create(ctx, surface_xyz, n, &surface);
     if (st == GRIP_OK)
-        st = grip_surface_cuda_set_normals(ctx, surface, surface_normals, 4);
+        st = normals_mem == GRIP_MEM_CUDA ? grip_surface_cuda_set_normals_on_device(ctx, surface, surface_normals)
+                                          : grip_surface_cuda_set_normals(ctx, surface, surface_normals, 4);
     if (st == GRIP_OK)
         st = grip_cuda_upload(ctx, keypoint_xyz, k * 3 * sizeof(float), &kp, &device);
     if (st == GRIP_OK)

@@ -175,6 +175,18 @@ extern "C" grip_status grip_surface_cuda_set_normals(grip_ctx *ctx, grip_surface
     return st;
 }
 
+extern "C" grip_status grip_surface_cuda_set_normals_on_device(grip_ctx *ctx, grip_surface_cuda *s,
+                                                               const float *normals_dev)
+{
+    if (!s || (!normals_dev && s->n > 0))
+        return grip_fail(ctx, GRIP_EINVAL, "surface normals (cuda): %s is NULL", s ? "normals" : "the surface");
+    if (s->n)
+        GRIP_CUDA_CHECK(ctx, grip_cuda_memcpy(ctx, s->normals, normals_dev, s->n * 4 * sizeof(float),
+                                              cudaMemcpyDeviceToDevice));
+    s->has_normals = 1;
+    return GRIP_OK;
+}
+
 extern "C" void grip_surface_cuda_mark_normals(grip_surface_cuda *s)
 {
     s->has_normals = 1;

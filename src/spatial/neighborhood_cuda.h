@@ -60,6 +60,8 @@ grip_surface_cuda_view grip_surface_cuda_get_view(const grip_surface_cuda *s);
 /* Copies host normals (n rows, `stride` floats apart, stride 3 or 4: nx ny nz [curvature]; curvature is NaN
  * when stride is 3) into the surface and sets has_normals. */
 grip_status grip_surface_cuda_set_normals(grip_ctx *ctx, grip_surface_cuda *s, const float *normals, size_t stride);
+/* The same from normals already on the context's device (n rows of 4 floats), copied on the device. */
+grip_status grip_surface_cuda_set_normals_on_device(grip_ctx *ctx, grip_surface_cuda *s, const float *normals_dev);
 /* Marks the surface's normals as filled by a kernel that wrote view.normals. */
 void grip_surface_cuda_mark_normals(grip_surface_cuda *s);
 /* Gathers the points idx[0..count) (device array of point indices) into xyz_out (device, count x 3).

@@ -72,13 +72,20 @@ static grip_status view_frames(grip_stage *st, const grip_view *view, const grip
         s = grip_fail(ctx, GRIP_EINVAL,
                       "group: BOARD frames need the cloud's normals (%zu rows), the features have %llu", cloud.n,
                       (unsigned long long)f->normals.rows);
-    if (!s)
-        s = grip_array_to_host(ctx, &f->normals, &normals, &own_normals, "group: features.normals");
     float radius = (float)grip_stage_number(st, "frame_radius");
     int holes = grip_stage_bool(st, "find_holes");
     grip_board_ties ties = grip_stage_choice(st, "frame_ties") == 1 ? GRIP_BOARD_TIES_NEAREST : GRIP_BOARD_TIES_PCL;
-    if (!s && st->use_cuda && ties == GRIP_BOARD_TIES_NEAREST)
-        s = grip_board_lrf_cuda_host(ctx, cloud.xyz, normals.data, cloud.n, kp->xyz, kp->n, radius, holes, *frames);
+    const int on_device = st->use_cuda && ties == GRIP_BOARD_TIES_NEAREST;
+    /* normals a descriptor left on this context's device stay there for the GPU frames */
+    const int normals_on_device = on_device && f->normals.memory == GRIP_MEM_CUDA && ctx->device >= 0 &&
+                                  f->normals.device == ctx->device;
+    if (!s && normals_on_device)
+        normals = f->normals;
+    else if (!s)
+        s = grip_array_to_host(ctx, &f->normals, &normals, &own_normals, "group: features.normals");
+    if (!s && on_device)
+        s = grip_board_lrf_cuda_host(ctx, cloud.xyz, normals.data, normals_on_device ? GRIP_MEM_CUDA : GRIP_MEM_HOST,
+                                     cloud.n, kp->xyz, kp->n, radius, holes, *frames);
     else if (!s) /* a NULL tree: BOARD builds its own over the cloud */
         s = grip_board_lrf_ties(ctx, cloud.xyz, normals.data, cloud.n, NULL, kp->xyz, kp->n, radius, holes, ties,
                                 *frames);

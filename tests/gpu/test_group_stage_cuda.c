@@ -3,7 +3,8 @@
  * nearest-first ties, computed on the GPU) and pcl_tutorial_gc.conf, once with group.device=cpu and once with
  * group.device=cuda, everything else on the CPU (deterministic descriptors and verification). Both runs must give
  * the same hypotheses: count, correspondences, votes (the bits) and refined poses within 1e-4; and the tutorial's
- * one accepted instance. Prints the group stage's time of both runs. Skips (77) without a usable device; passes
+ * one accepted instance. Then everything on the GPU, the scene's features once in host memory and once left on the
+ * device: the same hypotheses, bit for bit. Prints the group stage's time of the runs. Skips (77) without a usable device; passes
  * without checking anything when the data is absent (it says so). */
 #include "test_support.h"
 #include "pipeline.h"
@@ -15,8 +16,10 @@
 #define MODEL_REL "pcl/data_repo/correspondence_grouping/milk.pcd"
 #define SCENE_REL "pcl/milk_cartoon_all_small_clorox.pcd"
 
-static void run(const char *config_name, const char *const *sets, const host_cloud *model, const host_cloud *scene,
-                pipeline_result *r)
+/* One run of config_name with the sets applied; scene_memory, when not -1, overrides where the runner asks for the
+ * scene's features (grip_pipeline.scene_memory). */
+static void run(const char *config_name, const char *const *sets, int scene_memory, const host_cloud *model,
+                const host_cloud *scene, pipeline_result *r)
 {
     char config[4096];
     snprintf(config, sizeof config, "%s/configs/%s", grip_test_source_dir(), config_name);
@@ -29,6 +32,8 @@ static void run(const char *config_name, const char *const *sets, const host_clo
     int opened = pipeline_open(&p, getenv("GRIP_PLUGIN"), &cfg, &diag);
     grip_diag_print(&diag, stderr);
     ck_assert_int_eq(opened, 0);
+    if (scene_memory >= 0)
+        p.scene_memory = (uint32_t)scene_memory;
     int ran = pipeline_run(&p, model, 1, NULL, 0, scene, r, &diag);
     grip_diag_print(&diag, stderr);
     ck_assert_int_eq(ran, 0);
@@ -60,8 +65,8 @@ static void compare_backends(const char *config_name, const char *frame_ties)
                          frame_ties,
                          NULL};
     pipeline_result a, b;
-    run(config_name, cpu, &model, &scene, &a);
-    run(config_name, gpu, &model, &scene, &b);
+    run(config_name, cpu, -1, &model, &scene, &a);
+    run(config_name, gpu, -1, &model, &scene, &b);
     fprintf(stderr,
             "%s %s: %zu hypotheses (cpu) / %zu (cuda), %zu accepted; group stage %.2f ms (cpu), %.2f ms (cuda)\n",
             config_name, frame_ties ? frame_ties : "", a.n_hypotheses, b.n_hypotheses, pipeline_result_accepted(&a),
@@ -105,6 +110,41 @@ START_TEST(gc_same_on_both_backends)
 }
 END_TEST
 
+/* Every stage on the GPU: the scene's features left on the device (the runner's choice there) give the hypotheses
+ * that the same features in host memory give, bit for bit: the group stage's BOARD frames read the descriptor's
+ * normals where they are, and the values are the same. */
+START_TEST(device_features_same_as_host_features)
+{
+    char path[4096];
+    if (!grip_test_data_path(path, sizeof path, SCENE_REL) || !grip_test_data_path(path, sizeof path, MODEL_REL)) {
+        fprintf(stderr, "the tutorial clouds are absent, nothing checked\n");
+        return;
+    }
+    host_cloud model = grip_test_read_cloud(MODEL_REL), scene = grip_test_read_cloud(SCENE_REL);
+    const char *all_gpu[] = {"pipeline.device=cuda", "group.frame_ties=nearest", NULL};
+    pipeline_result h, d;
+    run("pcl_tutorial.conf", all_gpu, GRIP_MEM_HOST, &model, &scene, &h);
+    run("pcl_tutorial.conf", all_gpu, GRIP_MEM_CUDA, &model, &scene, &d);
+    fprintf(stderr, "scene features in host memory: %zu hypotheses, on the device: %zu; group %.2f / %.2f ms\n",
+            h.n_hypotheses, d.n_hypotheses, h.timings_ms[3], d.timings_ms[3]);
+    ck_assert_int_eq(h.scene_features_on_device, 0);
+    ck_assert_int_eq(d.scene_features_on_device, 1);
+    ck_assert_uint_eq(h.correspondences, d.correspondences);
+    ck_assert_uint_eq(h.n_hypotheses, d.n_hypotheses);
+    for (size_t i = 0; i < h.n_hypotheses; ++i) {
+        ck_assert_uint_eq(h.hypotheses[i].correspondences, d.hypotheses[i].correspondences);
+        ck_assert_mem_eq(&h.hypotheses[i].votes, &d.hypotheses[i].votes, sizeof h.hypotheses[i].votes);
+        ck_assert_mem_eq(h.hypotheses[i].pose, d.hypotheses[i].pose, sizeof h.hypotheses[i].pose);
+        ck_assert_int_eq(h.hypotheses[i].accepted, d.hypotheses[i].accepted);
+    }
+    ck_assert_uint_eq(pipeline_result_accepted(&d), 1);
+    pipeline_result_free(&h);
+    pipeline_result_free(&d);
+    host_cloud_free(&model);
+    host_cloud_free(&scene);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("group_stage_cuda");
@@ -113,6 +153,7 @@ static Suite *suite(void)
     tcase_add_test(tc, hough3d_pcl_ties_same_on_both_backends);
     tcase_add_test(tc, hough3d_nearest_ties_same_on_both_backends);
     tcase_add_test(tc, gc_same_on_both_backends);
+    tcase_add_test(tc, device_features_same_as_host_features);
     suite_add_tcase(s, tc);
     return s;
 }
