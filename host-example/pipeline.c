@@ -318,12 +318,12 @@ static int stage_failed(grip_pipeline *p, uint32_t kind, grip_status s, const ch
 
 /* describe() on c: a model's features into host memory (a model set copies them), the scene's where
  * p->scene_memory says, but on the host for an index sharded across ranks (its merge reads the queries). */
-static int describe_cloud(grip_pipeline *p, const grip_cloud *c, uint32_t role, const char *what,
-                          grip_features **out, grip_diag *diag)
+static int describe_cloud(grip_pipeline *p, const grip_cloud *c, uint32_t role, const char *what, grip_features **out,
+                          grip_diag *diag)
 {
     const uint32_t memory = role == GRIP_ROLE_SCENE && !p->comm ? p->scene_memory : GRIP_MEM_HOST;
-    grip_status s = p->impl[GRIP_STAGE_DESCRIPTOR]->describe(p->stage[GRIP_STAGE_DESCRIPTOR], c, role, NULL,
-                                                            memory, out);
+    grip_status s = p->impl[GRIP_STAGE_DESCRIPTOR]->describe(p->stage[GRIP_STAGE_DESCRIPTOR], c, role, NULL, memory,
+                                                             out);
     return s == GRIP_OK ? 0 : stage_failed(p, GRIP_STAGE_DESCRIPTOR, s, what, diag);
 }
 

@@ -136,8 +136,8 @@ extern "C" grip_status grip_board_lrf_cuda(grip_ctx *ctx, const grip_surface_cud
 }
 
 extern "C" grip_status grip_board_lrf_cuda_host(grip_ctx *ctx, const float *surface_xyz, const float *surface_normals,
-                                                grip_memory normals_mem, size_t n, const float *keypoint_xyz,
-                                                size_t k, float radius, int find_holes, float *frames_out)
+                                                grip_memory normals_mem, size_t n, const float *keypoint_xyz, size_t k,
+                                                float radius, int find_holes, float *frames_out)
 {
     if (k == 0)
         return GRIP_OK;

@@ -181,8 +181,8 @@ extern "C" grip_status grip_surface_cuda_set_normals_on_device(grip_ctx *ctx, gr
     if (!s || (!normals_dev && s->n > 0))
         return grip_fail(ctx, GRIP_EINVAL, "surface normals (cuda): %s is NULL", s ? "normals" : "the surface");
     if (s->n)
-        GRIP_CUDA_CHECK(ctx, grip_cuda_memcpy(ctx, s->normals, normals_dev, s->n * 4 * sizeof(float),
-                                              cudaMemcpyDeviceToDevice));
+        GRIP_CUDA_CHECK(
+            ctx, grip_cuda_memcpy(ctx, s->normals, normals_dev, s->n * 4 * sizeof(float), cudaMemcpyDeviceToDevice));
     s->has_normals = 1;
     return GRIP_OK;
 }
