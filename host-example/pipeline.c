@@ -205,10 +205,10 @@ static void measure_resolution(const grip_loaded_plugin *lp, const host_cloud *s
 }
 
 /* Where the scene's features go between the stages. On the device when one plugin runs every stage (plugin.h lets
- * a stage take device arrays of its own plugin's context, not another's), that plugin sees a CUDA device and its
- * descriptor stage is not told to run on the CPU (whose features would only be uploaded for the next stage to
- * fetch back): the descriptors then go straight from describe() to the index's search, and nothing the scene's
- * features hold crosses PCIe unless a stage reads it on the host. Else in host memory. */
+ * a stage take device arrays of its own plugin's context, not another's), that plugin sees a CUDA device, and its
+ * descriptor stage has a device key not set to the CPU (a CPU descriptor's features would only be uploaded for the
+ * next stage to fetch back): the descriptors then go straight from describe() to the index's search, and nothing
+ * the scene's features hold crosses PCIe unless a stage reads it on the host. Else in host memory. */
 static uint32_t scene_features_memory(const grip_pipeline *p, const grip_config *cfg)
 {
     int slot = p->of_stage[GRIP_STAGE_DESCRIPTOR];
@@ -216,13 +216,13 @@ static uint32_t scene_features_memory(const grip_pipeline *p, const grip_config 
         if (p->of_stage[k] != slot)
             return GRIP_MEM_HOST;
     const grip_plugin *t = &p->plugins[slot].table;
-    if (!(t->capabilities & GRIP_CAP_CUDA) || t->device_count(p->ctxs[slot]) <= 0)
+    if (!(t->capabilities & GRIP_CAP_CUDA) || !t->device_count || t->device_count(p->ctxs[slot]) <= 0)
         return GRIP_MEM_HOST;
     uint32_t n_kv = 0;
     const grip_kv *kv = grip_config_stage_kv(cfg, GRIP_STAGE_DESCRIPTOR, &n_kv);
     char device[EXPLAIN_VALUE_SIZE];
     setting_of(p->impl[GRIP_STAGE_DESCRIPTOR], kv, n_kv, "device", device);
-    return strcmp(device, "cpu") == 0 ? GRIP_MEM_HOST : GRIP_MEM_CUDA;
+    return !*device || strcmp(device, "cpu") == 0 ? GRIP_MEM_HOST : GRIP_MEM_CUDA; /* no device key: a CPU stage */
 }
 
 int pipeline_open_for(grip_pipeline *p, const char *plugin_path, grip_config *cfg, const host_cloud *scene,

@@ -496,8 +496,8 @@ grip_status grip_board_lrf_cuda_host(grip_ctx *ctx, const float *surface_xyz, co
                                      grip_memory normals_mem, size_t n, const float *keypoint_xyz, size_t k,
                                      float radius, int find_holes, float *frames_out)
 {
-    (void)surface_xyz; (void)surface_normals; (void)normals_mem; (void)n; (void)keypoint_xyz; (void)k; (void)radius; (void)find_holes;
-    (void)frames_out;
+    (void)surface_xyz; (void)surface_normals; (void)normals_mem; (void)n; (void)keypoint_xyz; (void)k; (void)radius;
+    (void)find_holes; (void)frames_out;
     return no_cuda(ctx, "BOARD frames");
 }
 static grip_status no_cuda_group(grip_ctx *ctx, const char *what, grip_cluster **out, size_t *n_out)

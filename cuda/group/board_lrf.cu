@@ -8,7 +8,8 @@
 // (each point's normal cosine and angle about z, the acosf-heavy part, independent of the other points), then lane
 // 0 folds those measures in list order (the most different normal and each sector's first and last point are "first
 // in that order") and writes the frame. Every value is computed by the same function from the same inputs as on the
-// CPU, and every order-sensitive step runs in list order on one lane, so the bits are the CPU twin's.
+// CPU, and every order-sensitive step runs in list order on one lane, so the bits are the CPU twin's, but where an x
+// axis points into a hole: there the device's cosf/sinf and glibc's differ by a few 1e-7 (board_lrf_cuda.h).
 //
 // Why not a thread per keypoint walking global memory (the earlier kernel): a scene's 3,747 keypoints were 118 warps
 // for 132 SMs, each lane a chain of dependent, scattered loads repeated over four passes, and each warp waited for

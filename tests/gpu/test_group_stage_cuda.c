@@ -4,8 +4,8 @@
  * group.device=cuda, everything else on the CPU (deterministic descriptors and verification). Both runs must give
  * the same hypotheses: count, correspondences, votes (the bits) and refined poses within 1e-4; and the tutorial's
  * one accepted instance. Then everything on the GPU, the scene's features once in host memory and once left on the
- * device: the same hypotheses, bit for bit. Prints the group stage's time of the runs. Skips (77) without a usable device; passes
- * without checking anything when the data is absent (it says so). */
+ * device: the same hypotheses, bit for bit. Prints the group stage's time of the runs. Skips (77) without a usable
+ * device; passes without checking anything when the data is absent (it says so). */
 #include "test_support.h"
 #include "pipeline.h"
 

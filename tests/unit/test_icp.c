@@ -519,7 +519,7 @@ static int voxel_ref_order(const void *a, const void *b)
     return (x->index > y->index) - (x->index < y->index);
 }
 
-/* Against a brute-force reference on a cloud whose voxel keys span five bytes (a far cluster) with NaN rows and
+/* Against a brute-force reference on a cloud whose voxel keys span four bytes (a far cluster) with NaN rows and
  * duplicates: the same indices in the same order. */
 START_TEST(voxel_thin_matches_a_sorted_reference)
 {
@@ -530,7 +530,7 @@ START_TEST(voxel_thin_matches_a_sorted_reference)
     float *pts = grip_test_uniform_rows(&seed, n, 3, -1.0f, 1.0f);
     for (size_t i = 0; i < n; i += 97)
         pts[3 * i + 1] = NAN;
-    for (size_t i = 5; i < n; i += 13) /* a far cluster: keys of five bytes */
+    for (size_t i = 5; i < n; i += 13) /* a far cluster: keys of four bytes */
         pts[3 * i] += 1500.0f, pts[3 * i + 2] -= 900.0f;
     for (size_t i = 200; i < n; i += 331) /* duplicates of earlier points */
         memcpy(pts + 3 * i, pts + 3 * (i - 150), 3 * sizeof *pts);
