@@ -151,7 +151,6 @@ static int create_stages(grip_pipeline *p, const grip_config *cfg, grip_diag *di
     return bad ? -1 : 0;
 }
 
-static grip_cloud cloud_of(const host_cloud *c);
 
 /* The resolution of c measured by the plugin lp in a context of its own; 0 when it cannot (why into err). */
 static double measure_cloud(const grip_loaded_plugin *lp, const host_cloud *c, char *err, size_t errlen)
@@ -162,7 +161,7 @@ static double measure_cloud(const grip_loaded_plugin *lp, const host_cloud *c, c
     if (!t->cloud_resolution)
         return 0;
     grip_ctx *ctx = NULL;
-    grip_cloud cloud = cloud_of(c);
+    grip_cloud cloud = pipeline_cloud_view(c);
     grip_status s = t->ctx_create(NULL, &ctx);
     if (s == GRIP_OK)
         s = t->cloud_resolution(ctx, &cloud, &resolution);
@@ -269,7 +268,7 @@ void pipeline_close(grip_pipeline *p)
 
 /* ---- running ---------------------------------------------------------------------------------------------- */
 
-static grip_cloud cloud_of(const host_cloud *c)
+grip_cloud pipeline_cloud_view(const host_cloud *c)
 {
     grip_cloud g;
     memset(&g, 0, sizeof g);
@@ -375,7 +374,7 @@ int pipeline_describe_models(grip_pipeline *p, const host_cloud *clouds, uint32_
     if (rc != 0)
         grip_diag_add(diag, "out of host memory");
     for (uint32_t i = 0; i < n_clouds && rc == 0; i++) {
-        d.clouds[i] = cloud_of(&clouds[i]);
+        d.clouds[i] = pipeline_cloud_view(&clouds[i]);
         rc = describe_cloud(p, &d.clouds[i], GRIP_ROLE_MODEL, clouds[i].path, &d.features[i], diag);
     }
     if (rc == 0)
@@ -601,7 +600,7 @@ static int run_scene_stages(grip_pipeline *p, const model_set *m, grip_index *in
     accounting_mark mark;
     accounting_mark_now(p, &mark);
     double t0 = host_now_ms();
-    st->cloud = cloud_of(scene);
+    st->cloud = pipeline_cloud_view(scene);
     if (describe_cloud(p, &st->cloud, GRIP_ROLE_SCENE, scene->path, &st->features, diag) != 0)
         return -1;
     double t1 = host_now_ms();

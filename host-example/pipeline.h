@@ -40,6 +40,10 @@ int pipeline_open_for(grip_pipeline *p, const char *plugin_path, grip_config *cf
                       grip_diag *diag);
 void pipeline_close(grip_pipeline *p);
 
+/* A grip_cloud view of c's arrays (points, normals and colours where c has them, size, name, viewpoint); it
+ * borrows them: c outlives the view. */
+grip_cloud pipeline_cloud_view(const host_cloud *c);
+
 /* Whether some entry of cfg is written in mr (so that pipeline_open_for resolves it against each scene). */
 int pipeline_config_uses_mr(const grip_config *cfg);
 

@@ -16,6 +16,7 @@
 #define _POSIX_C_SOURCE 200809L /* setenv */
 #include "test_support.h"
 #include "fault_walk.h"
+#include "pipeline.h"
 
 #ifdef GRIP_HAVE_CUDA
 #include <cuda_runtime_api.h>
@@ -325,8 +326,8 @@ static void kit_open(fallback_kit *t, const char *const *on_cpu, const char *con
     memset(t, 0, sizeof *t);
     fault_pipeline_open(&t->cpu, on_cpu, 1, GRIP_MEM_HOST);
     fault_pipeline_open(&t->fb, on_auto, 1, GRIP_MEM_HOST);
-    t->model = fault_cloud_of(&t->cpu.models[0]);
-    grip_cloud scene = fault_cloud_of(t->cpu.scene_cloud);
+    t->model = pipeline_cloud_view(&t->cpu.models[0]);
+    grip_cloud scene = pipeline_cloud_view(t->cpu.scene_cloud);
     const grip_stage_impl *const *impl = t->cpu.impl;
     grip_stage *const *st = t->cpu.stage;
     ck_assert_int_eq(impl[GRIP_STAGE_DESCRIPTOR]->describe(st[GRIP_STAGE_DESCRIPTOR], &t->model, GRIP_ROLE_MODEL, NULL,

@@ -2,6 +2,7 @@
 #include "fault_walk.h"
 #include "test_support.h"
 #include "synth/synth.h"
+#include "pipeline.h"
 #include "core/array.h"
 #include "stages/stage.h"
 
@@ -133,21 +134,6 @@ void fault_pipeline_close(fault_pipeline *p)
 
 /* ---- one run -------------------------------------------------------------------------------------------- */
 
-grip_cloud fault_cloud_of(const host_cloud *c)
-{
-    grip_cloud g;
-    memset(&g, 0, sizeof g);
-    g.struct_size = sizeof g;
-    g.width = c->width;
-    g.height = c->height;
-    g.xyz = grip_array_host_view(GRIP_F32, c->n, 3, c->xyz);
-    g.normals = grip_array_host_view(GRIP_F32, c->normals ? c->n : 0, 3, c->normals);
-    g.rgb = grip_array_host_view(GRIP_U8, c->rgb ? c->n : 0, 3, c->rgb);
-    g.name = c->path;
-    memcpy(g.viewpoint, c->viewpoint, sizeof g.viewpoint);
-    return g;
-}
-
 void fault_run_free(fault_run *s)
 {
     if (s->verdicts)
@@ -229,7 +215,7 @@ static grip_status run(fault_pipeline *p, fault_run *s, grip_fault_kind walked)
     grip_stage *const *stage = p->stage;
     grip_status st = GRIP_OK;
     for (uint32_t i = 0; i <= p->n_models && st == GRIP_OK; i++) {
-        s->clouds[i] = fault_cloud_of(i < p->n_models ? &p->models[i] : p->scene_cloud);
+        s->clouds[i] = pipeline_cloud_view(i < p->n_models ? &p->models[i] : p->scene_cloud);
         st = impl[GRIP_STAGE_DESCRIPTOR]->describe(stage[GRIP_STAGE_DESCRIPTOR], &s->clouds[i],
                                                    i < p->n_models ? GRIP_ROLE_MODEL : GRIP_ROLE_SCENE, NULL,
                                                    p->features_memory, &s->features[i]);

@@ -45,8 +45,6 @@ typedef struct fault_pipeline {
 void fault_pipeline_open(fault_pipeline *p, const char *const *settings, uint32_t threads, uint32_t features_memory);
 void fault_pipeline_close(fault_pipeline *p);
 
-/* A grip_cloud view of c's arrays (borrowed: c outlives it). */
-grip_cloud fault_cloud_of(const host_cloud *c);
 
 /* What one run of the five stages made (fault_pipeline_run); every object is released by fault_run_free. */
 typedef struct fault_run {
