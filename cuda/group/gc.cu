@@ -352,12 +352,7 @@ extern "C" grip_status grip_gc_cluster_cuda(grip_ctx *ctx, const grip_gc_params 
                                             n_corr, out, n_out);
     if (st != GRIP_OK)
         return st;
-    grip_ransac_params rp = {params->size, params->ransac_iterations, params->seed};
-    st = grip_clusters_ransac(ctx, &rp, model_kp_xyz, scene_kp_xyz, corr, *out, *n_out);
-    if (st != GRIP_OK) {
-        grip_clusters_free(*out, *n_out);
-        *out = NULL;
-        *n_out = 0;
-    }
-    return st;
+    const grip_ransac_params rp = {params->size, params->ransac_iterations, params->seed, params->ransac_rounds,
+                                   params->threshold >= 0 ? (uint32_t)params->threshold + 1 : 0};
+    return grip_clusters_ransac(ctx, &rp, model_kp_xyz, scene_kp_xyz, corr, out, n_out);
 }

@@ -242,9 +242,12 @@ static grip_status ransac_search(grip_ctx *ctx, const grip_ransac_params *params
     return GRIP_OK;
 }
 
-grip_status grip_cluster_ransac(grip_ctx *ctx, const grip_ransac_params *params, const float *model_kp_xyz,
-                                const float *scene_kp_xyz, const grip_corr *corr, grip_cluster *cluster)
+/* grip_cluster_ransac; *kept tells whether the members were replaced by a consensus set (else they stay, and the
+ * pose is the identity). */
+static grip_status cluster_ransac(grip_ctx *ctx, const grip_ransac_params *params, const float *model_kp_xyz,
+                                  const float *scene_kp_xyz, const grip_corr *corr, grip_cluster *cluster, int *kept)
 {
+    *kept = 0;
     if (!params || !cluster ||
         (cluster->n_members > 0 && (!cluster->members || !corr || !model_kp_xyz || !scene_kp_xyz)))
         return grip_fail(ctx, GRIP_EINVAL, "group.ransac: parameters, cluster and its inputs must not be NULL");
@@ -275,6 +278,7 @@ grip_status grip_cluster_ransac(grip_ctx *ctx, const grip_ransac_params *params,
                 cluster->n_members = (uint32_t)n;
                 memcpy(cluster->pose, pose, sizeof pose);
                 inliers = NULL;
+                *kept = 1;
             }
             free(inliers);
         }
@@ -283,13 +287,115 @@ grip_status grip_cluster_ransac(grip_ctx *ctx, const grip_ransac_params *params,
     return st;
 }
 
-grip_status grip_clusters_ransac(grip_ctx *ctx, const grip_ransac_params *params, const float *model_kp_xyz,
-                                 const float *scene_kp_xyz, const grip_corr *corr, grip_cluster *clusters, size_t n)
+grip_status grip_cluster_ransac(grip_ctx *ctx, const grip_ransac_params *params, const float *model_kp_xyz,
+                                const float *scene_kp_xyz, const grip_corr *corr, grip_cluster *cluster)
 {
-    for (size_t i = 0; i < n; ++i) {
-        grip_status st = grip_cluster_ransac(ctx, params, model_kp_xyz, scene_kp_xyz, corr, &clusters[i]);
-        if (st != GRIP_OK)
-            return st;
+    int kept;
+    return cluster_ransac(ctx, params, model_kp_xyz, scene_kp_xyz, corr, cluster, &kept);
+}
+
+/* Removes from rest (*n_rest entries, in member order) the members of `taken`, a subsequence of it. */
+static void remove_taken(uint32_t *rest, uint32_t *n_rest, const grip_cluster *taken)
+{
+    uint32_t w = 0, t = 0;
+    for (uint32_t r = 0; r < *n_rest; ++r) {
+        if (t < taken->n_members && rest[r] == taken->members[t])
+            ++t;
+        else
+            rest[w++] = rest[r];
     }
+    *n_rest = w;
+}
+
+/* Appends *c to out (growing it), taking its members. */
+static grip_status clusters_append(grip_ctx *ctx, grip_cluster **out, size_t *n, size_t *cap, grip_cluster *c)
+{
+    if (*n == *cap) {
+        size_t grown = *cap ? 2 * *cap : 16;
+        grip_cluster *p = realloc(*out, grown * sizeof *p);
+        if (!p)
+            return grip_fail(ctx, GRIP_ENOMEM, "group.ransac: out of memory for %zu clusters", grown);
+        *out = p;
+        *cap = grown;
+    }
+    (*out)[(*n)++] = *c;
+    c->members = NULL;
+    c->n_members = 0;
     return GRIP_OK;
+}
+
+/* The consensus sets of one cluster after its first (see grip_clusters_ransac): `first` is the cluster after
+ * its RANSAC, `all` its members before. Each set kept is appended to out. */
+static grip_status extra_rounds(grip_ctx *ctx, const grip_ransac_params *params, const float *model_kp_xyz,
+                                const float *scene_kp_xyz, const grip_corr *corr, const grip_cluster *first,
+                                uint32_t *all, uint32_t n_all, grip_cluster **out, size_t *n_out, size_t *cap)
+{
+    const uint32_t need = params->min_extra > RANSAC_SAMPLE_SIZE ? params->min_extra : RANSAC_SAMPLE_SIZE;
+    remove_taken(all, &n_all, first);
+    grip_status st = GRIP_OK;
+    for (uint32_t round = 1; round < params->rounds && n_all >= need && st == GRIP_OK; ++round) {
+        grip_cluster extra = {malloc((size_t)n_all * sizeof(uint32_t)), n_all, {0}, first->votes};
+        if (!extra.members)
+            return grip_fail(ctx, GRIP_ENOMEM, "group.ransac: out of memory for %u members", n_all);
+        memcpy(extra.members, all, (size_t)n_all * sizeof(uint32_t));
+        int kept = 0;
+        st = cluster_ransac(ctx, params, model_kp_xyz, scene_kp_xyz, corr, &extra, &kept);
+        if (st != GRIP_OK || !kept || extra.n_members < need) {
+            free(extra.members);
+            break; /* nothing more to find */
+        }
+        remove_taken(all, &n_all, &extra);
+        extra.votes = first->votes * (double)extra.n_members / (double)first->n_members;
+        st = clusters_append(ctx, out, n_out, cap, &extra);
+        free(extra.members); /* NULL once appended */
+    }
+    return st;
+}
+
+static grip_status clusters_ransac_rounds(grip_ctx *ctx, const grip_ransac_params *params, const float *model_kp_xyz,
+                                          const float *scene_kp_xyz, const grip_corr *corr, grip_cluster **clusters,
+                                          size_t *n)
+{
+    grip_cluster *in = *clusters, *out = NULL;
+    size_t n_in = *n, n_out = 0, cap = 0;
+    grip_status st = GRIP_OK;
+    for (size_t i = 0; i < n_in && st == GRIP_OK; ++i) {
+        uint32_t *all = malloc(((size_t)in[i].n_members + 1) * sizeof *all);
+        if (!all) {
+            st = grip_fail(ctx, GRIP_ENOMEM, "group.ransac: out of memory for %u members", in[i].n_members);
+            break;
+        }
+        const uint32_t n_all = in[i].n_members;
+        memcpy(all, in[i].members, (size_t)n_all * sizeof *all);
+        int kept = 0;
+        st = cluster_ransac(ctx, params, model_kp_xyz, scene_kp_xyz, corr, &in[i], &kept);
+        grip_cluster first = in[i];
+        if (st == GRIP_OK)
+            st = clusters_append(ctx, &out, &n_out, &cap, &in[i]);
+        if (st == GRIP_OK && kept)
+            st = extra_rounds(ctx, params, model_kp_xyz, scene_kp_xyz, corr, &first, all, n_all, &out, &n_out, &cap);
+        free(all);
+    }
+    grip_clusters_free(in, n_in); /* what was not moved to out */
+    *clusters = out;
+    *n = n_out;
+    return st;
+}
+
+grip_status grip_clusters_ransac(grip_ctx *ctx, const grip_ransac_params *params, const float *model_kp_xyz,
+                                 const float *scene_kp_xyz, const grip_corr *corr, grip_cluster **clusters, size_t *n)
+{
+    grip_status st = GRIP_OK;
+    if (params && params->rounds > 1) {
+        st = clusters_ransac_rounds(ctx, params, model_kp_xyz, scene_kp_xyz, corr, clusters, n);
+    } else {
+        for (size_t i = 0; i < *n && st == GRIP_OK; ++i)
+            st = grip_cluster_ransac(ctx, params, model_kp_xyz, scene_kp_xyz, corr, &(*clusters)[i]);
+    }
+    if (st != GRIP_OK) {
+        grip_clusters_free(*clusters, *n);
+        *clusters = NULL;
+        *n = 0;
+    }
+    return st;
 }

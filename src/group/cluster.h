@@ -40,7 +40,9 @@ void grip_clusters_free(grip_cluster *clusters, size_t n);
 typedef struct grip_ransac_params {
     double inlier_threshold; /* a correspondence is an inlier when |pose * model - scene| < this (m) */
     uint32_t max_iterations; /* PCL: 10000 */
-    uint32_t seed;           /* mt19937 seed, restarted for every cluster; 12345 draws PCL's samples */
+    uint32_t seed;           /* mt19937 seed, restarted for every cluster and round; 12345 draws PCL's samples */
+    uint32_t rounds;         /* consensus sets drawn from each cluster, at least 1; PCL: 1 (see grip_clusters_ransac) */
+    uint32_t min_extra;      /* correspondences a set after the first needs to be kept */
 } grip_ransac_params;
 
 /* Checks the shared inputs of the grouping functions: arrays present, every correspondence's keypoint numbers
@@ -58,9 +60,17 @@ grip_status grip_corr_check(grip_ctx *ctx, const char *stage, const grip_corr *c
 grip_status grip_cluster_ransac(grip_ctx *ctx, const grip_ransac_params *params, const float *model_kp_xyz,
                                 const float *scene_kp_xyz, const grip_corr *corr, grip_cluster *cluster);
 
-/* grip_cluster_ransac on each of n clusters. */
+/* grip_cluster_ransac on each of the *n clusters of *clusters (malloc'd, as the grouping functions make them).
+ * With params->rounds > 1, a cluster may hold more than one rigid motion: a symmetric or repetitive object whose
+ * correspondences agree on where it is but not on how it is turned (a mug's body votes for its centre from every
+ * angle, and only the handle's correspondences fix the angle). One consensus set is then one guess; so RANSAC runs
+ * again on the members no earlier set of that cluster took, up to `rounds` sets in all, and each further set with
+ * at least min_extra (and 3) inliers becomes a cluster of its own, right after the one it came from, with votes
+ * scaled by its size against the first set's. Verification chooses among them. rounds = 1 is PCL's behaviour.
+ * The array may be reallocated: *clusters and *n are updated. On failure every cluster is freed and *clusters,
+ * *n are set to NULL, 0. */
 grip_status grip_clusters_ransac(grip_ctx *ctx, const grip_ransac_params *params, const float *model_kp_xyz,
-                                 const float *scene_kp_xyz, const grip_corr *corr, grip_cluster *clusters, size_t n);
+                                 const float *scene_kp_xyz, const grip_corr *corr, grip_cluster **clusters, size_t *n);
 
 /* Sets a row-major 4x4 to the identity. */
 void grip_pose_identity(double pose[16]);

@@ -15,9 +15,10 @@ typedef struct grip_gc_params {
     int threshold;           /* a set is kept when it has MORE members than this; PCL setGCThreshold, default 3 */
     uint32_t ransac_iterations; /* PCL: 10000 */
     uint32_t seed;           /* RANSAC seed (cluster.h); 12345 draws PCL's samples */
+    uint32_t ransac_rounds;  /* consensus sets drawn from each set (grip_clusters_ransac); PCL: 1 */
 } grip_gc_params;
 
-/* PCL's defaults: size 1.0, threshold 3, 10000 RANSAC iterations, seed 12345. */
+/* PCL's defaults: size 1.0, threshold 3, 10000 RANSAC iterations, seed 12345, one RANSAC set a consistent set. */
 grip_gc_params grip_gc_params_default(void);
 
 /* The consensus sets, before RANSAC: members in the order they joined, votes = set size, identity poses.

@@ -12,8 +12,13 @@
 
 grip_hough3d_params grip_hough3d_params_default(void)
 {
-    grip_hough3d_params p = {1.0, -1.0, 1, 0, GRIP_RANSAC_PCL_ITERATIONS, GRIP_RANSAC_PCL_SEED};
+    grip_hough3d_params p = {1.0, -1.0, 1, 0, GRIP_RANSAC_PCL_ITERATIONS, GRIP_RANSAC_PCL_SEED, 1};
     return p;
+}
+
+uint32_t grip_hough3d_min_extra(const grip_hough3d_params *params)
+{
+    return params->threshold >= 0.0 && params->threshold < 4e9 ? (uint32_t)ceil(params->threshold) : 0;
 }
 
 /* One share of one vote in one bin. */
@@ -321,12 +326,7 @@ grip_status grip_hough3d_cluster(grip_ctx *ctx, const grip_hough3d_params *param
                                        n_scene_kp, corr, n_corr, out, n_out);
     if (st != GRIP_OK)
         return st;
-    grip_ransac_params rp = {params->bin_size, params->ransac_iterations, params->seed};
-    st = grip_clusters_ransac(ctx, &rp, model_kp_xyz, scene_kp_xyz, corr, *out, *n_out);
-    if (st != GRIP_OK) {
-        grip_clusters_free(*out, *n_out);
-        *out = NULL;
-        *n_out = 0;
-    }
-    return st;
+    const grip_ransac_params rp = {params->bin_size, params->ransac_iterations, params->seed, params->ransac_rounds,
+                                   grip_hough3d_min_extra(params)};
+    return grip_clusters_ransac(ctx, &rp, model_kp_xyz, scene_kp_xyz, corr, out, n_out);
 }

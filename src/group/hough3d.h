@@ -26,10 +26,16 @@ typedef struct grip_hough3d_params {
                                * maximum is only taken with interpolation on: without it every weight is 1. */
     uint32_t ransac_iterations; /* PCL: 10000 */
     uint32_t seed;            /* RANSAC seed (cluster.h); 12345 draws PCL's samples */
+    uint32_t ransac_rounds;   /* consensus sets drawn from each bin (grip_clusters_ransac); PCL: 1 */
 } grip_hough3d_params;
 
-/* PCL's defaults: bin 1.0, threshold -1, interpolation on, distance weight off, 10000 iterations, seed 12345. */
+/* PCL's defaults: bin 1.0, threshold -1, interpolation on, distance weight off, 10000 iterations, seed 12345,
+ * one consensus set a bin. */
 grip_hough3d_params grip_hough3d_params_default(void);
+
+/* The correspondences a consensus set after a bin's first needs (grip_ransac_params.min_extra): as many as a bin
+ * needs votes when the threshold is a count (each vote weighs at most 1), else none beyond RANSAC's 3. */
+uint32_t grip_hough3d_min_extra(const grip_hough3d_params *params);
 
 /* The Hough maxima before RANSAC, in increasing bin order: members are the correspondences that voted into the
  * bin (in correspondence order), votes the bin's value, poses the identity. *out is malloc'd (free with

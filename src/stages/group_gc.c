@@ -14,13 +14,17 @@ static const grip_param_info gc_params[] = {
     GRIP_PARAM_DEVICE,
     GRIP_PARAM_FALLBACK,
     {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "size", "0.01", 1e-9, 100, NULL,
-     "largest disagreement between scene and model keypoint distances within a set (cloud units)", GRIP_PARAM_FLAG_LENGTH},
+     "largest disagreement between scene and model keypoint distances within a set (cloud units)",
+     GRIP_PARAM_FLAG_LENGTH},
     {sizeof(grip_param_info), GRIP_PARAM_INT, "threshold", "5", 0, 1000000, NULL,
      "a set is an instance when it has more correspondences than this"},
     {sizeof(grip_param_info), GRIP_PARAM_INT, "ransac_iterations", "10000", 1, 100000000, NULL,
      "RANSAC iterations filtering each instance (PCL: 10000)"},
     {sizeof(grip_param_info), GRIP_PARAM_INT, "seed", "12345", 0, 4294967295.0, NULL,
      "RANSAC random seed (12345 draws PCL's samples)"},
+    {sizeof(grip_param_info), GRIP_PARAM_INT, "ransac_rounds", "1", 1, 16, NULL,
+     "consensus sets drawn from each consistent set: RANSAC again on the correspondences earlier sets left, each "
+     "further set with more than `threshold` of them a hypothesis of its own (PCL: 1)"},
 };
 
 static grip_status group_model(grip_stage *st, const grip_view *model, uint32_t m, const grip_group_corrs *corrs,
@@ -33,6 +37,7 @@ static grip_status group_model(grip_stage *st, const grip_view *model, uint32_t 
     p.threshold = (int)grip_stage_integer(st, "threshold");
     p.ransac_iterations = (uint32_t)grip_stage_integer(st, "ransac_iterations");
     p.seed = (uint32_t)grip_stage_integer(st, "seed");
+    p.ransac_rounds = (uint32_t)grip_stage_integer(st, "ransac_rounds");
     grip_group_keypoints kp;
     grip_cluster *clusters = NULL;
     size_t n_clusters = 0;

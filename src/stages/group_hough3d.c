@@ -28,7 +28,8 @@ static const grip_param_info hough3d_params[] = {
     {sizeof(grip_param_info), GRIP_PARAM_ENUM, "frame_ties", "pcl", 0, 0, "pcl|nearest",
      "which of equal BOARD candidates x is built on: PCL's (FLANN's order; computed on the CPU) or the nearest "
      "(computed on the GPU with device cuda, same frames on both backends)"},
-    {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "bin_size", "0.01", 1e-6, 100, NULL, "Hough bin edge (cloud units)", GRIP_PARAM_FLAG_LENGTH},
+    {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "bin_size", "0.01", 1e-6, 100, NULL, "Hough bin edge (cloud units)",
+     GRIP_PARAM_FLAG_LENGTH},
     {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "threshold", "5", -1e9, 1e9, NULL,
      "minimum votes of an instance; in [-1, 0): a fraction of the largest bin"},
     {sizeof(grip_param_info), GRIP_PARAM_BOOL, "interpolation", "true", 0, 0, NULL, "spread each vote over 8 bins"},
@@ -38,6 +39,10 @@ static const grip_param_info hough3d_params[] = {
      "RANSAC iterations filtering each instance (PCL: 10000)"},
     {sizeof(grip_param_info), GRIP_PARAM_INT, "seed", "12345", 0, 4294967295.0, NULL,
      "RANSAC random seed (12345 draws PCL's samples)"},
+    {sizeof(grip_param_info), GRIP_PARAM_INT, "ransac_rounds", "1", 1, 16, NULL,
+     "consensus sets drawn from each bin: RANSAC again on the correspondences earlier sets left, each further set "
+     "with at least `threshold` of them a hypothesis of its own (for objects whose votes agree on where but not "
+     "on how turned, as a mug's body; PCL: 1)"},
 };
 
 /* Frames of a view's keypoints (k x 9, malloc'd into *frames; the caller frees). */
@@ -104,6 +109,7 @@ static grip_hough3d_params hough_params_of(const grip_stage *st)
     p.use_distance_weight = grip_stage_bool(st, "distance_weight");
     p.ransac_iterations = (uint32_t)grip_stage_integer(st, "ransac_iterations");
     p.seed = (uint32_t)grip_stage_integer(st, "seed");
+    p.ransac_rounds = (uint32_t)grip_stage_integer(st, "ransac_rounds");
     return p;
 }
 

@@ -144,6 +144,59 @@ START_TEST(ransac_without_a_model_leaves_the_cluster_with_identity)
 }
 END_TEST
 
+/* A cluster holding two rigid motions, as a symmetric object's does: 20 correspondences under pose A, 12 under B
+ * (A turned 60 degrees about the scene's z axis through the model centre's image), 6 unrelated. One round keeps
+ * A's set, as PCL does; more rounds add B's set as a cluster of its own, unless it is smaller than min_extra. */
+START_TEST(ransac_rounds_find_a_second_motion)
+{
+    grip_ctx *ctx = grip_test_ctx();
+    synthetic s;
+    synthetic_make(&s, 20, 18, 5);
+    const double b = acos(-1.0) / 3.0, cb = cos(b), sb = sin(b); /* 60 degrees */
+    for (size_t i = 20; i < 32; ++i) { /* B: A, then a turn about z through A's image of the model origin */
+        float *q = &s.scene[i * 3];
+        for (int d = 0; d < 3; ++d)
+            q[d] = (float)(s.pose[d * 4 + 0] * s.model[i * 3 + 0] + s.pose[d * 4 + 1] * s.model[i * 3 + 1] +
+                           s.pose[d * 4 + 2] * s.model[i * 3 + 2]);
+        const float x = q[0], y = q[1];
+        q[0] = (float)(cb * x - sb * y + s.pose[3]);
+        q[1] = (float)(sb * x + cb * y + s.pose[7]);
+        q[2] += (float)s.pose[11];
+    }
+    for (uint32_t rounds = 1; rounds <= 3; rounds += 2)
+        for (uint32_t min_extra = 6; min_extra <= 13; min_extra += 7) {
+            grip_cluster *c = malloc(sizeof *c);
+            ck_assert_ptr_nonnull(c);
+            *c = (grip_cluster){malloc(38 * sizeof(uint32_t)), 38, {0}, 38};
+            for (uint32_t i = 0; i < 38; ++i)
+                c->members[i] = i;
+            size_t n = 1;
+            const grip_ransac_params rp = {0.005, GRIP_RANSAC_PCL_ITERATIONS, GRIP_RANSAC_PCL_SEED, rounds, min_extra};
+            ck_assert_int_eq(grip_clusters_ransac(ctx, &rp, s.model, s.scene, s.corr, &c, &n), GRIP_OK);
+            const size_t want = rounds > 1 && min_extra <= 12 ? 2 : 1;
+            ck_assert_uint_eq(n, want);
+            ck_assert_uint_eq(c[0].n_members, 20);
+            for (uint32_t i = 0; i < 20; ++i)
+                ck_assert_uint_eq(c[0].members[i], i);
+            for (int k = 0; k < 16; ++k)
+                ck_assert_double_le(fabs(c[0].pose[k] - s.pose[k]), 1e-5);
+            ck_assert_double_eq(c[0].votes, 38);
+            if (n == 2) {
+                ck_assert_uint_eq(c[1].n_members, 12);
+                for (uint32_t i = 0; i < 12; ++i)
+                    ck_assert_uint_eq(c[1].members[i], 20 + i);
+                ck_assert_double_eq_tol(c[1].votes, 38.0 * 12.0 / 20.0, 1e-12);
+                /* B's rotation: z turned by 60 degrees after A's */
+                ck_assert_double_le(fabs(c[1].pose[0] - (cb * s.pose[0] - sb * s.pose[4])), 1e-5);
+                ck_assert_double_le(fabs(c[1].pose[4] - (sb * s.pose[0] + cb * s.pose[4])), 1e-5);
+                ck_assert_double_le(fabs(c[1].pose[10] - s.pose[10]), 1e-5);
+            }
+            grip_clusters_free(c, n);
+        }
+    grip_ctx_free(ctx);
+}
+END_TEST
+
 START_TEST(gc_groups_the_consistent_correspondences)
 {
     grip_ctx *ctx = grip_test_ctx();
@@ -216,6 +269,7 @@ static Suite *suite(void)
     tcase_add_test(syn, mt19937_matches_the_standard);
     tcase_add_test(syn, ransac_keeps_the_inliers_and_finds_the_pose);
     tcase_add_test(syn, ransac_without_a_model_leaves_the_cluster_with_identity);
+    tcase_add_test(syn, ransac_rounds_find_a_second_motion);
     tcase_add_test(syn, gc_groups_the_consistent_correspondences);
     tcase_add_test(syn, bad_input_is_refused_clearly);
     suite_add_tcase(s, syn);
