@@ -285,7 +285,8 @@ typedef enum grip_verdict_reason {
     GRIP_VERDICT_RMSE = 5,        /* rmse above max_rmse */
     GRIP_VERDICT_DRIFT = 6,       /* ICP moved the model farther than max_drift from the grouped pose */
     GRIP_VERDICT_FREE_SPACE = 7,  /* violation above max_violation */
-    GRIP_VERDICT_DUPLICATE = 8,   /* within duplicate_distance of a better accepted pose of the same model */
+    GRIP_VERDICT_DUPLICATE = 8,   /* within duplicate_distance (or its centre within duplicate_center_distance) of a
+                                     better accepted pose of the same model */
     GRIP_VERDICT_GHV = 9          /* not in the subset that global hypotheses verification found to explain the
                                      scene best */
 } grip_verdict_reason;

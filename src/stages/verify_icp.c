@@ -35,9 +35,11 @@ static const grip_param_info icp_params[] = {
      "the descriptor's, or computed)"},
     {sizeof(grip_param_info), GRIP_PARAM_INT, "max_iterations", "50", 0, 10000, NULL, "ICP iterations at most"},
     {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "max_correspondence_distance", "0.01", 1e-9, 1e9, NULL,
-     "ICP pairs farther apart than this are dropped (cloud units); the first iteration's bound with a schedule", GRIP_PARAM_FLAG_LENGTH},
+     "ICP pairs farther apart than this are dropped (cloud units); the first iteration's bound with a schedule",
+     GRIP_PARAM_FLAG_LENGTH},
     {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "final_correspondence_distance", "0", 0, 1e9, NULL,
-     "when > 0: the bound shrinks geometrically from max_correspondence_distance to this at the last iteration", GRIP_PARAM_FLAG_LENGTH},
+     "when > 0: the bound shrinks geometrically from max_correspondence_distance to this at the last iteration",
+     GRIP_PARAM_FLAG_LENGTH},
     {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "transformation_epsilon", "1e-10", 0, 1, NULL,
      "ICP stops when the update's squared translation is below this (and its rotation is as small)"},
     {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "euclidean_fitness_epsilon", "0", 0, 1, NULL,
@@ -61,14 +63,21 @@ static const grip_param_info icp_params[] = {
     {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "max_rmse", "0.0025", 0, 1e9, NULL,
      "... and the explained points' RMSE is at most this (cloud units)", GRIP_PARAM_FLAG_LENGTH},
     {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "max_drift", "0.02", 0, 1e9, NULL,
-     "reject when ICP moved the model more than this RMS distance from the grouped pose (0: no limit)", GRIP_PARAM_FLAG_LENGTH},
+     "reject when ICP moved the model more than this RMS distance from the grouped pose (0: no limit)",
+     GRIP_PARAM_FLAG_LENGTH},
     {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "free_space_tolerance", "0.01", 1e-9, 1e9, NULL,
-     "a model point floats in seen-through space when the scene surface lies farther than this behind it", GRIP_PARAM_FLAG_LENGTH},
+     "a model point floats in seen-through space when the scene surface lies farther than this behind it",
+     GRIP_PARAM_FLAG_LENGTH},
     {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "max_violation", "0.1", 0, 1, NULL,
      "reject when more than this fraction of the model points the camera should see are seen through "
      "(organized scenes only)"},
     {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "duplicate_distance", "0.01", 0, 1e9, NULL,
-     "an accepted pose within this RMS point displacement of a better one of the same model is a duplicate", GRIP_PARAM_FLAG_LENGTH},
+     "an accepted pose within this RMS point displacement of a better one of the same model is a duplicate",
+     GRIP_PARAM_FLAG_LENGTH},
+    {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "duplicate_center_distance", "0", 0, 1e9, NULL,
+     "an accepted pose that puts the model's centre within this distance of where a better one of the same model "
+     "puts it is a duplicate, however it is turned (two objects cannot stand in one place; 0: off)",
+     GRIP_PARAM_FLAG_LENGTH},
 };
 
 static grip_icp_params icp_params_of(const grip_stage *st)
@@ -462,7 +471,8 @@ static grip_status suppress_duplicates(grip_stage *st, uint32_t n_models, const 
     }
     if (!s)
         s = grip_suppress_duplicates(st->ctx, spreads, n_models, model, poses, scores, n,
-                                     grip_stage_number(st, "duplicate_distance"), accepted, NULL);
+                                     grip_stage_number(st, "duplicate_distance"),
+                                     grip_stage_number(st, "duplicate_center_distance"), accepted, NULL);
     for (size_t i = 0; i < n && !s; i++)
         if (v->items[i].accepted && !accepted[i]) {
             v->items[i].accepted = 0;

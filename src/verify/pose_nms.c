@@ -34,15 +34,29 @@ void grip_model_spread_compute(const float *xyz, size_t n, grip_model_spread *ou
         out->covariance[i] /= (double)out->n;
 }
 
-double grip_pose_rms_displacement(const grip_model_spread *s, const double a[16], const double b[16])
+/* D = R_a - R_b and shift = D mean + t_a - t_b, where the two poses put the centre apart. */
+static void pose_difference(const grip_model_spread *s, const double a[16], const double b[16], double D[9],
+                            double shift[3])
 {
-    double D[9], shift[3];
     for (int r = 0; r < 3; ++r)
         for (int c = 0; c < 3; ++c)
             D[3 * r + c] = a[4 * r + c] - b[4 * r + c];
     for (int r = 0; r < 3; ++r)
         shift[r] = a[4 * r + 3] - b[4 * r + 3] + D[3 * r] * s->mean[0] + D[3 * r + 1] * s->mean[1] +
                    D[3 * r + 2] * s->mean[2];
+}
+
+double grip_pose_center_distance(const grip_model_spread *s, const double a[16], const double b[16])
+{
+    double D[9], shift[3];
+    pose_difference(s, a, b, D, shift);
+    return sqrt(shift[0] * shift[0] + shift[1] * shift[1] + shift[2] * shift[2]);
+}
+
+double grip_pose_rms_displacement(const grip_model_spread *s, const double a[16], const double b[16])
+{
+    double D[9], shift[3];
+    pose_difference(s, a, b, D, shift);
     double spread = 0.0; /* trace(D C D^T) */
     for (int r = 0; r < 3; ++r)
         for (int j = 0; j < 3; ++j)
@@ -67,12 +81,14 @@ static int compare_ranked(const void *x, const void *y)
 
 static grip_status check_arguments(grip_ctx *ctx, const grip_model_spread *spreads, uint32_t n_models,
                                    const uint32_t *model_id, const double *poses, const double *scores, size_t h,
-                                   double duplicate_distance, const uint32_t *accepted)
+                                   double duplicate_distance, double center_distance, const uint32_t *accepted)
 {
     if (h > 0 && (!spreads || !model_id || !poses || !scores || !accepted))
         return grip_fail(ctx, GRIP_EINVAL, "verify: duplicate suppression got a NULL array");
     if (!(duplicate_distance >= 0.0))
         return grip_fail(ctx, GRIP_EINVAL, "verify.duplicate_distance: must be >= 0, got %g", duplicate_distance);
+    if (!(center_distance >= 0.0))
+        return grip_fail(ctx, GRIP_EINVAL, "verify.duplicate_center_distance: must be >= 0, got %g", center_distance);
     for (size_t i = 0; i < h; ++i) {
         if (isnan(scores[i]))
             return grip_fail(ctx, GRIP_EINVAL, "verify: hypothesis %zu has a NaN score", i);
@@ -85,9 +101,11 @@ static grip_status check_arguments(grip_ctx *ctx, const grip_model_spread *sprea
 
 grip_status grip_suppress_duplicates(grip_ctx *ctx, const grip_model_spread *spreads, uint32_t n_models,
                                      const uint32_t *model_id, const double *poses, const double *scores, size_t h,
-                                     double duplicate_distance, uint32_t *accepted, uint32_t *duplicate_of)
+                                     double duplicate_distance, double center_distance, uint32_t *accepted,
+                                     uint32_t *duplicate_of)
 {
-    grip_status st = check_arguments(ctx, spreads, n_models, model_id, poses, scores, h, duplicate_distance, accepted);
+    grip_status st = check_arguments(ctx, spreads, n_models, model_id, poses, scores, h, duplicate_distance,
+                                     center_distance, accepted);
     if (st != GRIP_OK || h == 0)
         return st;
     ranked *order = malloc(h * sizeof *order);
@@ -110,11 +128,14 @@ grip_status grip_suppress_duplicates(grip_ctx *ctx, const grip_model_spread *spr
         if (!accepted[i])
             continue;
         size_t j = 0;
-        for (; j < n_kept; ++j)
+        for (; j < n_kept; ++j) {
+            const grip_model_spread *spread = &spreads[model_id[i]];
+            const double *a = poses + 16 * i, *b = poses + 16 * kept[j];
             if (model_id[kept[j]] == model_id[i] &&
-                grip_pose_rms_displacement(&spreads[model_id[i]], poses + 16 * i, poses + 16 * kept[j]) <=
-                    duplicate_distance)
+                (grip_pose_rms_displacement(spread, a, b) <= duplicate_distance ||
+                 (center_distance > 0.0 && grip_pose_center_distance(spread, a, b) <= center_distance)))
                 break;
+        }
         if (j < n_kept) {
             accepted[i] = 0;
             if (duplicate_of)

@@ -1,6 +1,9 @@
 /* pose_nms.h -- non-maximum suppression of pose hypotheses: among the accepted hypotheses of one model, one whose
  * pose moves the model's points to within `duplicate_distance` of where a better-scored accepted hypothesis places
- * them is a duplicate of it, and is rejected.
+ * them, or (center_distance > 0) puts the points' centre within `center_distance` of where that one puts it, is a
+ * duplicate of it, and is rejected. The second test is for objects turned about an axis of near symmetry: two
+ * poses of one mug that differ by its angle about its axis move its points far (beyond duplicate_distance), yet
+ * describe one mug in one place, since two objects cannot stand in the same place.
  *
  * The distance between two poses A and B of a model is the root mean square displacement of its points,
  * sqrt(mean_i |A p_i - B p_i|^2), which the points' mean and covariance give in closed form (O(1) per pair):
@@ -24,14 +27,19 @@ void grip_model_spread_compute(const float *xyz, size_t n, grip_model_spread *ou
 /* sqrt(mean over the model's points of |A p - B p|^2), for row-major 4x4 poses a and b. */
 double grip_pose_rms_displacement(const grip_model_spread *spread, const double a[16], const double b[16]);
 
+/* |A mean - B mean|: how far apart the two poses put the points' centre. */
+double grip_pose_center_distance(const grip_model_spread *spread, const double a[16], const double b[16]);
+
 /* Greedy suppression over h hypotheses: poses (h x 16, row-major), model_id (h; each < n_models, indexing
  * spreads), scores (h, higher is better; ties go to the lower hypothesis). accepted (h, in/out): visiting the
  * accepted hypotheses best first, each one within duplicate_distance (<=) of an already kept one of the same
- * model gets accepted = 0. duplicate_of (h, optional) receives the kept hypothesis it duplicates, else UINT32_MAX.
+ * model (or, center_distance > 0, whose centre lies within center_distance of its) gets accepted = 0.
+ * duplicate_of (h, optional) receives the kept hypothesis it duplicates, else UINT32_MAX.
  * GRIP_EINVAL for a NaN score, an out-of-range model id, a negative distance or NULL arrays; GRIP_ENOMEM.
  * Nothing is written on failure. */
 grip_status grip_suppress_duplicates(grip_ctx *ctx, const grip_model_spread *spreads, uint32_t n_models,
                                      const uint32_t *model_id, const double *poses, const double *scores, size_t h,
-                                     double duplicate_distance, uint32_t *accepted, uint32_t *duplicate_of);
+                                     double duplicate_distance, double center_distance, uint32_t *accepted,
+                                     uint32_t *duplicate_of);
 
 #endif

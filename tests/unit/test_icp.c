@@ -625,7 +625,7 @@ START_TEST(duplicates_suppressed)
     const double scores[] = {0.9, 0.95, 0.5, 0.99, 0.9};
     uint32_t accepted[] = {1, 1, 1, 0, 1}, dup[5];
     grip_ctx *ctx = grip_test_ctx();
-    ck_assert_int_eq(grip_suppress_duplicates(ctx, spreads, 2, model_id, poses, scores, 5, 0.005, accepted, dup),
+    ck_assert_int_eq(grip_suppress_duplicates(ctx, spreads, 2, model_id, poses, scores, 5, 0.005, 0.0, accepted, dup),
                      GRIP_OK);
     const uint32_t want_accepted[] = {0, 1, 1, 0, 1}, want_dup[] = {1, UINT32_MAX, UINT32_MAX, UINT32_MAX, UINT32_MAX};
     ck_assert_mem_eq(accepted, want_accepted, sizeof accepted);
@@ -633,12 +633,44 @@ START_TEST(duplicates_suppressed)
     /* equal scores: the lower hypothesis is the better one */
     const double tied[] = {0.9, 0.9, 0.5, 0.99, 0.9};
     uint32_t acc2[] = {1, 1, 1, 0, 1};
-    ck_assert_int_eq(grip_suppress_duplicates(ctx, spreads, 2, model_id, poses, tied, 5, 0.005, acc2, NULL), GRIP_OK);
+    ck_assert_int_eq(grip_suppress_duplicates(ctx, spreads, 2, model_id, poses, tied, 5, 0.005, 0.0, acc2, NULL),
+                     GRIP_OK);
     ck_assert_uint_eq(acc2[0], 1);
     ck_assert_uint_eq(acc2[1], 0);
+    /* a pose of hypothesis 1 turned 60 degrees about an axis through the model's centre moves the points far
+     * (no duplicate by duplicate_distance) but leaves the centre in place: a duplicate by center_distance */
+    double turned[2 * 16], c60 = 0.5, s60 = sqrt(0.75), R[9];
+    const double turn[9] = {c60, -s60, 0, s60, c60, 0, 0, 0, 1}, *m = spreads[0].mean, *p1 = poses + 16;
+    memcpy(turned, p1, 16 * sizeof *turned);
+    for (int r = 0; r < 3; ++r)
+        for (int c = 0; c < 3; ++c)
+            R[3 * r + c] = p1[4 * r] * turn[c] + p1[4 * r + 1] * turn[3 + c] + p1[4 * r + 2] * turn[6 + c];
+    for (int r = 0; r < 3; ++r) {
+        for (int c = 0; c < 3; ++c)
+            turned[4 * r + c] = R[3 * r + c];
+        turned[4 * r + 3] = p1[4 * r + 3] + (p1[4 * r] - R[3 * r]) * m[0] + (p1[4 * r + 1] - R[3 * r + 1]) * m[1] +
+                            (p1[4 * r + 2] - R[3 * r + 2]) * m[2];
+    }
+    memcpy(turned + 16, p1, 16 * sizeof *turned);
+    ck_assert_double_gt(grip_pose_rms_displacement(&spreads[0], turned, turned + 16), 0.005);
+    ck_assert_double_le(grip_pose_center_distance(&spreads[0], turned, turned + 16), 1e-12);
+    const uint32_t same_model[] = {0, 0};
+    const double turned_scores[] = {0.8, 0.95};
+    for (int rule = 0; rule < 2; ++rule) {
+        uint32_t acc3[] = {1, 1}, dup3[2];
+        ck_assert_int_eq(grip_suppress_duplicates(ctx, spreads, 2, same_model, turned, turned_scores, 2, 0.005,
+                                                  rule ? 0.005 : 0.0, acc3, dup3),
+                         GRIP_OK);
+        ck_assert_uint_eq(acc3[0], rule ? 0 : 1);
+        ck_assert_uint_eq(dup3[0], rule ? 1 : UINT32_MAX);
+        ck_assert_uint_eq(acc3[1], 1);
+    }
+    ck_assert_int_eq(
+        grip_suppress_duplicates(ctx, spreads, 2, same_model, turned, turned_scores, 2, 0.005, -1.0, acc2, NULL),
+        GRIP_EINVAL);
     /* a model id beyond the spreads is refused, nothing written */
     const uint32_t bad_id[] = {0, 0, 0, 0, 2};
-    ck_assert_int_eq(grip_suppress_duplicates(ctx, spreads, 2, bad_id, poses, scores, 5, 0.005, acc2, dup),
+    ck_assert_int_eq(grip_suppress_duplicates(ctx, spreads, 2, bad_id, poses, scores, 5, 0.005, 0.0, acc2, dup),
                      GRIP_EINVAL);
     ck_assert_uint_eq(acc2[0], 1);
     grip_ctx_free(ctx);
