@@ -206,7 +206,7 @@ static grip_status model_points(grip_stage *st, grip_model_cache *cache, uint32_
     memset(&vn, 0, sizeof vn);
     grip_status s = visible ? view_normals_given(st, view, in, what, &vn) : GRIP_OK;
     icp_model_key key;
-    memset(&key, 0, sizeof key); /* padding compares equal */
+    memset(&key, 0, sizeof key); /* the key is compared whole: every byte set */
     key.leaf = grip_stage_number(st, "model_leaf");
     key.n = in->n;
     key.given_normals_size = vn.rows ? in->n * vn.stride * sizeof *vn.rows : 0;

@@ -11,6 +11,9 @@
  * after it (so that two keys of different layouts never compare equal). A model on the device is compared as
  * downloaded (grip_cloud_input_open), so where the host keeps it does not matter.
  *
+ * Memory: each entry holds its key (a model's points and given normals again: 28 bytes a point for icp with n x 4
+ * normals) and the prepared points, until the stage is destroyed or the slot holds another model.
+ *
  * Ownership: the cache belongs to the stage (grip_verify_model_cache makes it on first use; grip_stage_destroy
  * frees it). A grip_prepared_model the cache returns is borrowed: valid until the next grip_model_cache_reserve or
  * store into the same slot. Not thread-safe: a stage is used by one thread at a time (plugin.h). */
