@@ -190,7 +190,7 @@ typedef struct icp_model_key {
     uint32_t normal_stride;                         /* of the given rows */
     uint32_t normals_choice;                        /* the `normals` key */
     uint32_t normals_k, model_normals, propagate_k; /* how computed normals are computed ... */
-    uint32_t use_cuda;                              /* ... and on which backend */
+    uint32_t use_cuda;                              /* ... and on which backend (0 unless computed) */
 } icp_model_key;
 _Static_assert(sizeof(icp_model_key) == 72, "icp_model_key has padding: keys would compare unset bytes");
 
@@ -219,7 +219,7 @@ static grip_status model_points(grip_stage *st, grip_model_cache *cache, uint32_
     key.normals_k = (uint32_t)grip_stage_integer(st, "normals_k");
     key.model_normals = (uint32_t)grip_stage_choice(st, "model_normals");
     key.propagate_k = (uint32_t)grip_stage_integer(st, "propagate_k");
-    key.use_cuda = (uint32_t)st->use_cuda;
+    key.use_cuda = key.normals_used == 2 ? (uint32_t)st->use_cuda : 0; /* a CPU fallback keeps given normals' */
     const grip_model_key_part parts[] = {
         {&key, sizeof key}, {in->xyz, in->n * 3 * sizeof *in->xyz}, {vn.rows, key.given_normals_size}};
     const size_t n_parts = sizeof parts / sizeof parts[0];
