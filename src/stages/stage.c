@@ -63,6 +63,8 @@ void grip_stage_destroy(grip_stage *stage)
     if (!stage || stage->live != GRIP_STAGE_LIVE)
         return;
     grip_cookie_clear(&stage->live);
+    if (stage->free_state)
+        stage->free_state(stage->state);
     free(stage);
 }
 

@@ -16,6 +16,9 @@ struct grip_stage {
                                                       falls back to the CPU (grip_stage_fallback_begin) */
     grip_param_value values[GRIP_STAGE_MAX_PARAMS]; /* resolved parameters, in table order */
     uint32_t live;                                 /* set by create, cleared by destroy (see grip_stage_check_call) */
+    void *state;                                   /* what the implementation keeps across calls, or NULL; owned
+                                                      by the stage: destroy frees it with free_state */
+    void (*free_state)(void *state);
 };
 
 /* Shared create(): *out is NULL first; a NULL or destroyed ctx, a NULL out and n_kv keys without kv fail with
@@ -23,7 +26,7 @@ struct grip_stage {
  * device key. The stage is freed with grip_stage_destroy(). */
 grip_status grip_stage_create(const grip_stage_impl *impl, grip_ctx *ctx, const grip_kv *kv, uint32_t n_kv,
                               grip_stage **out);
-/* Frees the stage; NULL, and (best effort) a stage already destroyed, are left alone. */
+/* Frees the stage and its state (free_state); NULL, and (best effort) a stage already destroyed, are left alone. */
 void grip_stage_destroy(grip_stage *stage);
 
 /* Typed access to a resolved parameter by key (the key must be in the stage's table). */

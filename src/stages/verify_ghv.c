@@ -2,11 +2,13 @@
  * by votes and capped, each refined by a few ICP iterations (as PCL's GHV tutorial does), and the subset that best
  * explains the scene is accepted. Lengths default to multiples of the scene's measured resolution, so the same
  * settings serve data in metres and in millimetres. The terms are computed on the GPU or by the CPU twin; the
- * search over subsets runs on the host for both. */
+ * search over subsets runs on the host for both. Each model's sampled points are kept by the stage for its later
+ * calls while the model and the leaf are unchanged (stages/verify_model_cache.h). */
 #include "stages/stage.h"
 #include "stages/cloud_input.h"
 #include "stages/registry.h"
 #include "stages/verify_common.h"
+#include "stages/verify_model_cache.h"
 #include "verify/free_space.h"
 #include "verify/ghv.h"
 #include "verify/ghv_cuda.h"
@@ -73,8 +75,7 @@ typedef struct ghv_run {
     grip_ghv_scene cpu_scene;
     grip_ghv_scene *scene; /* cpu_scene, or the GPU scene's host part */
     uint32_t n_models;
-    float **model_xyz; /* n_models sampled models */
-    grip_ghv_model *models;
+    grip_ghv_model *models; /* n_models sampled models, their points borrowed from the stage's cache */
     uint32_t *order; /* the verified hypotheses (indices into h), most votes first */
     size_t n_verified;
     double *poses;             /* n_verified x 16: refined poses */
@@ -119,22 +120,58 @@ static grip_status rank_hypotheses(ghv_run *r)
     return GRIP_OK;
 }
 
+/* The header of a model's key in the stage's cache (stages/verify_model_cache.h): what shapes its sampled points
+ * besides the points themselves (the part after it, n x 3 floats). */
+typedef struct ghv_model_key {
+    uint64_t n;    /* points */
+    float leaf;    /* the scene's leaf as the sampling uses it (derived from the scene's resolution when unset) */
+    uint32_t zero; /* 0: an explicit field where the compiler would pad */
+} ghv_model_key;
+_Static_assert(sizeof(ghv_model_key) == 16, "ghv_model_key has padding: keys would compare unset bytes");
+
+/* Model m sampled at the scene's leaf into r->models[m]: the cached points when the model's points and the leaf
+ * equal those they were sampled from, else sampled now and cached. */
+static grip_status sample_model(ghv_run *r, grip_model_cache *cache, uint32_t m, const grip_cloud_input *in)
+{
+    ghv_model_key key;
+    memset(&key, 0, sizeof key);
+    key.n = in->n;
+    key.leaf = r->scene->leaf;
+    const grip_model_key_part parts[] = {{&key, sizeof key}, {in->xyz, in->n * 3 * sizeof *in->xyz}};
+    const size_t n_parts = sizeof parts / sizeof parts[0];
+    const grip_prepared_model *pm = grip_model_cache_find(cache, m, parts, n_parts);
+    grip_status s = GRIP_OK;
+    if (!pm) {
+        grip_prepared_model made;
+        memset(&made, 0, sizeof made);
+        s = grip_ghv_model_sample(r->st->ctx, r->scene, in->xyz, in->n, &made.xyz, &made.count);
+        if (!s)
+            s = grip_model_cache_store(r->st->ctx, cache, m, parts, n_parts, &made, &pm);
+    }
+    if (!s) {
+        r->models[m].xyz = pm->xyz;
+        r->models[m].n = pm->count;
+    }
+    return s;
+}
+
 static grip_status sample_models(ghv_run *r, const grip_view *models)
 {
     grip_ctx *ctx = r->st->ctx;
-    r->model_xyz = calloc((size_t)r->n_models + 1, sizeof *r->model_xyz);
     r->models = calloc((size_t)r->n_models + 1, sizeof *r->models);
-    if (!r->model_xyz || !r->models)
+    if (!r->models)
         return grip_fail(ctx, GRIP_ENOMEM, "verify: out of memory");
-    grip_status s = GRIP_OK;
+    grip_model_cache *cache = NULL;
+    grip_status s = grip_verify_model_cache(r->st, &cache);
+    if (!s)
+        s = grip_model_cache_reserve(ctx, cache, r->n_models);
     for (uint32_t m = 0; m < r->n_models && !s; m++) {
         grip_cloud_input in;
         char what[64];
         snprintf(what, sizeof what, "verify: models[%u].cloud", m);
         s = grip_cloud_input_open(ctx, models[m].cloud, what, &in);
         if (!s)
-            s = grip_ghv_model_sample(ctx, r->scene, in.xyz, in.n, &r->model_xyz[m], &r->models[m].n);
-        r->models[m].xyz = r->model_xyz[m];
+            s = sample_model(r, cache, m, &in);
         grip_cloud_input_close(&in);
     }
     return s;
@@ -299,9 +336,6 @@ static void ghv_run_free(ghv_run *r)
 {
     grip_ghv_scene_cuda_free(r->gpu_scene);
     grip_ghv_scene_free(&r->cpu_scene);
-    for (uint32_t m = 0; r->model_xyz && m < r->n_models; m++)
-        free(r->model_xyz[m]);
-    free(r->model_xyz);
     free(r->models);
     free(r->order);
     free(r->poses);

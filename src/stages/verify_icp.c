@@ -6,13 +6,16 @@
  * hypotheses that put the model where a better one already does are rejected as duplicates. The drift, free-space
  * and duplicate checks run on the host on both backends: they read each model once per hypothesis, a small part
  * of the time ICP takes (docs/performance.md). Each rejection records the first test it failed, in that order: cap,
- * ICP failure, fitness, RMSE, drift, free space, duplicate (grip_verdict.reason). */
+ * ICP failure, fitness, RMSE, drift, free space, duplicate (grip_verdict.reason). Each model's ICP points (thinned,
+ * with their normals) are made once and kept by the stage for its later calls while the model is unchanged
+ * (stages/verify_model_cache.h): a stream of scenes against the same models pays for them once. */
 #include "stages/stage.h"
 #include "stages/cloud_input.h"
 #include "stages/normals_choice.h"
 #include "stages/normals_orientation.h"
 #include "stages/registry.h"
 #include "stages/verify_common.h"
+#include "stages/verify_model_cache.h"
 #include "spatial/kdtree3d.h"
 #include "verify/free_space.h"
 #include "verify/icp.h"
@@ -136,8 +139,10 @@ static int features_have_normals(const grip_view *view, size_t n)
            f->normals.cols >= 3 && f->normals.dtype == GRIP_F32;
 }
 
-static grip_status view_normals_open(grip_stage *st, const grip_view *view, const grip_cloud_input *in,
-                                     uint32_t orientation, const char *what, view_normals *vn)
+/* The normals of view_normals_open that are given: the cloud's own (under the `normals` key) or its features';
+ * vn->rows stays NULL when they are to be computed (view_normals_compute). */
+static grip_status view_normals_given(grip_stage *st, const grip_view *view, const grip_cloud_input *in,
+                                      const char *what, view_normals *vn)
 {
     memset(vn, 0, sizeof *vn);
     vn->computed = malloc((in->n ? in->n : 1) * 4 * sizeof *vn->computed);
@@ -154,8 +159,14 @@ static grip_status view_normals_open(grip_stage *st, const grip_view *view, cons
         s = grip_array_to_host(st->ctx, &view->features->normals, &vn->host, &vn->own_host, what);
         vn->rows = vn->host.data;
         vn->stride = (size_t)view->features->normals.cols;
-        return s;
     }
+    return s;
+}
+
+/* The normals of view_normals_open that are computed, into vn->computed (view_normals_given made it). */
+static grip_status view_normals_compute(grip_stage *st, const grip_cloud_input *in, uint32_t orientation,
+                                        view_normals *vn)
+{
     const uint32_t k = (uint32_t)grip_stage_integer(st, "normals_k");
     grip_normals_plan plan;
     grip_normals_plan_init(&plan, in, k, 0.0f, orientation, (uint32_t)grip_stage_integer(st, "propagate_k"));
@@ -166,21 +177,91 @@ static grip_status view_normals_open(grip_stage *st, const grip_view *view, cons
     return grip_normals_plan_host(st->ctx, &plan, in, NULL, vn->computed);
 }
 
-/* The model views opened for refinement: clouds, normals (when visible fitness asks for them), spreads. */
+static grip_status view_normals_open(grip_stage *st, const grip_view *view, const grip_cloud_input *in,
+                                     uint32_t orientation, const char *what, view_normals *vn)
+{
+    grip_status s = view_normals_given(st, view, in, what, vn);
+    if (!s && !vn->rows)
+        s = view_normals_compute(st, in, orientation, vn);
+    return s;
+}
+
+/* The header of a model's key in the stage's cache (stages/verify_model_cache.h): what shapes the model's ICP
+ * points besides its points and the normals it was given -- the leaf, and what its normals were taken or computed
+ * from. The parts after it: the points (n x 3 floats) and the given normals (given_normals_size bytes). */
+typedef struct icp_model_key {
+    double leaf;                 /* model_leaf */
+    uint64_t n;                  /* points */
+    uint64_t given_normals_size; /* bytes of the given normals' rows, 0 when computed or not used */
+    uint32_t width, height;
+    float viewpoint[3];                             /* computed normals are oriented toward it */
+    uint32_t normals_used;                          /* 0: none (visible_fitness off), 1: given, 2: computed */
+    uint32_t normal_stride;                         /* of the given rows */
+    uint32_t normals_choice;                        /* the `normals` key */
+    uint32_t normals_k, model_normals, propagate_k; /* how computed normals are computed ... */
+    uint32_t use_cuda;                              /* ... and on which backend (0 unless computed) */
+} icp_model_key;
+_Static_assert(sizeof(icp_model_key) == 72, "icp_model_key has padding: keys would compare unset bytes");
+
+/* Model m's ICP points (borrowed from the stage's cache): the cached ones when the model's points, its given
+ * normals and every setting that shapes them equal those they were made from, else made now (thinned to model_leaf
+ * voxels, with normals when visible_fitness asks for them: the cloud's, its features', or computed) and cached. */
+static grip_status model_points(grip_stage *st, grip_model_cache *cache, uint32_t m, const grip_view *view,
+                                const grip_cloud_input *in, const char *what, const grip_prepared_model **out)
+{
+    *out = NULL;
+    const int visible = grip_stage_bool(st, "visible_fitness");
+    view_normals vn;
+    memset(&vn, 0, sizeof vn);
+    grip_status s = visible ? view_normals_given(st, view, in, what, &vn) : GRIP_OK;
+    icp_model_key key;
+    memset(&key, 0, sizeof key); /* the key is compared whole: every byte set */
+    key.leaf = grip_stage_number(st, "model_leaf");
+    key.n = in->n;
+    key.given_normals_size = vn.rows ? in->n * vn.stride * sizeof *vn.rows : 0;
+    key.width = in->width;
+    key.height = in->height;
+    memcpy(key.viewpoint, in->viewpoint, sizeof key.viewpoint);
+    key.normals_used = !visible ? 0 : vn.rows ? 1 : 2;
+    key.normal_stride = (uint32_t)vn.stride;
+    key.normals_choice = (uint32_t)grip_stage_choice(st, "normals");
+    key.normals_k = (uint32_t)grip_stage_integer(st, "normals_k");
+    key.model_normals = (uint32_t)grip_stage_choice(st, "model_normals");
+    key.propagate_k = (uint32_t)grip_stage_integer(st, "propagate_k");
+    key.use_cuda = key.normals_used == 2 ? (uint32_t)st->use_cuda : 0; /* a CPU fallback keeps given normals' */
+    const grip_model_key_part parts[] = {
+        {&key, sizeof key}, {in->xyz, in->n * 3 * sizeof *in->xyz}, {vn.rows, key.given_normals_size}};
+    const size_t n_parts = sizeof parts / sizeof parts[0];
+    if (!s)
+        *out = grip_model_cache_find(cache, m, parts, n_parts);
+    if (!s && !*out) {
+        if (visible && !vn.rows)
+            s = view_normals_compute(st, in, key.model_normals, &vn);
+        grip_prepared_model made;
+        memset(&made, 0, sizeof made);
+        const grip_icp_model model = {in->xyz, in->n, vn.rows, vn.stride};
+        if (!s)
+            s = grip_icp_model_points(st->ctx, key.leaf, &model, &made.xyz, &made.normals, &made.count);
+        if (!s)
+            s = grip_model_cache_store(st->ctx, cache, m, parts, n_parts, &made, out);
+    }
+    view_normals_close(&vn);
+    return s;
+}
+
+/* The model views opened for refinement: clouds and their ICP points (borrowed from the stage's cache). */
 typedef struct open_models {
     grip_cloud_input *cloud;
-    view_normals *normals;
+    const grip_prepared_model **points;
     uint32_t n;
 } open_models;
 
 static void open_models_close(open_models *om)
 {
-    for (uint32_t m = 0; m < om->n; m++) {
+    for (uint32_t m = 0; m < om->n; m++)
         grip_cloud_input_close(&om->cloud[m]);
-        view_normals_close(&om->normals[m]);
-    }
     free(om->cloud);
-    free(om->normals);
+    free((void *)om->points);
 }
 
 static grip_status open_models_open(grip_stage *st, const grip_view *models, uint32_t n_models,
@@ -188,10 +269,13 @@ static grip_status open_models_open(grip_stage *st, const grip_view *models, uin
 {
     om->n = 0;
     om->cloud = calloc((size_t)n_models + 1, sizeof *om->cloud);
-    om->normals = calloc((size_t)n_models + 1, sizeof *om->normals);
-    if (!om->cloud || !om->normals)
+    om->points = calloc((size_t)n_models + 1, sizeof *om->points);
+    if (!om->cloud || !om->points)
         return grip_fail(st->ctx, GRIP_ENOMEM, "verify: out of memory");
-    grip_status s = GRIP_OK;
+    grip_model_cache *cache = NULL;
+    grip_status s = grip_verify_model_cache(st, &cache);
+    if (!s)
+        s = grip_model_cache_reserve(st->ctx, cache, n_models);
     for (uint32_t m = 0; m < n_models && !s; m++) {
         char what[64];
         snprintf(what, sizeof what, "verify: models[%u].cloud", m);
@@ -199,17 +283,17 @@ static grip_status open_models_open(grip_stage *st, const grip_view *models, uin
         om->n = m + 1;
         if (!s)
             grip_model_spread_compute(om->cloud[m].xyz, om->cloud[m].n, &spreads[m]);
-        if (!s && grip_stage_bool(st, "visible_fitness"))
-            s = view_normals_open(st, &models[m], &om->cloud[m], (uint32_t)grip_stage_choice(st, "model_normals"), what,
-                                  &om->normals[m]);
+        if (!s)
+            s = model_points(st, cache, m, &models[m], &om->cloud[m], what, &om->points[m]);
     }
     return s;
 }
 
-static grip_icp_model icp_model_of(const open_models *om, uint32_t m)
+static grip_icp_points icp_points_of(const open_models *om, uint32_t m)
 {
-    const grip_icp_model model = {om->cloud[m].xyz, om->cloud[m].n, om->normals[m].rows, om->normals[m].stride};
-    return model;
+    const grip_prepared_model *pm = om->points[m];
+    const grip_icp_points points = {pm->xyz, pm->normals, pm->count};
+    return points;
 }
 
 /* A hypothesis' rank key: its votes and index. */
@@ -276,8 +360,8 @@ static grip_status refine_cpu(grip_stage *st, const grip_icp_params *p, const op
         double init[16];
         for (int e = 0; e < 16; e++)
             init[e] = hy->pose[e];
-        const grip_icp_model model = icp_model_of(om, hy->model_id);
-        s = grip_icp_refine_scene(st->ctx, p, &model, &sc, init, &res[k]);
+        const grip_icp_points points = icp_points_of(om, hy->model_id);
+        s = grip_icp_refine_points(st->ctx, p, &points, &sc, init, &res[k]);
     }
     grip_kdtree3d_free(tree);
     return s;
@@ -293,42 +377,33 @@ static void batch_points_free(grip_icp_batch *b)
     free((void *)b->init_poses);
 }
 
-static grip_status batch_points(grip_stage *st, const grip_icp_params *p, const open_models *om, grip_icp_batch *b)
+static grip_status batch_points(grip_stage *st, const open_models *om, grip_icp_batch *b)
 {
     size_t *first = calloc((size_t)om->n + 1, sizeof *first);
     b->model_first = first;
     b->n_models = om->n;
     if (!first)
         return grip_fail(st->ctx, GRIP_ENOMEM, "verify: out of memory");
-    float **xyz = calloc((size_t)om->n + 1, sizeof *xyz), **nrm = calloc((size_t)om->n + 1, sizeof *nrm);
-    grip_status s = xyz && nrm ? GRIP_OK : grip_fail(st->ctx, GRIP_ENOMEM, "verify: out of memory");
     int with_normals = om->n > 0;
-    for (uint32_t m = 0; m < om->n && !s; m++) {
-        const grip_icp_model model = icp_model_of(om, m);
-        size_t count = 0;
-        s = grip_icp_model_points(st->ctx, p->voxel_leaf, &model, &xyz[m], &nrm[m], &count);
-        first[m + 1] = first[m] + count;
-        with_normals = with_normals && nrm[m];
+    for (uint32_t m = 0; m < om->n; m++) {
+        first[m + 1] = first[m] + om->points[m]->count;
+        with_normals = with_normals && om->points[m]->normals;
     }
-    const size_t total = om->n ? first[om->n] : 0;
-    float *all = s ? NULL : malloc((total ? total : 1) * 3 * sizeof *all);
-    float *all_n = s || !with_normals ? NULL : malloc((total ? total : 1) * 3 * sizeof *all_n);
-    if (!s && (!all || (with_normals && !all_n)))
-        s = grip_fail(st->ctx, GRIP_ENOMEM, "verify: out of memory for %zu model points", total);
-    for (uint32_t m = 0; m < om->n && !s; m++) {
-        memcpy(all + 3 * first[m], xyz[m], (first[m + 1] - first[m]) * 3 * sizeof *all);
-        if (all_n)
-            memcpy(all_n + 3 * first[m], nrm[m], (first[m + 1] - first[m]) * 3 * sizeof *all_n);
-    }
-    for (uint32_t m = 0; xyz && nrm && m < om->n; m++) {
-        free(xyz[m]);
-        free(nrm[m]);
-    }
-    free(xyz);
-    free(nrm);
+    const size_t total = first[om->n];
+    float *all = malloc((total ? total : 1) * 3 * sizeof *all);
+    float *all_n = with_normals ? malloc((total ? total : 1) * 3 * sizeof *all_n) : NULL;
     b->model_xyz = all;
     b->model_normals = all_n;
-    return s;
+    if (!all || (with_normals && !all_n))
+        return grip_fail(st->ctx, GRIP_ENOMEM, "verify: out of memory for %zu model points", total);
+    for (uint32_t m = 0; m < om->n; m++) {
+        const grip_prepared_model *pm = om->points[m];
+        if (pm->count)
+            memcpy(all + 3 * first[m], pm->xyz, pm->count * 3 * sizeof *all);
+        if (all_n && pm->count)
+            memcpy(all_n + 3 * first[m], pm->normals, pm->count * 3 * sizeof *all_n);
+    }
+    return GRIP_OK;
 }
 
 /* The GPU: every kept hypothesis in one batch. */
@@ -338,7 +413,7 @@ static grip_status refine_cuda(grip_stage *st, const grip_icp_params *p, const o
 {
     grip_icp_batch b;
     memset(&b, 0, sizeof b);
-    grip_status s = batch_points(st, p, om, &b);
+    grip_status s = batch_points(st, om, &b);
     uint32_t *model = malloc(((size_t)n_kept + 1) * sizeof *model);
     double *poses = malloc(((size_t)n_kept + 1) * 16 * sizeof *poses);
     b.hypothesis_model = model;

@@ -103,8 +103,8 @@ grip_status grip_icp_model_points(grip_ctx *ctx, double leaf, const grip_icp_mod
  * scene points. */
 typedef struct icp_work {
     const grip_icp_scene *scene;
-    double *points;   /* n x 3, model coordinates */
-    float *normals;   /* n x 3 model normals, or NULL */
+    double *points;       /* n x 3, model coordinates */
+    const float *normals; /* n x 3 model normals, or NULL (borrowed from the ICP points) */
     double *moved;    /* n x 3, under the current pose */
     uint32_t *nearest;
     float *sqdist;
@@ -114,30 +114,24 @@ typedef struct icp_work {
 static void icp_work_free(icp_work *w)
 {
     free(w->points);
-    free(w->normals);
     free(w->moved);
     free(w->nearest);
     free(w->sqdist);
 }
 
-static grip_status icp_work_alloc(grip_ctx *ctx, const grip_icp_params *p, const grip_icp_model *model,
-                                  icp_work *w)
+static grip_status icp_work_alloc(grip_ctx *ctx, const grip_icp_points *pts, icp_work *w)
 {
-    float *xyz = NULL;
-    grip_status st = grip_icp_model_points(ctx, p->voxel_leaf, model, &xyz, &w->normals, &w->n);
-    if (st != GRIP_OK)
-        return st;
+    w->n = pts->count;
+    w->normals = pts->normals;
     size_t n = w->n ? w->n : 1;
     w->points = malloc(n * 3 * sizeof(double));
     w->moved = malloc(n * 3 * sizeof(double));
     w->nearest = malloc(n * sizeof(uint32_t));
     w->sqdist = malloc(n * sizeof(float));
-    if (w->points)
-        for (size_t i = 0; i < 3 * w->n; ++i)
-            w->points[i] = xyz[i];
-    free(xyz);
     if (!w->points || !w->moved || !w->nearest || !w->sqdist)
         return grip_fail(ctx, GRIP_ENOMEM, "verify: cannot allocate ICP work space for %zu points", w->n);
+    for (size_t i = 0; i < 3 * w->n; ++i)
+        w->points[i] = pts->xyz[i];
     return GRIP_OK;
 }
 
@@ -300,15 +294,18 @@ static void score(grip_ctx *ctx, const grip_icp_params *p, icp_work *w, grip_icp
     r->accepted = r->fitness >= p->min_fitness && r->rmse <= p->max_rmse;
 }
 
-static grip_status check_arguments(grip_ctx *ctx, const grip_icp_params *p, const grip_icp_model *model,
-                                   const grip_icp_scene *scene, const double init_pose[16], const grip_icp_result *out)
+/* The arguments of a refinement: parameters, the model's points (a NULL model when `model` is NULL) and normals,
+ * scene, pose, output. */
+static grip_status check_arguments(grip_ctx *ctx, const grip_icp_params *p, const void *model, const float *xyz,
+                                   size_t n, const float *normals, size_t normal_stride, const grip_icp_scene *scene,
+                                   const double init_pose[16], const grip_icp_result *out)
 {
     grip_status st = grip_icp_params_check(ctx, p);
     if (st != GRIP_OK)
         return st;
-    if (!model || !scene || !scene->tree || !scene->xyz || !init_pose || !out || (model->n > 0 && !model->xyz))
+    if (!model || !scene || !scene->tree || !scene->xyz || !init_pose || !out || (n > 0 && !xyz))
         return grip_fail(ctx, GRIP_EINVAL, "verify: ICP got a NULL model, scene, tree, pose or output");
-    if ((model->normals && model->normal_stride < 3) || (scene->normals && scene->normal_stride < 3))
+    if ((normals && normal_stride < 3) || (scene->normals && scene->normal_stride < 3))
         return grip_fail(ctx, GRIP_EINVAL, "verify: ICP normals need a stride of 3 floats at least");
     if (p->metric == GRIP_ICP_POINT_TO_PLANE && !scene->normals)
         return grip_fail(ctx, GRIP_ECONFIG, "verify.metric: point_to_plane needs scene normals, and the scene has none");
@@ -318,16 +315,14 @@ static grip_status check_arguments(grip_ctx *ctx, const grip_icp_params *p, cons
     return GRIP_OK;
 }
 
-grip_status grip_icp_refine_scene(grip_ctx *ctx, const grip_icp_params *params, const grip_icp_model *model,
+/* Refinement and score of checked arguments. */
+static grip_status refine_checked(grip_ctx *ctx, const grip_icp_params *params, const grip_icp_points *points,
                                   const grip_icp_scene *scene, const double init_pose[16], grip_icp_result *out)
 {
-    grip_status st = check_arguments(ctx, params, model, scene, init_pose, out);
-    if (st != GRIP_OK)
-        return st;
     icp_work w;
     memset(&w, 0, sizeof w);
     w.scene = scene;
-    st = icp_work_alloc(ctx, params, model, &w);
+    grip_status st = icp_work_alloc(ctx, points, &w);
     if (st == GRIP_OK) {
         grip_icp_result r;
         memset(&r, 0, sizeof r);
@@ -337,6 +332,34 @@ grip_status grip_icp_refine_scene(grip_ctx *ctx, const grip_icp_params *params, 
         *out = r;
     }
     icp_work_free(&w);
+    return st;
+}
+
+grip_status grip_icp_refine_points(grip_ctx *ctx, const grip_icp_params *params, const grip_icp_points *points,
+                                   const grip_icp_scene *scene, const double init_pose[16], grip_icp_result *out)
+{
+    grip_status st = check_arguments(ctx, params, points, points ? points->xyz : NULL, points ? points->count : 0, NULL,
+                                     3, scene, init_pose, out);
+    return st != GRIP_OK ? st : refine_checked(ctx, params, points, scene, init_pose, out);
+}
+
+grip_status grip_icp_refine_scene(grip_ctx *ctx, const grip_icp_params *params, const grip_icp_model *model,
+                                  const grip_icp_scene *scene, const double init_pose[16], grip_icp_result *out)
+{
+    grip_status st = check_arguments(ctx, params, model, model ? model->xyz : NULL, model ? model->n : 0,
+                                     model ? model->normals : NULL, model ? model->normal_stride : 3, scene, init_pose,
+                                     out);
+    if (st != GRIP_OK)
+        return st;
+    float *xyz = NULL, *normals = NULL;
+    size_t count = 0;
+    st = grip_icp_model_points(ctx, params->voxel_leaf, model, &xyz, &normals, &count);
+    if (st == GRIP_OK) {
+        const grip_icp_points points = {xyz, normals, count};
+        st = refine_checked(ctx, params, &points, scene, init_pose, out);
+    }
+    free(xyz);
+    free(normals);
     return st;
 }
 

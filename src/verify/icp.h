@@ -105,11 +105,25 @@ typedef struct grip_icp_model {
 grip_status grip_icp_model_points(grip_ctx *ctx, double voxel_leaf, const grip_icp_model *model, float **xyz,
                                   float **normals, size_t *count);
 
+/* The points ICP works on, as grip_icp_model_points made them (all borrowed): count x 3, normals count x 3 or NULL
+ * (every point is scored). A caller refining one model many times (the icp stage, its prepared models cached
+ * across calls: stages/verify_model_cache.h) makes them once. */
+typedef struct grip_icp_points {
+    const float *xyz;
+    const float *normals;
+    size_t count;
+} grip_icp_points;
+
 /* Refines init_pose (row-major 4x4, model -> scene) of the model against the scene and scores the result. Writes
  * *out only on success. Errors: GRIP_EINVAL / GRIP_ECONFIG for bad arguments or parameters (point-to-plane
  * without scene normals), GRIP_ENOMEM. */
 grip_status grip_icp_refine_scene(grip_ctx *ctx, const grip_icp_params *params, const grip_icp_model *model,
                                   const grip_icp_scene *scene, const double init_pose[16], grip_icp_result *out);
+
+/* grip_icp_refine_scene of the model whose ICP points (params->voxel_leaf applied) are given: the same result,
+ * bit for bit, as grip_icp_refine_scene of the model they were made from. */
+grip_status grip_icp_refine_points(grip_ctx *ctx, const grip_icp_params *params, const grip_icp_points *points,
+                                   const grip_icp_scene *scene, const double init_pose[16], grip_icp_result *out);
 
 /* grip_icp_refine_scene of a model without normals (every point scored) against a scene without normals (so
  * point-to-point only), whose points scene_xyz are indexed by scene_tree. */

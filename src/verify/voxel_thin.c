@@ -12,9 +12,9 @@ typedef struct keyed_point {
 } keyed_point;
 
 /* Sorts kp by key, stably, so that points of one voxel stay in index order (the order key_points writes them): a
- * least-significant-digit radix sort over the key bytes that differ between points, since icp thins every model on
- * every verify call and a comparison sort of hundreds of thousands of points costs tens of milliseconds. scratch
- * holds count entries. */
+ * least-significant-digit radix sort over the key bytes that differ between points, since icp thins each model it
+ * has not seen (or that changed: stages/verify_model_cache.h) and a comparison sort of hundreds of thousands of
+ * points costs tens of milliseconds. scratch holds count entries. */
 static void sort_by_key(keyed_point *kp, keyed_point *scratch, size_t count)
 {
     if (count < 2)
