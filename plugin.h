@@ -273,7 +273,8 @@ typedef struct grip_hypotheses {
 
 /* Why the verify stage rejected a hypothesis (grip_verdict.reason, ABI 1.1): the first test it failed, in the
  * order below. Each names the stage key that sets the test. A host whose grip_verdict ends before `reason`, or a
- * verdict whose struct_size does not cover it, reads GRIP_VERDICT_UNSPECIFIED for a rejected hypothesis. */
+ * verdict whose struct_size does not cover it, reads GRIP_VERDICT_UNSPECIFIED for a rejected hypothesis, and so
+ * does a host for a reason past the last it knows (the list may grow within a minor version). */
 typedef enum grip_verdict_reason {
     GRIP_VERDICT_ACCEPTED = 0,    /* not rejected */
     GRIP_VERDICT_UNSPECIFIED = 1, /* rejected; the plugin says no more */
@@ -285,6 +286,8 @@ typedef enum grip_verdict_reason {
     GRIP_VERDICT_RMSE = 5,        /* rmse above max_rmse */
     GRIP_VERDICT_DRIFT = 6,       /* ICP moved the model farther than max_drift from the grouped pose */
     GRIP_VERDICT_FREE_SPACE = 7,  /* violation above max_violation */
+    GRIP_VERDICT_SUPPORT = 10,    /* more than max_sunk of the model lies beneath the scene's support plane (its
+                                     dominant plane: the table) by more than support_margin */
     GRIP_VERDICT_DUPLICATE = 8,   /* within duplicate_distance (or its centre within duplicate_center_distance) of a
                                      better accepted pose of the same model */
     GRIP_VERDICT_GHV = 9          /* not in the subset that global hypotheses verification found to explain the

@@ -31,6 +31,7 @@ const char *explain_reason_key(uint32_t reason)
         [GRIP_VERDICT_FREE_SPACE] = "max_violation",
         [GRIP_VERDICT_DUPLICATE] = "duplicate_distance",
         [GRIP_VERDICT_GHV] = "ghv",
+        [GRIP_VERDICT_SUPPORT] = "max_sunk",
     };
     return reason < EXPLAIN_REASONS ? keys[reason] : keys[GRIP_VERDICT_UNSPECIFIED];
 }
@@ -62,6 +63,12 @@ void explain_rejection(char *buf, size_t n, uint32_t reason, float fitness, floa
         break;
     case GRIP_VERDICT_DUPLICATE:
         snprintf(buf, n, "duplicate: within %s%s%s of a better pose of the same model", key, sep, value);
+        break;
+    case GRIP_VERDICT_SUPPORT:
+        snprintf(buf, n,
+                 "sunk into the support plane: more than %s%s%s of it beneath the plane by more than "
+                 "support_margin",
+                 key, sep, value);
         break;
     case GRIP_VERDICT_GHV:
         snprintf(buf, n, "not in the subset GHV found to explain the scene best");

@@ -8,7 +8,7 @@
 
 #include <stddef.h>
 
-#define EXPLAIN_REASONS (GRIP_VERDICT_GHV + 1)
+#define EXPLAIN_REASONS (GRIP_VERDICT_SUPPORT + 1)
 #define EXPLAIN_VALUE_SIZE 32
 
 /* The settings a rejection names, as the verify stage was created with them: value[reason] is the key's value

@@ -116,7 +116,7 @@ class Verdict(Structure):
 
 # grip_verdict_reason, each by the verify key that sets its test (plugin.h)
 VERDICT_REASON_KEYS = ("", "unspecified", "max_hypotheses", "max_correspondence_distance", "min_fitness", "max_rmse",
-                       "max_drift", "max_violation", "duplicate_distance", "ghv")
+                       "max_drift", "max_violation", "duplicate_distance", "ghv", "max_sunk")
 VERDICT_UNSPECIFIED = 1
 
 

@@ -6,7 +6,8 @@
  * hypotheses that put the model where a better one already does are rejected as duplicates. The drift, free-space
  * and duplicate checks run on the host on both backends: they read each model once per hypothesis, a small part
  * of the time ICP takes (docs/performance.md). Each rejection records the first test it failed, in that order: cap,
- * ICP failure, fitness, RMSE, drift, free space, duplicate (grip_verdict.reason). Each model's ICP points (thinned,
+ * ICP failure, fitness, RMSE, drift, free space, sunk into the support (verify/support_plane.h, when support_margin
+ * is set), duplicate (grip_verdict.reason). Each model's ICP points (thinned,
  * with their normals) are made once and kept by the stage for its later calls while the model is unchanged
  * (stages/verify_model_cache.h): a stream of scenes against the same models pays for them once. */
 #include "stages/stage.h"
@@ -18,6 +19,7 @@
 #include "stages/verify_model_cache.h"
 #include "spatial/kdtree3d.h"
 #include "verify/free_space.h"
+#include "verify/support_plane.h"
 #include "verify/icp.h"
 #include "verify/icp_cuda.h"
 #include "verify/pose_nms.h"
@@ -77,6 +79,12 @@ static const grip_param_info icp_params[] = {
     {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "duplicate_distance", "0.01", 0, 1e9, NULL,
      "an accepted pose within this RMS point displacement of a better one of the same model is a duplicate",
      GRIP_PARAM_FLAG_LENGTH},
+    {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "support_margin", "0", 0, 1e9, NULL,
+     "tabletop scenes: the scene's dominant plane (points within half this of it) is the surface the objects stand "
+     "on, and a model point more than this beneath it is sunk into it (0: off)",
+     GRIP_PARAM_FLAG_LENGTH},
+    {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "max_sunk", "0.1", 0, 1, NULL,
+     "reject when more than this fraction of the model's points is sunk into the support (with support_margin)"},
     {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "duplicate_center_distance", "0", 0, 1e9, NULL,
      "an accepted pose that puts the model's centre within this distance of where a better one of the same model "
      "puts it is a duplicate, however it is turned (two objects cannot stand in one place; 0: off)",
@@ -449,11 +457,12 @@ static uint32_t refinement_reason(const grip_icp_params *p, const grip_icp_resul
     return r->fitness >= p->min_fitness ? GRIP_VERDICT_RMSE : GRIP_VERDICT_FITNESS;
 }
 
-/* The verdict of hypothesis i from its refinement r: the host's checks (drift, free space) may still reject it;
- * the reason is the first test it failed. */
-static void verdict_of(grip_stage *st, const grip_icp_params *p, const grip_pinhole *cam, const grip_cloud_input *scene,
-                       const grip_cloud_input *model, const grip_model_spread *spread, const grip_hypothesis *hy,
-                       uint32_t i, grip_icp_result r, grip_verdict *vd)
+/* The verdict of hypothesis i from its refinement r: the host's checks (drift, free space, support) may still
+ * reject it; the reason is the first test it failed. */
+static void verdict_of(grip_stage *st, const grip_icp_params *p, const grip_pinhole *cam,
+                       const grip_support_plane *support, const grip_cloud_input *scene, const grip_cloud_input *model,
+                       const grip_model_spread *spread, const grip_hypothesis *hy, uint32_t i, grip_icp_result r,
+                       grip_verdict *vd)
 {
     double init[16];
     for (int k = 0; k < 16; k++)
@@ -465,6 +474,10 @@ static void verdict_of(grip_stage *st, const grip_icp_params *p, const grip_pinh
     vd->violation = free_space_violation(st, cam, scene, model, r.pose);
     if (!reason && vd->violation > grip_stage_number(st, "max_violation"))
         reason = GRIP_VERDICT_FREE_SPACE;
+    if (!reason && support->valid &&
+        grip_support_sunk_fraction(support, model->xyz, model->n, r.pose, grip_stage_number(st, "support_margin")) >
+            grip_stage_number(st, "max_sunk"))
+        reason = GRIP_VERDICT_SUPPORT;
     vd->hypothesis = i;
     for (int k = 0; k < 16; k++)
         vd->pose[k] = (float)r.pose[k];
@@ -484,6 +497,9 @@ static grip_status refine_all(grip_stage *st, const grip_view *models, uint32_t 
     grip_pinhole cam;
     grip_pinhole_estimate(scene->xyz, scene->width, scene->height, grip_ctx_threads(st->ctx), &cam);
     grip_ctx *ctx = st->ctx;
+    grip_support_plane support;
+    memset(&support, 0, sizeof support);
+    const double support_margin = grip_stage_number(st, "support_margin");
     grip_icp_params p = icp_params_of(st);
     open_models om;
     memset(&om, 0, sizeof om);
@@ -492,6 +508,8 @@ static grip_status refine_all(grip_stage *st, const grip_view *models, uint32_t 
     uint32_t *kept = NULL, n_kept = 0;
     grip_icp_result *res = NULL;
     grip_status s = grip_icp_params_check(ctx, &p);
+    if (!s && support_margin > 0)
+        s = grip_support_plane_fit(ctx, scene->xyz, scene->n, support_margin / 2, scene->viewpoint, &support);
     if (!s)
         s = open_models_open(st, models, n_models, spreads, &om);
     if (!s && p.metric == GRIP_ICP_POINT_TO_PLANE)
@@ -518,8 +536,8 @@ static grip_status refine_all(grip_stage *st, const grip_view *models, uint32_t 
 #pragma omp parallel for schedule(dynamic, 1) num_threads(grip_ctx_threads(ctx))
         for (uint32_t k = 0; k < n_kept; k++) {
             const grip_hypothesis *hy = grip_verify_hypothesis_at(h, kept[k]);
-            verdict_of(st, &p, &cam, scene, &om.cloud[hy->model_id], &spreads[hy->model_id], hy, kept[k], res[k],
-                       &v->items[kept[k]]);
+            verdict_of(st, &p, &cam, &support, scene, &om.cloud[hy->model_id], &spreads[hy->model_id], hy, kept[k],
+                       res[k], &v->items[kept[k]]);
         }
     free(res);
     free(kept);

@@ -46,7 +46,8 @@ START_TEST(each_reason_names_its_key)
 {
     static const char *const keys[EXPLAIN_REASONS] = {
         "",         "unspecified", "max_hypotheses", "max_correspondence_distance", "min_fitness",
-        "max_rmse", "max_drift",   "max_violation",  "duplicate_distance",          "ghv"};
+        "max_rmse", "max_drift",   "max_violation",  "duplicate_distance",          "ghv",
+        "max_sunk"};
     for (uint32_t r = 0; r < EXPLAIN_REASONS; r++)
         ck_assert_str_eq(explain_reason_key(r), keys[r]);
     explain_settings s;
