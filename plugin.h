@@ -289,7 +289,8 @@ typedef enum grip_verdict_reason {
     GRIP_VERDICT_SUPPORT = 10,    /* more than max_sunk of the model lies beneath the scene's support plane (its
                                      dominant plane: the table) by more than support_margin */
     GRIP_VERDICT_DUPLICATE = 8,   /* within duplicate_distance (or its centre within duplicate_center_distance) of a
-                                     better accepted pose of the same model */
+                                     better accepted pose of the same model, or filling the same space as a better
+                                     accepted pose of any model (max_overlap) */
     GRIP_VERDICT_GHV = 9          /* not in the subset that global hypotheses verification found to explain the
                                      scene best */
 } grip_verdict_reason;

@@ -62,7 +62,10 @@ void explain_rejection(char *buf, size_t n, uint32_t reason, float fitness, floa
         snprintf(buf, n, "free-space violation %.3f > %s%s%s", violation, key, sep, value);
         break;
     case GRIP_VERDICT_DUPLICATE:
-        snprintf(buf, n, "duplicate: within %s%s%s of a better pose of the same model", key, sep, value);
+        snprintf(buf, n,
+                 "duplicate: within %s%s%s (or duplicate_center_distance) of a better pose of the same model, or "
+                 "sharing its space with a better pose (max_overlap)",
+                 key, sep, value);
         break;
     case GRIP_VERDICT_SUPPORT:
         snprintf(buf, n,

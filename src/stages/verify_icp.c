@@ -85,6 +85,11 @@ static const grip_param_info icp_params[] = {
      GRIP_PARAM_FLAG_LENGTH},
     {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "max_sunk", "0.1", 0, 1, NULL,
      "reject when more than this fraction of the model's points is sunk into the support (with support_margin)"},
+    {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "max_overlap", "1", 0, 1, NULL,
+     "an accepted pose with more than this fraction of its model points within overlap_distance of a fitter "
+     "accepted pose's points (any model) is a duplicate: two objects cannot fill one space (1: off)"},
+    {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "overlap_distance", "0.005", 1e-9, 1e9, NULL,
+     "how near two poses' model points must lie to share space (max_overlap)", GRIP_PARAM_FLAG_LENGTH},
     {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "duplicate_center_distance", "0", 0, 1e9, NULL,
      "an accepted pose that puts the model's centre within this distance of where a better one of the same model "
      "puts it is a duplicate, however it is turned (two objects cannot stand in one place; 0: off)",
@@ -488,8 +493,51 @@ static void verdict_of(grip_stage *st, const grip_icp_params *p, const grip_pinh
     vd->reason = reason;
 }
 
-/* ICP on the kept hypotheses; verdict i gets hypothesis i (a hypothesis left out by the cap keeps its pose and is
- * rejected). */
+/* Rejects accepted hypotheses that duplicate a better one (higher fitness): of the same model, by pose
+ * (duplicate_distance, duplicate_center_distance); of any model, by the space they fill (max_overlap). */
+static grip_status suppress_duplicates(grip_stage *st, uint32_t n_models, const grip_hypotheses *h, grip_verdicts *v,
+                                       const grip_model_spread *spreads, const open_models *om)
+{
+    size_t n = h->count;
+    uint32_t *model = malloc(n * sizeof *model + 1), *accepted = malloc(n * sizeof *accepted + 1);
+    double *poses = malloc(n * 16 * sizeof *poses + 1), *scores = malloc(n * sizeof *scores + 1);
+    grip_status s = model && accepted && poses && scores ? GRIP_OK
+                                                         : grip_fail(st->ctx, GRIP_ENOMEM, "verify: out of memory");
+    for (size_t i = 0; i < n && !s; i++) {
+        model[i] = grip_verify_hypothesis_at(h, (uint32_t)i)->model_id;
+        accepted[i] = v->items[i].accepted;
+        scores[i] = v->items[i].fitness;
+        for (int k = 0; k < 16; k++)
+            poses[16 * i + k] = v->items[i].pose[k];
+    }
+    if (!s)
+        s = grip_suppress_duplicates(st->ctx, spreads, n_models, model, poses, scores, n,
+                                     grip_stage_number(st, "duplicate_distance"),
+                                     grip_stage_number(st, "duplicate_center_distance"), accepted, NULL);
+    grip_model_points *points = s ? NULL : malloc(((size_t)n_models + 1) * sizeof *points);
+    if (!s && !points)
+        s = grip_fail(st->ctx, GRIP_ENOMEM, "verify: out of memory");
+    for (uint32_t m = 0; m < n_models && !s; m++)
+        points[m] = (grip_model_points){om->points[m]->xyz, om->points[m]->count};
+    if (!s)
+        s = grip_suppress_overlaps(st->ctx, points, n_models, model, poses, scores, n,
+                                   grip_stage_number(st, "overlap_distance"), grip_stage_number(st, "max_overlap"),
+                                   accepted, NULL);
+    free(points);
+    for (size_t i = 0; i < n && !s; i++)
+        if (v->items[i].accepted && !accepted[i]) {
+            v->items[i].accepted = 0;
+            v->items[i].reason = GRIP_VERDICT_DUPLICATE;
+        }
+    free(model);
+    free(accepted);
+    free(poses);
+    free(scores);
+    return s;
+}
+
+/* ICP on the kept hypotheses, then the duplicates; verdict i gets hypothesis i (a hypothesis left out by the cap
+ * keeps its pose and is rejected). */
 static grip_status refine_all(grip_stage *st, const grip_view *models, uint32_t n_models, const grip_view *scene_view,
                               const grip_cloud_input *scene, const grip_hypotheses *h, grip_verdicts *v,
                               grip_model_spread *spreads)
@@ -539,42 +587,12 @@ static grip_status refine_all(grip_stage *st, const grip_view *models, uint32_t 
             verdict_of(st, &p, &cam, &support, scene, &om.cloud[hy->model_id], &spreads[hy->model_id], hy, kept[k],
                        res[k], &v->items[kept[k]]);
         }
+    if (!s)
+        s = suppress_duplicates(st, n_models, h, v, spreads, &om);
     free(res);
     free(kept);
     view_normals_close(&sn);
     open_models_close(&om);
-    return s;
-}
-
-/* Rejects accepted hypotheses that duplicate a better one (higher fitness) of the same model. */
-static grip_status suppress_duplicates(grip_stage *st, uint32_t n_models, const grip_hypotheses *h, grip_verdicts *v,
-                                       const grip_model_spread *spreads)
-{
-    size_t n = h->count;
-    uint32_t *model = malloc(n * sizeof *model + 1), *accepted = malloc(n * sizeof *accepted + 1);
-    double *poses = malloc(n * 16 * sizeof *poses + 1), *scores = malloc(n * sizeof *scores + 1);
-    grip_status s = model && accepted && poses && scores ? GRIP_OK
-                                                         : grip_fail(st->ctx, GRIP_ENOMEM, "verify: out of memory");
-    for (size_t i = 0; i < n && !s; i++) {
-        model[i] = grip_verify_hypothesis_at(h, (uint32_t)i)->model_id;
-        accepted[i] = v->items[i].accepted;
-        scores[i] = v->items[i].fitness;
-        for (int k = 0; k < 16; k++)
-            poses[16 * i + k] = v->items[i].pose[k];
-    }
-    if (!s)
-        s = grip_suppress_duplicates(st->ctx, spreads, n_models, model, poses, scores, n,
-                                     grip_stage_number(st, "duplicate_distance"),
-                                     grip_stage_number(st, "duplicate_center_distance"), accepted, NULL);
-    for (size_t i = 0; i < n && !s; i++)
-        if (v->items[i].accepted && !accepted[i]) {
-            v->items[i].accepted = 0;
-            v->items[i].reason = GRIP_VERDICT_DUPLICATE;
-        }
-    free(model);
-    free(accepted);
-    free(poses);
-    free(scores);
     return s;
 }
 
@@ -592,8 +610,6 @@ static grip_status icp_verify_once(grip_stage *st, const grip_view *models, uint
         s = grip_verdicts_new(st->ctx, h->count, &v);
     if (!s)
         s = refine_all(st, models, n_models, scene, &sc, h, v, spreads);
-    if (!s)
-        s = suppress_duplicates(st, n_models, h, v, spreads);
     grip_cloud_input_close(&sc);
     free(spreads);
     if (s) {

@@ -1,5 +1,6 @@
 /* pose_nms.c -- see pose_nms.h. */
 #include "verify/pose_nms.h"
+#include "spatial/kdtree3d.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -147,4 +148,155 @@ grip_status grip_suppress_duplicates(grip_ctx *ctx, const grip_model_spread *spr
     free(order);
     free(kept);
     return GRIP_OK;
+}
+
+/* A kept hypothesis of the overlap test: its model's finite points where its pose puts them, a tree over them and
+ * the sphere that holds them. */
+typedef struct placed {
+    float *xyz; /* n x 3 (malloc'd) */
+    size_t n;
+    double centre[3], radius;
+    grip_kdtree3d *tree; /* NULL until kept */
+} placed;
+
+static void placed_free(placed *p)
+{
+    free(p->xyz);
+    grip_kdtree3d_free(p->tree);
+    memset(p, 0, sizeof *p);
+}
+
+static grip_status place(grip_ctx *ctx, const grip_model_points *m, const double pose[16], placed *out)
+{
+    memset(out, 0, sizeof *out);
+    out->xyz = malloc((m->n ? m->n : 1) * 3 * sizeof *out->xyz);
+    if (!out->xyz)
+        return grip_fail(ctx, GRIP_ENOMEM, "verify: out of memory for %zu model points", m->n);
+    double sum[3] = {0, 0, 0};
+    for (size_t i = 0; i < m->n; ++i) {
+        const float *p = m->xyz + 3 * i;
+        if (!(isfinite(p[0]) && isfinite(p[1]) && isfinite(p[2])))
+            continue;
+        float *q = out->xyz + 3 * out->n++;
+        for (int r = 0; r < 3; ++r) {
+            q[r] = (float)(pose[4 * r] * p[0] + pose[4 * r + 1] * p[1] + pose[4 * r + 2] * p[2] + pose[4 * r + 3]);
+            sum[r] += q[r];
+        }
+    }
+    for (int r = 0; r < 3; ++r)
+        out->centre[r] = out->n ? sum[r] / (double)out->n : 0.0;
+    for (size_t i = 0; i < out->n; ++i) {
+        const float *q = out->xyz + 3 * i;
+        const double d[3] = {q[0] - out->centre[0], q[1] - out->centre[1], q[2] - out->centre[2]};
+        out->radius = fmax(out->radius, sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]));
+    }
+    return GRIP_OK;
+}
+
+/* How many of cand's points lie within distance of kept's; near[i] is set for each. */
+static size_t shared_points(const placed *cand, const placed *kept, double distance, unsigned char *near)
+{
+    const double reach = cand->radius + kept->radius + distance;
+    const double d[3] = {cand->centre[0] - kept->centre[0], cand->centre[1] - kept->centre[1],
+                         cand->centre[2] - kept->centre[2]};
+    if (d[0] * d[0] + d[1] * d[1] + d[2] * d[2] > reach * reach)
+        return 0;
+    size_t shared = 0;
+    for (size_t i = 0; i < cand->n; ++i) {
+        uint32_t idx;
+        float sqdist;
+        if (grip_kdtree3d_knn(kept->tree, cand->xyz + 3 * i, 1, &idx, &sqdist) == 1 &&
+            (double)sqdist <= distance * distance) {
+            near[i] = 1;
+            ++shared;
+        }
+    }
+    return shared;
+}
+
+grip_status grip_suppress_overlaps(grip_ctx *ctx, const grip_model_points *points, uint32_t n_models,
+                                   const uint32_t *model_id, const double *poses, const double *scores, size_t h,
+                                   double distance, double max_overlap, uint32_t *accepted, uint32_t *overlap_of)
+{
+    if (h > 0 && (!points || !model_id || !poses || !scores || !accepted))
+        return grip_fail(ctx, GRIP_EINVAL, "verify: overlap suppression got a NULL array");
+    if (!(distance > 0.0) || !isfinite(distance))
+        return grip_fail(ctx, GRIP_EINVAL, "verify.overlap_distance: must be finite and > 0, got %g", distance);
+    if (!(max_overlap >= 0.0 && max_overlap <= 1.0))
+        return grip_fail(ctx, GRIP_EINVAL, "verify.max_overlap: must be in [0, 1], got %g", max_overlap);
+    for (size_t i = 0; i < h; ++i) {
+        if (isnan(scores[i]))
+            return grip_fail(ctx, GRIP_EINVAL, "verify: hypothesis %zu has a NaN score", i);
+        if (model_id[i] >= n_models)
+            return grip_fail(ctx, GRIP_EINVAL, "verify: hypothesis %zu has model id %u of %u models", i, model_id[i],
+                             n_models);
+    }
+    ranked *order = malloc((h ? h : 1) * sizeof *order);
+    placed *kept = calloc(h ? h : 1, sizeof *kept);
+    size_t *kept_index = malloc((h ? h : 1) * sizeof *kept_index);
+    uint32_t *of = malloc((h ? h : 1) * sizeof *of);
+    grip_status st = order && kept && kept_index && of
+                         ? GRIP_OK
+                         : grip_fail(ctx, GRIP_ENOMEM, "verify: cannot allocate the overlap test of %zu hypotheses", h);
+    size_t n_kept = 0;
+    for (size_t i = 0; i < h && !st; ++i) {
+        order[i].score = scores[i];
+        order[i].index = i;
+        of[i] = UINT32_MAX;
+    }
+    if (!st)
+        qsort(order, h, sizeof *order, compare_ranked);
+    for (size_t o = 0; o < h && !st && max_overlap < 1.0; ++o) {
+        const size_t i = order[o].index;
+        if (!accepted[i])
+            continue;
+        placed cand;
+        st = place(ctx, &points[model_id[i]], poses + 16 * i, &cand);
+        if (!st && cand.n == 0) { /* no point: it fills no space */
+            placed_free(&cand);
+            continue;
+        }
+        unsigned char *near = st ? NULL : calloc(cand.n + 1, 1);
+        if (!st && !near)
+            st = grip_fail(ctx, GRIP_ENOMEM, "verify: out of memory for %zu model points", cand.n);
+        size_t most = 0;
+        for (size_t j = 0; j < n_kept && !st; ++j) {
+            const size_t shared = shared_points(&cand, &kept[j], distance, near);
+            if (shared > most) {
+                most = shared;
+                of[i] = (uint32_t)kept_index[j];
+            }
+        }
+        size_t in_kept_space = 0;
+        for (size_t p = 0; p < cand.n && !st; ++p)
+            in_kept_space += near[p];
+        free(near);
+        if (!st && (double)in_kept_space > max_overlap * (double)cand.n) {
+            placed_free(&cand); /* rejected: of[i] names the kept one it shares most with */
+            continue;
+        }
+        of[i] = UINT32_MAX;
+        if (!st)
+            st = grip_kdtree3d_build(ctx, cand.xyz, cand.n, &cand.tree);
+        if (st) {
+            placed_free(&cand);
+            break;
+        }
+        kept[n_kept] = cand;
+        kept_index[n_kept++] = i;
+    }
+    if (!st)
+        for (size_t i = 0; i < h; ++i) {
+            if (of[i] != UINT32_MAX)
+                accepted[i] = 0;
+            if (overlap_of)
+                overlap_of[i] = of[i];
+        }
+    for (size_t j = 0; j < n_kept; ++j)
+        placed_free(&kept[j]);
+    free(order);
+    free(kept);
+    free(kept_index);
+    free(of);
+    return st;
 }

@@ -42,4 +42,22 @@ grip_status grip_suppress_duplicates(grip_ctx *ctx, const grip_model_spread *spr
                                      double duplicate_distance, double center_distance, uint32_t *accepted,
                                      uint32_t *duplicate_of);
 
+/* One model's points for the overlap test (borrowed). */
+typedef struct grip_model_points {
+    const float *xyz; /* n x 3, NaN rows skipped */
+    size_t n;
+} grip_model_points;
+
+/* Greedy suppression by shared space, over every model at once: visiting the accepted hypotheses best first (as
+ * grip_suppress_duplicates), one whose model points (points[model_id], moved by its pose) lie, for more than
+ * max_overlap of them, within `distance` of the points of hypotheses already kept gets accepted = 0: two objects
+ * cannot fill the same space. A flipped L bracket that shares its upright with the real one, or a second pose of
+ * one object, is caught whatever its model; objects that only touch share a few points. overlap_of (h, optional)
+ * receives the kept hypothesis it shares most points with, else UINT32_MAX. max_overlap >= 1 suppresses nothing.
+ * GRIP_EINVAL for a NaN score, an out-of-range model id, a distance that is not finite and > 0, a max_overlap
+ * outside [0, 1] or NULL arrays; GRIP_ENOMEM. Nothing is written on failure. */
+grip_status grip_suppress_overlaps(grip_ctx *ctx, const grip_model_points *points, uint32_t n_models,
+                                   const uint32_t *model_id, const double *poses, const double *scores, size_t h,
+                                   double distance, double max_overlap, uint32_t *accepted, uint32_t *overlap_of);
+
 #endif

@@ -678,6 +678,106 @@ START_TEST(duplicates_suppressed)
 }
 END_TEST
 
+/* The overlap test against a brute-force reference: visiting hypotheses by score, a hypothesis whose points lie
+ * within d of a kept one's for more than max_overlap of them is rejected. */
+static void overlaps_reference(const cloud *model, const double *poses, const double *scores, const uint32_t *in,
+                               size_t h, double d, double max_overlap, uint32_t *accepted)
+{
+    size_t order[8], kept[8], n_kept = 0;
+    for (size_t i = 0; i < h; ++i)
+        order[i] = i;
+    for (size_t a = 0; a < h; ++a) /* by score, ties to the lower index: insertion sort */
+        for (size_t b = a; b > 0 && (scores[order[b]] > scores[order[b - 1]]); --b) {
+            const size_t t = order[b];
+            order[b] = order[b - 1];
+            order[b - 1] = t;
+        }
+    for (size_t o = 0; o < h; ++o) {
+        const size_t i = order[o];
+        accepted[i] = in[i];
+        if (!in[i])
+            continue;
+        size_t shared = 0;
+        for (size_t p = 0; p < model->n; ++p) {
+            double a[3], pa[3] = {model->xyz[3 * p], model->xyz[3 * p + 1], model->xyz[3 * p + 2]};
+            pose_apply(poses + 16 * i, pa, a);
+            int near = 0;
+            for (size_t j = 0; j < n_kept && !near; ++j)
+                for (size_t q = 0; q < model->n && !near; ++q) {
+                    double b[3], pb[3] = {model->xyz[3 * q], model->xyz[3 * q + 1], model->xyz[3 * q + 2]};
+                    pose_apply(poses + 16 * kept[j], pb, b);
+                    near = (a[0] - b[0]) * (a[0] - b[0]) + (a[1] - b[1]) * (a[1] - b[1]) +
+                               (a[2] - b[2]) * (a[2] - b[2]) <=
+                           d * d;
+                }
+            shared += near;
+        }
+        if ((double)shared > max_overlap * (double)model->n)
+            accepted[i] = 0;
+        else
+            kept[n_kept++] = i;
+    }
+}
+
+/* Six poses of the box (two models of the same points): the true one, it shifted 6 cm along its length, turned 90
+ * degrees about its vertical axis, moved 1 m away, nudged 1 mm, and one rejected before. */
+START_TEST(overlaps_suppressed)
+{
+    cloud model = make_model();
+    const grip_model_points points[2] = {{model.xyz, model.n}, {model.xyz, model.n}};
+    double poses[6 * 16], shift[16], turn[16];
+    const double z[3] = {0, 0, 1}, no_t[3] = {0, 0, 0}, along[3] = {0.06, 0, 0};
+    true_pose(poses);
+    pose_from_axis_angle(z, 0, along, shift);
+    pose_mul(poses, shift, poses + 16);
+    pose_from_axis_angle(z, PI / 2, no_t, turn);
+    pose_mul(poses, turn, poses + 32);
+    perturbed(poses, 0, 1.0, poses + 48);
+    perturbed(poses, 0, 0.001, poses + 64);
+    memcpy(poses + 80, poses, 16 * sizeof *poses);
+    const uint32_t model_id[] = {0, 1, 0, 1, 1, 0}, in[] = {1, 1, 1, 1, 1, 0};
+    const double scores[] = {0.9, 0.95, 0.8, 0.7, 0.85, 0.99};
+    grip_ctx *ctx = grip_test_ctx();
+    int rejected_somewhere = 0, kept_a_neighbour = 0;
+    for (double max_overlap = 0.0; max_overlap <= 1.0; max_overlap += 0.25) {
+        uint32_t accepted[6], want[6], of[6];
+        memcpy(accepted, in, sizeof in);
+        overlaps_reference(&model, poses, scores, in, 6, 0.005, max_overlap, want);
+        ck_assert_int_eq(
+            grip_suppress_overlaps(ctx, points, 2, model_id, poses, scores, 6, 0.005, max_overlap, accepted, of),
+            GRIP_OK);
+        ck_assert_mem_eq(accepted, want, sizeof want);
+        for (int i = 0; i < 6; i++) {
+            ck_assert(of[i] == UINT32_MAX || (!accepted[i] && in[i] && accepted[of[i]]));
+            rejected_somewhere += in[i] && !accepted[i];
+        }
+        kept_a_neighbour += accepted[0] && accepted[1];
+        if (max_overlap >= 1.0)
+            ck_assert_mem_eq(accepted, in, sizeof in);
+    }
+    ck_assert_int_gt(rejected_somewhere, 0); /* the cases decide something both ways */
+    ck_assert_int_gt(kept_a_neighbour, 0);
+    /* the 1 mm nudge shares nearly all its space: rejected at any bound below 1, as the duplicate of the shift's
+     * better neighbour or of the true pose */
+    uint32_t acc[6], of[6];
+    memcpy(acc, in, sizeof in);
+    ck_assert_int_eq(grip_suppress_overlaps(ctx, points, 2, model_id, poses, scores, 6, 0.005, 0.9, acc, of), GRIP_OK);
+    ck_assert_uint_eq(acc[4], 0);
+    ck_assert_uint_eq(acc[3], 1); /* a metre away */
+    /* bad arguments: refused, nothing written */
+    memcpy(acc, in, sizeof in);
+    ck_assert_int_eq(grip_suppress_overlaps(ctx, points, 2, model_id, poses, scores, 6, 0.0, 0.5, acc, NULL),
+                     GRIP_EINVAL);
+    ck_assert_int_eq(grip_suppress_overlaps(ctx, points, 2, model_id, poses, scores, 6, 0.005, 1.5, acc, NULL),
+                     GRIP_EINVAL);
+    const uint32_t bad_id[] = {0, 1, 0, 2, 1, 0};
+    ck_assert_int_eq(grip_suppress_overlaps(ctx, points, 2, bad_id, poses, scores, 6, 0.005, 0.5, acc, of),
+                     GRIP_EINVAL);
+    ck_assert_mem_eq(acc, in, sizeof in);
+    grip_ctx_free(ctx);
+    cloud_free(&model);
+}
+END_TEST
 
 /* Scene normals of make_scene's points: each face's outward normal under the pose, the table's +z. */
 static float *scene_normals(const cloud *scene, const double T[16])
@@ -1074,6 +1174,7 @@ static Suite *icp_suite(void)
     TCase *tc = tcase_create("verify");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, converges_to_truth_low_noise);
+    tcase_add_test(tc, overlaps_suppressed);
     tcase_add_test(tc, voxel_thinned_model_converges);
     tcase_add_test(tc, far_hypothesis_rejected);
     tcase_add_test(tc, partial_overlap_fitness_is_visible_fraction);
