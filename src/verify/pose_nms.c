@@ -80,6 +80,20 @@ static int compare_ranked(const void *x, const void *y)
     return a->index < b->index ? -1 : a->index > b->index;
 }
 
+/* Every score a number, every model id one of the n_models. */
+static grip_status check_hypotheses(grip_ctx *ctx, uint32_t n_models, const uint32_t *model_id, const double *scores,
+                                    size_t h)
+{
+    for (size_t i = 0; i < h; ++i) {
+        if (isnan(scores[i]))
+            return grip_fail(ctx, GRIP_EINVAL, "verify: hypothesis %zu has a NaN score", i);
+        if (model_id[i] >= n_models)
+            return grip_fail(ctx, GRIP_EINVAL, "verify: hypothesis %zu has model id %u of %u models", i, model_id[i],
+                             n_models);
+    }
+    return GRIP_OK;
+}
+
 static grip_status check_arguments(grip_ctx *ctx, const grip_model_spread *spreads, uint32_t n_models,
                                    const uint32_t *model_id, const double *poses, const double *scores, size_t h,
                                    double duplicate_distance, double center_distance, const uint32_t *accepted)
@@ -90,14 +104,7 @@ static grip_status check_arguments(grip_ctx *ctx, const grip_model_spread *sprea
         return grip_fail(ctx, GRIP_EINVAL, "verify.duplicate_distance: must be >= 0, got %g", duplicate_distance);
     if (!(center_distance >= 0.0))
         return grip_fail(ctx, GRIP_EINVAL, "verify.duplicate_center_distance: must be >= 0, got %g", center_distance);
-    for (size_t i = 0; i < h; ++i) {
-        if (isnan(scores[i]))
-            return grip_fail(ctx, GRIP_EINVAL, "verify: hypothesis %zu has a NaN score", i);
-        if (model_id[i] >= n_models)
-            return grip_fail(ctx, GRIP_EINVAL, "verify: hypothesis %zu has model id %u of %u models", i, model_id[i],
-                             n_models);
-    }
-    return GRIP_OK;
+    return check_hypotheses(ctx, n_models, model_id, scores, h);
 }
 
 grip_status grip_suppress_duplicates(grip_ctx *ctx, const grip_model_spread *spreads, uint32_t n_models,
@@ -224,20 +231,16 @@ grip_status grip_suppress_overlaps(grip_ctx *ctx, const grip_model_points *point
         return grip_fail(ctx, GRIP_EINVAL, "verify.overlap_distance: must be finite and > 0, got %g", distance);
     if (!(max_overlap >= 0.0 && max_overlap <= 1.0))
         return grip_fail(ctx, GRIP_EINVAL, "verify.max_overlap: must be in [0, 1], got %g", max_overlap);
-    for (size_t i = 0; i < h; ++i) {
-        if (isnan(scores[i]))
-            return grip_fail(ctx, GRIP_EINVAL, "verify: hypothesis %zu has a NaN score", i);
-        if (model_id[i] >= n_models)
-            return grip_fail(ctx, GRIP_EINVAL, "verify: hypothesis %zu has model id %u of %u models", i, model_id[i],
-                             n_models);
-    }
+    grip_status st = check_hypotheses(ctx, n_models, model_id, scores, h);
+    if (st != GRIP_OK)
+        return st;
     ranked *order = malloc((h ? h : 1) * sizeof *order);
     placed *kept = calloc(h ? h : 1, sizeof *kept);
     size_t *kept_index = malloc((h ? h : 1) * sizeof *kept_index);
     uint32_t *of = malloc((h ? h : 1) * sizeof *of);
-    grip_status st = order && kept && kept_index && of
-                         ? GRIP_OK
-                         : grip_fail(ctx, GRIP_ENOMEM, "verify: cannot allocate the overlap test of %zu hypotheses", h);
+    st = order && kept && kept_index && of
+             ? GRIP_OK
+             : grip_fail(ctx, GRIP_ENOMEM, "verify: cannot allocate the overlap test of %zu hypotheses", h);
     size_t n_kept = 0;
     for (size_t i = 0; i < h && !st; ++i) {
         order[i].score = scores[i];
