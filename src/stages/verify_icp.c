@@ -81,7 +81,8 @@ static const grip_param_info icp_params[] = {
      GRIP_PARAM_FLAG_LENGTH},
     {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "support_margin", "0", 0, 1e9, NULL,
      "tabletop scenes: the scene's dominant plane (points within half this of it) is the surface the objects stand "
-     "on, and a model point more than this beneath it is sunk into it (0: off)",
+     "on, above it the side of the cloud's viewpoint, and a model point more than this beneath it is sunk into it "
+     "(0: off)",
      GRIP_PARAM_FLAG_LENGTH},
     {sizeof(grip_param_info), GRIP_PARAM_FLOAT, "max_sunk", "0.1", 0, 1, NULL,
      "reject when more than this fraction of the model's points is sunk into the support (with support_margin)"},
