@@ -2,14 +2,15 @@
  * rest rejected); each kept one is refined by ICP (point-to-point or point-to-plane) against the scene -- all of
  * them in one batch on the GPU (icp_cuda.h), one by one on the CPU twin (icp.h) -- and accepted when enough of the
  * model's visible side lands on scene points (fitness) closely enough (RMSE), unless ICP moved it far from the
- * grouped pose or it floats in space an organized scene's camera saw through; then, per model, accepted
- * hypotheses that put the model where a better one already does are rejected as duplicates. The drift, free-space
- * and duplicate checks run on the host on both backends: they read each model once per hypothesis, a small part
- * of the time ICP takes (docs/performance.md). Each rejection records the first test it failed, in that order: cap,
- * ICP failure, fitness, RMSE, drift, free space, sunk into the support (verify/support_plane.h, when support_margin
- * is set), duplicate (grip_verdict.reason). Each model's ICP points (thinned,
- * with their normals) are made once and kept by the stage for its later calls while the model is unchanged
- * (stages/verify_model_cache.h): a stream of scenes against the same models pays for them once. */
+ * grouped pose, it floats in space an organized scene's camera saw through, or (support_margin) it is sunk into
+ * the scene's supporting plane (verify/support_plane.h); then accepted hypotheses that put a model where a better
+ * one of it already is (by pose or centre), or fill the space a better one of any model fills (max_overlap), are
+ * rejected as duplicates (verify/pose_nms.h). These checks run on the host on both backends: they read each model
+ * once per hypothesis, a small part of the time ICP takes (docs/performance.md). Each rejection records the first
+ * test it failed, in that order: cap, ICP failure, fitness, RMSE, drift, free space, support, duplicate
+ * (grip_verdict.reason). Each model's ICP points (thinned, with their normals) are made once and kept by the stage
+ * for its later calls while the model is unchanged (stages/verify_model_cache.h): a stream of scenes against the
+ * same models pays for them once. */
 #include "stages/stage.h"
 #include "stages/cloud_input.h"
 #include "stages/normals_choice.h"
