@@ -8,9 +8,11 @@
 //    parallel into shared memory, then each sum adds them one by one in list order), so frames are the CPU's to
 //    the bit; the sign votes are integer counts, and the tie-breaking neighbours around the median are found by
 //    one warp with ballots over the list;
-//  - descriptor: the votes go to a 352-float shared-memory histogram by shared-memory atomics, in no fixed order
-//    (float rounding apart, the CPU's histogram), and the squares of the L2 norm are summed by a block reduction.
+//  - descriptor: the votes go to a 352-bin shared-memory histogram by shared-memory atomics on fixed-point sums
+//    (cuda/core/fixed_sum.cuh), so that the histogram has the same bits in any order of arrival (float rounding
+//    apart, the CPU's histogram), and the squares of the L2 norm are summed by a block reduction in a fixed order.
 #include "cuda/core/check.cuh"
+#include "cuda/core/fixed_sum.cuh"
 
 #include "descriptor/shot_math.h"
 
@@ -235,6 +237,7 @@ __global__ void __launch_bounds__(kThreads) shot_kernel(support_lists s, const f
                                                         const float *__restrict__ frames, grip_shot_shells shells,
                                                         float *__restrict__ descriptors)
 {
+    __shared__ unsigned long long votes[GRIP_SHOT_DIM]; // fixed-point sums (fixed_sum.cuh)
     __shared__ float hist[GRIP_SHOT_DIM];
     __shared__ double partial[kWarps];
     const uint32_t i = blockIdx.x;
@@ -249,8 +252,10 @@ __global__ void __launch_bounds__(kThreads) shot_kernel(support_lists s, const f
     }
     keypoint_at(keypoints, i, p);
     for (int j = threadIdx.x; j < GRIP_SHOT_DIM; j += kThreads)
-        hist[j] = 0.0f;
+        votes[j] = 0;
     __syncthreads();
+    // GRIP_SHOT_VOTE_BINS votes a support point, each of magnitude at most 1 (shot_math.h; 2 taken, for margin)
+    const int shift = grip_fixed_shift((end - begin) * GRIP_SHOT_VOTE_BINS, 1);
     for (uint64_t e = begin + threadIdx.x; e < end; e += kThreads) {
         float q[3], n[3] = {__ldg(s.nx + e), __ldg(s.ny + e), __ldg(s.nz + e)};
         point_at(s, e, q);
@@ -260,8 +265,11 @@ __global__ void __launch_bounds__(kThreads) shot_kernel(support_lists s, const f
 #pragma unroll
         for (int b = 0; b < GRIP_SHOT_VOTE_BINS; ++b)
             if (vote.bin[b] >= 0)
-                atomicAdd(&hist[vote.bin[b]], vote.value[b]);
+                grip_fixed_add(&votes[vote.bin[b]], vote.value[b], shift);
     }
+    __syncthreads();
+    for (int j = threadIdx.x; j < GRIP_SHOT_DIM; j += kThreads)
+        hist[j] = (float)grip_fixed_value(votes[j], shift);
     __syncthreads();
     double sum = 0.0;
     for (int j = threadIdx.x; j < GRIP_SHOT_DIM; j += kThreads)

@@ -1,7 +1,9 @@
 // spin_image.cu -- spin images on the GPU, the twin of src/descriptor/spin_image.c (see
 // src/descriptor/spin_image_cuda.h). A warp per keypoint, several warps per block, each with its own image (and
-// angle sums in the angular domain) in dynamic shared memory.
+// angle sums in the angular domain) in dynamic shared memory, summed in fixed point so that it has the same bits
+// whatever order the lanes vote in (cuda/core/fixed_sum.cuh).
 #include "cuda/core/check.cuh"
+#include "cuda/core/fixed_sum.cuh"
 #include "descriptor/spin_image_math.h"
 
 extern "C" {
@@ -28,9 +30,11 @@ __device__ __forceinline__ bool finite3(float a, float b, float c)
     return isfinite(a) && isfinite(b) && isfinite(c);
 }
 
-// Adds the votes of the list entries [begin, end) that fall to this lane into the warp's image.
+// Adds the votes of the list entries [begin, end) that fall to this lane into the warp's image, fixed-point sums
+// (cuda/core/fixed_sum.cuh: the same bits in any order of the lanes) at `shift`.
 __device__ void accumulate(const grip_spin_image_geometry &g, const lists &nb, uint64_t begin, uint64_t end,
-                           const float origin[3], const float axis[3], double *density, double *angles)
+                           const float origin[3], const float axis[3], int shift, unsigned long long *density,
+                           unsigned long long *angles)
 {
     const bool normals = grip_spin_image_uses_normals(&g);
     for (uint64_t e = begin + (threadIdx.x % kWarp); e < end; e += kWarp) {
@@ -41,19 +45,19 @@ __device__ void accumulate(const grip_spin_image_geometry &g, const lists &nb, u
             continue;
         for (int c = 0; c < 4; ++c) {
             const uint32_t bin = grip_spin_image_bin(&v, c, g.width);
-            atomicAdd(density + bin, v.weight[c]);
+            grip_fixed_add(density + bin, v.weight[c], shift);
             if (g.angular)
-                atomicAdd(angles + bin, __dmul_rn(v.weight[c], v.angle));
+                grip_fixed_add(angles + bin, __dmul_rn(v.weight[c], v.angle), shift);
         }
     }
 }
 
 // The sum of the warp's image, on every lane.
-__device__ double warp_total(const double *density, uint32_t dim)
+__device__ double warp_total(const unsigned long long *density, uint32_t dim, int shift)
 {
     double s = 0.0;
     for (uint32_t j = threadIdx.x % kWarp; j < dim; j += kWarp)
-        s += density[j];
+        s += grip_fixed_value(density[j], shift);
     for (int off = kWarp / 2; off > 0; off /= 2)
         s += __shfl_xor_sync(0xffffffffu, s, off);
     return s;
@@ -63,13 +67,13 @@ __global__ void spin_image_kernel(lists nb, const float *__restrict__ keypoint_x
                                   const float *__restrict__ keypoint_normals, uint32_t k,
                                   grip_spin_image_geometry g, uint32_t min_neighbors, uint32_t dim, float *out)
 {
-    extern __shared__ double shared[];
+    extern __shared__ unsigned long long shared[]; // each warp's image: fixed-point sums (fixed_sum.cuh)
     const uint32_t warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
     const uint32_t q = blockIdx.x * (blockDim.x / kWarp) + warp;
     if (q >= k)
         return; // the warps of a block never synchronise with each other
-    double *density = shared + (size_t)warp * (g.angular ? 2 * dim : dim);
-    double *angles = density + dim;
+    unsigned long long *density = shared + (size_t)warp * (g.angular ? 2 * dim : dim);
+    unsigned long long *angles = density + dim;
     const float origin[3] = {keypoint_xyz[3 * (size_t)q], keypoint_xyz[3 * (size_t)q + 1],
                              keypoint_xyz[3 * (size_t)q + 2]};
     const float axis[3] = {keypoint_normals[4 * (size_t)q], keypoint_normals[4 * (size_t)q + 1],
@@ -84,16 +88,19 @@ __global__ void spin_image_kernel(lists nb, const float *__restrict__ keypoint_x
         return;
     }
     for (uint32_t j = lane; j < dim; j += kWarp) {
-        density[j] = 0.0;
+        density[j] = 0;
         if (g.angular)
-            angles[j] = 0.0;
+            angles[j] = 0;
     }
     __syncwarp();
-    accumulate(g, nb, begin, end, origin, axis, density, angles);
+    // 4 votes a neighbour, weights at most 1 and angles at most pi: magnitudes below 4
+    const int shift = grip_fixed_shift((uint64_t)support * 4, 2);
+    accumulate(g, nb, begin, end, origin, axis, shift, density, angles);
     __syncwarp();
-    const double total = g.angular ? 0.0 : warp_total(density, dim);
+    const double total = g.angular ? 0.0 : warp_total(density, dim, shift);
     for (uint32_t j = lane; j < dim; j += kWarp)
-        row[j] = grip_spin_image_finish(&g, density[j], g.angular ? angles[j] : 0.0, total, support);
+        row[j] = grip_spin_image_finish(&g, grip_fixed_value(density[j], shift),
+                                        g.angular ? grip_fixed_value(angles[j], shift) : 0.0, total, support);
 }
 
 grip_status check_inputs(grip_ctx *ctx, const grip_neighborhoods_cuda *nb, const float *keypoint_xyz,
@@ -132,7 +139,7 @@ extern "C" grip_status grip_spin_image_cuda(grip_ctx *ctx, const grip_neighborho
         return st;
     GRIP_CUDA_CHECK(ctx, cudaSetDevice(ctx->device));
     const uint32_t dim = grip_spin_image_dim(p->width);
-    const size_t warp_bytes = (g.angular ? 2 : 1) * (size_t)dim * sizeof(double);
+    const size_t warp_bytes = (g.angular ? 2 : 1) * (size_t)dim * sizeof(unsigned long long);
     size_t warps = kSharedBytes / warp_bytes;
     warps = warps < 1 ? 1 : (warps > kMaxWarpsPerBlock ? kMaxWarpsPerBlock : warps);
     const bool normals = grip_spin_image_uses_normals(&g);

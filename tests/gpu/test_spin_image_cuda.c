@@ -101,6 +101,13 @@ static compare_stats compare_with_cpu(grip_ctx *ctx, const char *name, const gri
     ck_assert_msg(grip_spin_image_cuda(ctx, nb, d_keys, d_normals, (uint32_t)k, p, d_out) == GRIP_OK, "%s: %s",
                   name, ctx->last_error);
     ck_assert_int_eq(grip_cuda_copy_to_host(ctx, gpu, d_out, cells * sizeof *gpu), GRIP_OK);
+    /* the same bits on a second run: the images' sums do not depend on the order the lanes vote in */
+    float *again = malloc(cells * sizeof *again);
+    ck_assert_ptr_nonnull(again);
+    ck_assert_int_eq(grip_spin_image_cuda(ctx, nb, d_keys, d_normals, (uint32_t)k, p, d_out), GRIP_OK);
+    ck_assert_int_eq(grip_cuda_copy_to_host(ctx, again, d_out, cells * sizeof *again), GRIP_OK);
+    ck_assert_int_eq(memcmp(gpu, again, cells * sizeof *gpu), 0);
+    free(again);
     compare_stats s = {0, 0.0f};
     size_t nan_mismatch = 0; /* counted here and asserted once: a Check assertion per bin would cost a syscall */
     for (size_t i = 0; i < k; ++i) {
