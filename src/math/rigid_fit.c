@@ -31,14 +31,14 @@ static int all_finite(const double *p, size_t n)
     return 1;
 }
 
-grip_status grip_rigid_fit(grip_ctx *ctx, const double *src, const double *dst, size_t n, double pose[16])
+grip_status grip_rigid_fit_noted(grip_error_note *err, const double *src, const double *dst, size_t n, double pose[16])
 {
     if (!src || !dst || !pose)
-        return grip_fail(ctx, GRIP_EINVAL, "rigid_fit: src, dst and pose must not be NULL");
+        return grip_note_fail(err, GRIP_EINVAL, "rigid_fit: src, dst and pose must not be NULL");
     if (n < 3)
-        return grip_fail(ctx, GRIP_EINVAL, "rigid_fit: needs at least 3 point pairs, got %zu", n);
+        return grip_note_fail(err, GRIP_EINVAL, "rigid_fit: needs at least 3 point pairs, got %zu", n);
     if (!all_finite(src, n) || !all_finite(dst, n))
-        return grip_fail(ctx, GRIP_EINVAL, "rigid_fit: a point coordinate is not finite");
+        return grip_note_fail(err, GRIP_EINVAL, "rigid_fit: a point coordinate is not finite");
 
     double cs[3], cd[3];
     centroid(src, n, cs);
@@ -58,7 +58,7 @@ grip_status grip_rigid_fit(grip_ctx *ctx, const double *src, const double *dst, 
     double s[3], u[9], vt[9], superb[2];
     lapack_int info = GRIP_LAPACKE(LAPACKE_dgesvd(LAPACK_ROW_MAJOR, 'A', 'A', 3, 3, h, 3, s, u, 3, vt, 3, superb));
     if (info != 0)
-        return grip_fail(ctx, GRIP_ELAPACK, "rigid_fit: LAPACKE_dgesvd failed (info %d)", (int)info);
+        return grip_note_fail(err, GRIP_ELAPACK, "rigid_fit: LAPACKE_dgesvd failed (info %d)", (int)info);
 
     /* R = V D U^T with D = diag(1, 1, sign det(V U^T)); det(V) = det(V^T) */
     double flip = det3(vt) * det3(u) < 0.0 ? -1.0 : 1.0;
@@ -75,6 +75,13 @@ grip_status grip_rigid_fit(grip_ctx *ctx, const double *src, const double *dst, 
     pose[12] = pose[13] = pose[14] = 0.0;
     pose[15] = 1.0;
     return GRIP_OK;
+}
+
+grip_status grip_rigid_fit(grip_ctx *ctx, const double *src, const double *dst, size_t n, double pose[16])
+{
+    grip_error_note err = {GRIP_OK};
+    grip_rigid_fit_noted(&err, src, dst, n, pose);
+    return grip_note_report(ctx, &err);
 }
 
 void grip_pose_apply(const double pose[16], const double p[3], double out[3])

@@ -5,11 +5,16 @@
 
 #include <stddef.h>
 #include "core/ctx.h"
+#include "core/error_note.h"
 
 /* Finds R, t minimising sum |R*src_i + t - dst_i|^2 over n >= 3 pairs (n x 3, double). Writes a row-major 4x4
  * pose. GRIP_EINVAL for n < 3, GRIP_ELAPACK if the SVD fails. Degenerate (collinear) input still returns a
  * proper rotation. */
 grip_status grip_rigid_fit(grip_ctx *ctx, const double *src, const double *dst, size_t n, double pose[16]);
+
+/* grip_rigid_fit for a caller on a worker thread, which must not write the context: the same fit and statuses,
+ * the error text going to err (core/error_note.h) for the caller to report later. */
+grip_status grip_rigid_fit_noted(grip_error_note *err, const double *src, const double *dst, size_t n, double pose[16]);
 
 /* Applies a row-major 4x4 pose to a point. */
 void grip_pose_apply(const double pose[16], const double p[3], double out[3]);
