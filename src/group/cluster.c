@@ -3,6 +3,7 @@
  * the same seed draws the same samples and keeps the same model. Where PCL computes in float (the sample
  * spread test, the model applied to the points), so does this file, in PCL's order of operations. */
 #include "group/cluster.h"
+#include "core/error_note.h"
 #include "group/mt19937.h"
 #include "math/rigid_fit.h"
 #include "math/sym3_eigen.h"
@@ -82,7 +83,7 @@ static void ransac_set_free(ransac_set *s)
     free(s->order);
 }
 
-static grip_status ransac_set_make(grip_ctx *ctx, const float *model_kp_xyz, const float *scene_kp_xyz,
+static grip_status ransac_set_make(grip_error_note *err, const float *model_kp_xyz, const float *scene_kp_xyz,
                                    const grip_corr *corr, const grip_cluster *cluster, ransac_set *s)
 {
     size_t m = cluster->n_members;
@@ -94,7 +95,7 @@ static grip_status ransac_set_make(grip_ctx *ctx, const float *model_kp_xyz, con
     s->order = malloc(m * sizeof *s->order);
     if (!s->src || !s->dst || !s->sample_target || !s->order) {
         ransac_set_free(s);
-        return grip_fail(ctx, GRIP_ENOMEM, "group: out of memory for the RANSAC of a %zu-member cluster", m);
+        return grip_note_fail(err, GRIP_ENOMEM, "group: out of memory for the RANSAC of a %zu-member cluster", m);
     }
     for (size_t i = 0; i < m; ++i) {
         const grip_corr *c = &corr[cluster->members[i]];
@@ -167,7 +168,7 @@ static int get_good_sample(ransac_set *s, grip_mt19937 *mt, double spread, uint3
     return 0;
 }
 
-static grip_status fit_sample(grip_ctx *ctx, const ransac_set *s, const uint32_t sample[RANSAC_SAMPLE_SIZE],
+static grip_status fit_sample(grip_error_note *err, const ransac_set *s, const uint32_t sample[RANSAC_SAMPLE_SIZE],
                               double pose[16])
 {
     double src[RANSAC_SAMPLE_SIZE * 3], dst[RANSAC_SAMPLE_SIZE * 3];
@@ -176,7 +177,7 @@ static grip_status fit_sample(grip_ctx *ctx, const ransac_set *s, const uint32_t
             src[i * 3 + d] = s->src[sample[i]][d];
             dst[i * 3 + d] = s->dst[s->sample_target[sample[i]]][d];
         }
-    return grip_rigid_fit(ctx, src, dst, RANSAC_SAMPLE_SIZE, pose);
+    return grip_rigid_fit_noted(err, src, dst, RANSAC_SAMPLE_SIZE, pose);
 }
 
 /* The model as PCL tests it: a float matrix times (x, y, z, 1), summed column by column, then the squared
@@ -206,7 +207,7 @@ static size_t count_inliers(const ransac_set *s, const double pose[16], double t
 }
 
 /* RandomSampleConsensus::computeModel: *found tells whether a model was found, best_pose gets it. */
-static grip_status ransac_search(grip_ctx *ctx, const grip_ransac_params *params, ransac_set *s, int *found,
+static grip_status ransac_search(grip_error_note *err, const grip_ransac_params *params, ransac_set *s, int *found,
                                  double best_pose[16])
 {
     *found = 0;
@@ -222,7 +223,7 @@ static grip_status ransac_search(grip_ctx *ctx, const grip_ransac_params *params
         if (!get_good_sample(s, &mt, spread, sample))
             break;
         double pose[16];
-        grip_status st = fit_sample(ctx, s, sample, pose);
+        grip_status st = fit_sample(err, s, sample, pose);
         if (st != GRIP_OK)
             return st;
         size_t n = count_inliers(s, pose, threshold2, NULL);
@@ -242,32 +243,32 @@ static grip_status ransac_search(grip_ctx *ctx, const grip_ransac_params *params
     return GRIP_OK;
 }
 
-/* grip_cluster_ransac; *kept tells whether the members were replaced by a consensus set (else they stay, and the
- * pose is the identity). */
-static grip_status cluster_ransac(grip_ctx *ctx, const grip_ransac_params *params, const float *model_kp_xyz,
+/* grip_cluster_ransac, failing into err (it may run on a worker thread); *kept tells whether the members were
+ * replaced by a consensus set (else they stay, and the pose is the identity). */
+static grip_status cluster_ransac(grip_error_note *err, const grip_ransac_params *params, const float *model_kp_xyz,
                                   const float *scene_kp_xyz, const grip_corr *corr, grip_cluster *cluster, int *kept)
 {
     *kept = 0;
     if (!params || !cluster ||
         (cluster->n_members > 0 && (!cluster->members || !corr || !model_kp_xyz || !scene_kp_xyz)))
-        return grip_fail(ctx, GRIP_EINVAL, "group.ransac: parameters, cluster and its inputs must not be NULL");
+        return grip_note_fail(err, GRIP_EINVAL, "group.ransac: parameters, cluster and its inputs must not be NULL");
     if (!(params->inlier_threshold > 0.0) || !isfinite(params->inlier_threshold))
-        return grip_fail(ctx, GRIP_EINVAL, "group.ransac: inlier threshold %g must be finite and > 0",
-                         params->inlier_threshold);
+        return grip_note_fail(err, GRIP_EINVAL, "group.ransac: inlier threshold %g must be finite and > 0",
+                              params->inlier_threshold);
     grip_pose_identity(cluster->pose);
     if (cluster->n_members < RANSAC_SAMPLE_SIZE) /* PCL: no sample can be drawn, the cluster stays as it is */
         return GRIP_OK;
     ransac_set s;
-    grip_status st = ransac_set_make(ctx, model_kp_xyz, scene_kp_xyz, corr, cluster, &s);
+    grip_status st = ransac_set_make(err, model_kp_xyz, scene_kp_xyz, corr, cluster, &s);
     if (st != GRIP_OK)
         return st;
     int found = 0;
     double pose[16];
-    st = ransac_search(ctx, params, &s, &found, pose);
+    st = ransac_search(err, params, &s, &found, pose);
     if (st == GRIP_OK && found) {
         uint32_t *inliers = malloc(s.m * sizeof *inliers);
         if (!inliers) {
-            st = grip_fail(ctx, GRIP_ENOMEM, "group.ransac: out of memory for %zu inliers", s.m);
+            st = grip_note_fail(err, GRIP_ENOMEM, "group.ransac: out of memory for %zu inliers", s.m);
         } else {
             size_t n = count_inliers(&s, pose, params->inlier_threshold * params->inlier_threshold, inliers);
             if (n >= RANSAC_SAMPLE_SIZE) { /* PCL keeps the cluster unfiltered, with an identity pose, below 3 */
@@ -290,8 +291,10 @@ static grip_status cluster_ransac(grip_ctx *ctx, const grip_ransac_params *param
 grip_status grip_cluster_ransac(grip_ctx *ctx, const grip_ransac_params *params, const float *model_kp_xyz,
                                 const float *scene_kp_xyz, const grip_corr *corr, grip_cluster *cluster)
 {
+    grip_error_note err = {GRIP_OK};
     int kept;
-    return cluster_ransac(ctx, params, model_kp_xyz, scene_kp_xyz, corr, cluster, &kept);
+    cluster_ransac(&err, params, model_kp_xyz, scene_kp_xyz, corr, cluster, &kept);
+    return grip_note_report(ctx, &err);
 }
 
 /* Removes from rest (*n_rest entries, in member order) the members of `taken`, a subsequence of it. */
@@ -307,90 +310,142 @@ static void remove_taken(uint32_t *rest, uint32_t *n_rest, const grip_cluster *t
     *n_rest = w;
 }
 
-/* Appends *c to out (growing it), taking its members. */
-static grip_status clusters_append(grip_ctx *ctx, grip_cluster **out, size_t *n, size_t *cap, grip_cluster *c)
+/* What one input cluster's RANSAC leaves besides the cluster itself (which it updates in place): the consensus
+ * sets found after its first (params->rounds > 1), and its failure. Written only by the thread that runs the
+ * cluster, read after the parallel loop. */
+typedef struct cluster_job {
+    grip_cluster *extra; /* malloc'd room for rounds - 1 clusters once one is kept; n_extra hold members */
+    uint32_t n_extra;
+    grip_error_note err;
+} cluster_job;
+
+static void cluster_jobs_free(cluster_job *jobs, size_t n)
 {
-    if (*n == *cap) {
-        size_t grown = *cap ? 2 * *cap : 16;
-        grip_cluster *p = realloc(*out, grown * sizeof *p);
-        if (!p)
-            return grip_fail(ctx, GRIP_ENOMEM, "group.ransac: out of memory for %zu clusters", grown);
-        *out = p;
-        *cap = grown;
-    }
-    (*out)[(*n)++] = *c;
-    c->members = NULL;
-    c->n_members = 0;
-    return GRIP_OK;
+    for (size_t i = 0; i < n; ++i)
+        grip_clusters_free(jobs[i].extra, jobs[i].n_extra);
+    free(jobs);
 }
 
 /* The consensus sets of one cluster after its first (see grip_clusters_ransac): `first` is the cluster after
- * its RANSAC, `all` its members before. Each set kept is appended to out. */
-static grip_status extra_rounds(grip_ctx *ctx, const grip_ransac_params *params, const float *model_kp_xyz,
-                                const float *scene_kp_xyz, const grip_corr *corr, const grip_cluster *first,
-                                uint32_t *all, uint32_t n_all, grip_cluster **out, size_t *n_out, size_t *cap)
+ * its RANSAC, `all` its members before. Each set kept is added to job->extra. */
+static grip_status extra_rounds(const grip_ransac_params *params, const float *model_kp_xyz, const float *scene_kp_xyz,
+                                const grip_corr *corr, const grip_cluster *first, uint32_t *all, uint32_t n_all,
+                                cluster_job *job)
 {
     const uint32_t need = params->min_extra > RANSAC_SAMPLE_SIZE ? params->min_extra : RANSAC_SAMPLE_SIZE;
     remove_taken(all, &n_all, first);
-    grip_status st = GRIP_OK;
-    for (uint32_t round = 1; round < params->rounds && n_all >= need && st == GRIP_OK; ++round) {
+    for (uint32_t round = 1; round < params->rounds && n_all >= need; ++round) {
         grip_cluster extra = {malloc((size_t)n_all * sizeof(uint32_t)), n_all, {0}, first->votes};
         if (!extra.members)
-            return grip_fail(ctx, GRIP_ENOMEM, "group.ransac: out of memory for %u members", n_all);
+            return grip_note_fail(&job->err, GRIP_ENOMEM, "group.ransac: out of memory for %u members", n_all);
         memcpy(extra.members, all, (size_t)n_all * sizeof(uint32_t));
         int kept = 0;
-        st = cluster_ransac(ctx, params, model_kp_xyz, scene_kp_xyz, corr, &extra, &kept);
+        grip_status st = cluster_ransac(&job->err, params, model_kp_xyz, scene_kp_xyz, corr, &extra, &kept);
         if (st != GRIP_OK || !kept || extra.n_members < need) {
             free(extra.members);
-            break; /* nothing more to find */
+            return st; /* nothing more to find */
+        }
+        if (!job->extra) {
+            job->extra = malloc((size_t)(params->rounds - 1) * sizeof *job->extra);
+            if (!job->extra) {
+                free(extra.members);
+                return grip_note_fail(&job->err, GRIP_ENOMEM, "group.ransac: out of memory for %u clusters",
+                                      params->rounds - 1);
+            }
         }
         remove_taken(all, &n_all, &extra);
         extra.votes = first->votes * (double)extra.n_members / (double)first->n_members;
-        st = clusters_append(ctx, out, n_out, cap, &extra);
-        free(extra.members); /* NULL once appended */
+        job->extra[job->n_extra++] = extra;
     }
-    return st;
+    return GRIP_OK;
 }
 
-static grip_status clusters_ransac_rounds(grip_ctx *ctx, const grip_ransac_params *params, const float *model_kp_xyz,
-                                          const float *scene_kp_xyz, const grip_corr *corr, grip_cluster **clusters,
-                                          size_t *n)
+/* The whole RANSAC of one input cluster: its first consensus set in place, then (rounds > 1) the further ones into
+ * job. Touches no context, so that clusters run on worker threads. */
+static void cluster_job_run(const grip_ransac_params *params, const float *model_kp_xyz, const float *scene_kp_xyz,
+                            const grip_corr *corr, grip_cluster *cluster, cluster_job *job)
 {
-    grip_cluster *in = *clusters, *out = NULL;
-    size_t n_in = *n, n_out = 0, cap = 0;
-    grip_status st = GRIP_OK;
-    for (size_t i = 0; i < n_in && st == GRIP_OK; ++i) {
-        uint32_t *all = malloc(((size_t)in[i].n_members + 1) * sizeof *all);
+    uint32_t *all = NULL; /* the members before the first set takes its own */
+    const uint32_t n_all = cluster->n_members;
+    if (params && params->rounds > 1 && cluster->members) { /* no list: cluster_ransac refuses it below */
+        all = malloc(((size_t)n_all + 1) * sizeof *all);
         if (!all) {
-            st = grip_fail(ctx, GRIP_ENOMEM, "group.ransac: out of memory for %u members", in[i].n_members);
-            break;
+            grip_note_fail(&job->err, GRIP_ENOMEM, "group.ransac: out of memory for %u members", n_all);
+            return;
         }
-        const uint32_t n_all = in[i].n_members;
-        memcpy(all, in[i].members, (size_t)n_all * sizeof *all);
-        int kept = 0;
-        st = cluster_ransac(ctx, params, model_kp_xyz, scene_kp_xyz, corr, &in[i], &kept);
-        grip_cluster first = in[i];
-        if (st == GRIP_OK)
-            st = clusters_append(ctx, &out, &n_out, &cap, &in[i]);
-        if (st == GRIP_OK && kept)
-            st = extra_rounds(ctx, params, model_kp_xyz, scene_kp_xyz, corr, &first, all, n_all, &out, &n_out, &cap);
-        free(all);
+        memcpy(all, cluster->members, (size_t)n_all * sizeof *all);
     }
-    grip_clusters_free(in, n_in); /* what was not moved to out */
+    int kept = 0;
+    grip_status st = cluster_ransac(&job->err, params, model_kp_xyz, scene_kp_xyz, corr, cluster, &kept);
+    if (st == GRIP_OK && kept && all)
+        extra_rounds(params, model_kp_xyz, scene_kp_xyz, corr, cluster, all, n_all, job);
+    free(all);
+}
+
+/* Replaces *clusters by the input clusters each followed by its extra sets, moving the sets out of jobs; the
+ * array stays as it is when no cluster has one (always so with rounds = 1). */
+static grip_status clusters_concatenate(grip_ctx *ctx, cluster_job *jobs, grip_cluster **clusters, size_t *n)
+{
+    size_t n_in = *n, n_out = n_in;
+    for (size_t i = 0; i < n_in; ++i)
+        n_out += jobs[i].n_extra;
+    if (n_out == n_in)
+        return GRIP_OK;
+    grip_cluster *out = malloc(n_out * sizeof *out);
+    if (!out)
+        return grip_fail(ctx, GRIP_ENOMEM, "group.ransac: out of memory for %zu clusters", n_out);
+    size_t w = 0;
+    for (size_t i = 0; i < n_in; ++i) {
+        out[w++] = (*clusters)[i];
+        for (uint32_t e = 0; e < jobs[i].n_extra; ++e)
+            out[w++] = jobs[i].extra[e];
+        jobs[i].n_extra = 0; /* moved: cluster_jobs_free frees the array alone */
+    }
+    free(*clusters);
     *clusters = out;
     *n = n_out;
-    return st;
+    return GRIP_OK;
 }
 
 grip_status grip_clusters_ransac(grip_ctx *ctx, const grip_ransac_params *params, const float *model_kp_xyz,
                                  const float *scene_kp_xyz, const grip_corr *corr, grip_cluster **clusters, size_t *n)
 {
+    const size_t n_in = *n;
+    grip_cluster *in = *clusters;
+    cluster_job *jobs = calloc(n_in + 1, sizeof *jobs);
     grip_status st = GRIP_OK;
-    if (params && params->rounds > 1) {
-        st = clusters_ransac_rounds(ctx, params, model_kp_xyz, scene_kp_xyz, corr, clusters, n);
-    } else {
-        for (size_t i = 0; i < *n && st == GRIP_OK; ++i)
-            st = grip_cluster_ransac(ctx, params, model_kp_xyz, scene_kp_xyz, corr, &(*clusters)[i]);
+    if (!jobs)
+        st = grip_fail(ctx, GRIP_ENOMEM, "group.ransac: out of memory for the RANSAC of %zu clusters", n_in);
+    /* Clusters are independent (each restarts its generator from params->seed), so they run in parallel and give
+     * the sequential results for any thread count. The call fails with the first failing cluster in cluster
+     * order, as the sequential loop did: a cluster is skipped only once one before it has failed, so that one
+     * always runs and is the one reported, whatever the threads' timing. */
+    size_t first_failed = n_in;
+    if (jobs) {
+#pragma omp parallel for schedule(dynamic, 1) num_threads(grip_ctx_threads(ctx)) if (n_in > 1)
+        for (size_t i = 0; i < n_in; ++i) {
+            size_t failed_before;
+#pragma omp atomic read
+            failed_before = first_failed;
+            if (failed_before < i)
+                continue;
+            cluster_job_run(params, model_kp_xyz, scene_kp_xyz, corr, &in[i], &jobs[i]);
+            if (jobs[i].err.status != GRIP_OK) {
+                /* unnamed: a named critical section is a global symbol, which libgrip.so would export */
+#pragma omp critical
+                {
+                    if (i < first_failed) {
+#pragma omp atomic write
+                        first_failed = i;
+                    }
+                }
+            }
+        }
+        if (first_failed < n_in)
+            st = grip_note_report(ctx, &jobs[first_failed].err);
+        else
+            st = clusters_concatenate(ctx, jobs, clusters, n);
+        cluster_jobs_free(jobs, n_in);
     }
     if (st != GRIP_OK) {
         grip_clusters_free(*clusters, *n);

@@ -67,8 +67,9 @@ grip_status grip_cluster_ransac(grip_ctx *ctx, const grip_ransac_params *params,
  * again on the members no earlier set of that cluster took, up to `rounds` sets in all, and each further set with
  * at least min_extra (and 3) inliers becomes a cluster of its own, right after the one it came from, with votes
  * scaled by its size against the first set's. Verification chooses among them. rounds = 1 is PCL's behaviour.
- * The array may be reallocated: *clusters and *n are updated. On failure every cluster is freed and *clusters,
- * *n are set to NULL, 0. */
+ * The clusters run in parallel on ctx's CPU threads (grip_ctx_threads); the result is the same for any thread
+ * count. The array may be reallocated: *clusters and *n are updated. On failure (the first failing cluster's, in
+ * cluster order) every cluster is freed and *clusters, *n are set to NULL, 0. */
 grip_status grip_clusters_ransac(grip_ctx *ctx, const grip_ransac_params *params, const float *model_kp_xyz,
                                  const float *scene_kp_xyz, const grip_corr *corr, grip_cluster **clusters, size_t *n);
 
