@@ -3,9 +3,11 @@
  * LAPACKE) is made to fail in turn; the run stops with GRIP_ELAPACK and
  * a last error naming the stage, leaves no result and no memory behind (LeakSanitizer, in scripts/ci-sanitize.sh),
  * and the same context then gives the clean run's results bit for bit (tests/support/fault_walk.h). A CPU pipeline
- * passes no device hook at all. One CPU thread, so that the Nth call is the same call in every run. */
+ * passes no device hook at all. One CPU thread, so that the Nth call is the same call in every run, except in the
+ * group RANSAC's own case, which fails calls on its 4 worker threads (whichever call it is must fail the run). */
 #include "test_support.h"
 #include "fault_walk.h"
+#include "ransac_clusters.h"
 
 #include <stdio.h>
 
@@ -72,11 +74,57 @@ START_TEST(cpu_stages_pass_no_device_hook)
 }
 END_TEST
 
+/* The group stages' RANSAC runs clusters on worker threads, which note their failures for the calling thread to
+ * report: a LAPACKE failure on any of 4 threads, early, midway or late in the run, fails the call with the rigid
+ * fit's text, frees every cluster (LeakSanitizer checks) and leaves the context as the clean run found it. */
+START_TEST(a_lapacke_failure_on_a_ransac_worker_fails_cleanly)
+{
+    const grip_ctx_options four = {sizeof four, -1, 4};
+    grip_ctx *ctx = NULL;
+    ck_assert_int_eq(grip_ctx_new(&four, &ctx), GRIP_OK);
+    grip_ransac_scene sc;
+    ck_assert(grip_ransac_scene_make(7, 40, 2, 160, &sc));
+    const grip_ransac_params rp = {0.01, GRIP_RANSAC_PCL_ITERATIONS, GRIP_RANSAC_PCL_SEED, 3, 5};
+    grip_fault_disarm();
+    grip_cluster *clean = grip_ransac_scene_clusters(&sc);
+    size_t n_clean = sc.n_clusters;
+    ck_assert_int_eq(grip_clusters_ransac(ctx, &rp, sc.model_kp, sc.scene_kp, sc.corr, &clean, &n_clean), GRIP_OK);
+    const uint64_t calls = grip_fault_calls(GRIP_FAULT_LAPACKE);
+    ck_assert_uint_gt(calls, 1000);
+    const uint64_t nth[] = {1, calls / 2, calls};
+    for (size_t k = 0; k < sizeof nth / sizeof nth[0]; ++k) {
+        grip_cluster *c = grip_ransac_scene_clusters(&sc);
+        size_t n = sc.n_clusters;
+        grip_fault_arm(GRIP_FAULT_LAPACKE, nth[k]);
+        ck_assert_int_eq(grip_clusters_ransac(ctx, &rp, sc.model_kp, sc.scene_kp, sc.corr, &c, &n), GRIP_ELAPACK);
+        ck_assert(grip_fault_fired());
+        ck_assert_str_eq(ctx->last_error, "rigid_fit: LAPACKE_dgesvd failed (info 1)");
+        ck_assert_ptr_null(c);
+        ck_assert_uint_eq(n, 0);
+    }
+    grip_fault_disarm();
+    grip_cluster *again = grip_ransac_scene_clusters(&sc);
+    size_t n_again = sc.n_clusters;
+    ck_assert_int_eq(grip_clusters_ransac(ctx, &rp, sc.model_kp, sc.scene_kp, sc.corr, &again, &n_again), GRIP_OK);
+    ck_assert_uint_eq(n_again, n_clean);
+    for (size_t i = 0; i < n_clean; ++i) {
+        ck_assert_uint_eq(again[i].n_members, clean[i].n_members);
+        ck_assert(!memcmp(again[i].members, clean[i].members, clean[i].n_members * sizeof(uint32_t)));
+        ck_assert(!memcmp(again[i].pose, clean[i].pose, sizeof clean[i].pose));
+    }
+    grip_clusters_free(again, n_again);
+    grip_clusters_free(clean, n_clean);
+    grip_ransac_scene_free(&sc);
+    grip_ctx_free(ctx);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("faults");
     grip_test_add_case(s, "lapacke", every_lapacke_call_fails_cleanly);
     grip_test_add_case(s, "lapacke_gc", every_lapacke_call_of_gc_fails_cleanly);
     grip_test_add_case(s, "cpu_no_device_hooks", cpu_stages_pass_no_device_hook);
+    grip_test_add_case(s, "ransac_workers", a_lapacke_failure_on_a_ransac_worker_fails_cleanly);
     return grip_test_run(s);
 }

@@ -4,10 +4,12 @@
  * the consensus sets contain PCL's instances, and after RANSAC the clusters are PCL's (same members, poses equal
  * to float precision), because the RANSAC replays PCL's mt19937 draws. The generator itself is checked against
  * the C++ standard's reference values; RANSAC's edge cases (fewer than 3 members, all inliers, outliers) and
- * bad input (no correspondences, keypoint numbers out of range, NaN distances) are checked on synthetic data. */
+ * bad input (no correspondences, keypoint numbers out of range, NaN distances) are checked on synthetic data, and
+ * so is the parallel RANSAC over many clusters: the same clusters, in the same order, for any thread count. */
 #include "group_tutorial.h"
 #include "group/gc.h"
 #include "group/mt19937.h"
+#include "ransac_clusters.h"
 
 static grip_gc_params tutorial_params(void)
 {
@@ -197,6 +199,102 @@ START_TEST(ransac_rounds_find_a_second_motion)
 }
 END_TEST
 
+/* A context whose CPU stages use `threads` OpenMP threads. */
+static grip_ctx *ctx_with_threads(uint32_t threads)
+{
+    const grip_ctx_options o = {sizeof(grip_ctx_options), -1, threads};
+    grip_ctx *ctx = NULL;
+    ck_assert_int_eq(grip_ctx_new(&o, &ctx), GRIP_OK);
+    return ctx;
+}
+
+static void assert_same_clusters(const char *what, const grip_cluster *a, size_t n_a, const grip_cluster *b, size_t n_b)
+{
+    ck_assert_msg(n_a == n_b, "%s: %zu clusters against %zu", what, n_a, n_b);
+    for (size_t i = 0; i < n_a; ++i) {
+        ck_assert_msg(a[i].n_members == b[i].n_members, "%s: cluster %zu: %u members against %u", what, i,
+                      a[i].n_members, b[i].n_members);
+        ck_assert_msg(!memcmp(a[i].members, b[i].members, a[i].n_members * sizeof(uint32_t)),
+                      "%s: cluster %zu: other members", what, i);
+        ck_assert_msg(!memcmp(a[i].pose, b[i].pose, sizeof a[i].pose), "%s: cluster %zu: another pose", what, i);
+        ck_assert_msg(!memcmp(&a[i].votes, &b[i].votes, sizeof a[i].votes), "%s: cluster %zu: other votes", what, i);
+    }
+}
+
+/* grip_clusters_ransac on 40 clusters (2 to 160 members, a third of them holding several motions) with 1 and with 4
+ * threads: the same clusters bit for bit, in the same order; with one round, also the same as grip_cluster_ransac
+ * on each cluster in turn, the sequential definition. */
+START_TEST(ransac_over_clusters_is_the_same_for_any_thread_count)
+{
+    grip_ctx *one = ctx_with_threads(1), *four = ctx_with_threads(4);
+    grip_ransac_scene sc;
+    ck_assert(grip_ransac_scene_make(23, 40, 2, 160, &sc));
+    for (uint32_t rounds = 1; rounds <= 3; rounds += 2) {
+        const grip_ransac_params rp = {0.01, GRIP_RANSAC_PCL_ITERATIONS, GRIP_RANSAC_PCL_SEED, rounds, 5};
+        grip_cluster *c1 = grip_ransac_scene_clusters(&sc), *c4 = grip_ransac_scene_clusters(&sc);
+        ck_assert(c1 && c4);
+        size_t n1 = sc.n_clusters, n4 = sc.n_clusters;
+        ck_assert_int_eq(grip_clusters_ransac(one, &rp, sc.model_kp, sc.scene_kp, sc.corr, &c1, &n1), GRIP_OK);
+        ck_assert_int_eq(grip_clusters_ransac(four, &rp, sc.model_kp, sc.scene_kp, sc.corr, &c4, &n4), GRIP_OK);
+        assert_same_clusters(rounds == 1 ? "1 round, 1 thread against 4" : "3 rounds, 1 thread against 4", c1, n1, c4,
+                             n4);
+        size_t posed = 0; /* the input exercises the RANSAC: most clusters get a pose, and 3 rounds find more sets */
+        for (size_t i = 0; i < n1; ++i)
+            posed += c1[i].pose[0] != 1.0 || c1[i].pose[3] != 0.0;
+        fprintf(stderr, "ransac over %zu clusters, %u round(s): %zu clusters out, %zu with a pose\n", sc.n_clusters,
+                rounds, n1, posed);
+        ck_assert_uint_ge(posed, 35);
+        if (rounds == 1) {
+            ck_assert_uint_eq(n1, 40);
+            grip_cluster *seq = grip_ransac_scene_clusters(&sc);
+            ck_assert_ptr_nonnull(seq);
+            for (size_t i = 0; i < sc.n_clusters; ++i)
+                ck_assert_int_eq(grip_cluster_ransac(one, &rp, sc.model_kp, sc.scene_kp, sc.corr, &seq[i]), GRIP_OK);
+            assert_same_clusters("grip_cluster_ransac in turn against 4 threads", seq, sc.n_clusters, c4, n4);
+            grip_clusters_free(seq, sc.n_clusters);
+        } else {
+            ck_assert_uint_ge(n1, 50);
+        }
+        grip_clusters_free(c1, n1);
+        grip_clusters_free(c4, n4);
+    }
+    grip_ransac_scene_free(&sc);
+    grip_ctx_free(one);
+    grip_ctx_free(four);
+}
+END_TEST
+
+/* A failure in one cluster, met on a worker thread, fails the whole call once, with its text, and leaves nothing. */
+START_TEST(a_failing_cluster_fails_the_whole_parallel_call)
+{
+    grip_ctx *ctx = ctx_with_threads(4);
+    grip_ransac_scene sc;
+    ck_assert(grip_ransac_scene_make(5, 40, 2, 160, &sc));
+    for (uint32_t rounds = 1; rounds <= 3; rounds += 2) {
+        grip_ransac_params rp = {0.01, GRIP_RANSAC_PCL_ITERATIONS, GRIP_RANSAC_PCL_SEED, rounds, 5};
+        grip_cluster *c = grip_ransac_scene_clusters(&sc);
+        ck_assert_ptr_nonnull(c);
+        free(c[17].members); /* a cluster with members but no member list */
+        c[17].members = NULL;
+        size_t n = sc.n_clusters;
+        ck_assert_int_eq(grip_clusters_ransac(ctx, &rp, sc.model_kp, sc.scene_kp, sc.corr, &c, &n), GRIP_EINVAL);
+        ck_assert_str_eq(ctx->last_error, "group.ransac: parameters, cluster and its inputs must not be NULL");
+        ck_assert_ptr_null(c);
+        ck_assert_uint_eq(n, 0);
+        rp.inlier_threshold = 0.0;
+        c = grip_ransac_scene_clusters(&sc);
+        ck_assert_ptr_nonnull(c);
+        n = sc.n_clusters;
+        ck_assert_int_eq(grip_clusters_ransac(ctx, &rp, sc.model_kp, sc.scene_kp, sc.corr, &c, &n), GRIP_EINVAL);
+        ck_assert_str_eq(ctx->last_error, "group.ransac: inlier threshold 0 must be finite and > 0");
+        ck_assert_ptr_null(c);
+        ck_assert_uint_eq(n, 0);
+    }
+    grip_ransac_scene_free(&sc);
+    grip_ctx_free(ctx);
+}
+END_TEST
+
 START_TEST(gc_groups_the_consistent_correspondences)
 {
     grip_ctx *ctx = grip_test_ctx();
@@ -270,6 +368,8 @@ static Suite *suite(void)
     tcase_add_test(syn, ransac_keeps_the_inliers_and_finds_the_pose);
     tcase_add_test(syn, ransac_without_a_model_leaves_the_cluster_with_identity);
     tcase_add_test(syn, ransac_rounds_find_a_second_motion);
+    tcase_add_test(syn, ransac_over_clusters_is_the_same_for_any_thread_count);
+    tcase_add_test(syn, a_failing_cluster_fails_the_whole_parallel_call);
     tcase_add_test(syn, gc_groups_the_consistent_correspondences);
     tcase_add_test(syn, bad_input_is_refused_clearly);
     suite_add_tcase(s, syn);
