@@ -30,9 +30,9 @@
 #   SANITIZE_SIZE        small (default) or full
 #   SANITIZE_RACECHECK_EXCLUDE
 #                        kernel-name substrings racecheck skips (each one --kernel-name-exclude kns=NAME; default
-#                        none). Racecheck checks shared-memory accesses only, so kernels that declare no shared
-#                        memory can be skipped at no loss, and their launches then run at full speed; docs/trust.md
-#                        gives the list its runs used
+#                        none), or "auto": the list scripts/racecheck-exclude.py gives for BUILD_DIR (CUB's kernels
+#                        and each kernel of ours that uses no shared memory). Racecheck checks shared-memory accesses
+#                        only, so such kernels are skipped at no loss, and their launches then run at full speed
 set -uo pipefail
 B=${1:?usage: gpu-sanitize.sh BUILD_DIR OUT_DIR}
 OUT=${2:?usage: gpu-sanitize.sh BUILD_DIR OUT_DIR}
@@ -72,11 +72,17 @@ runs() {
   done
 }
 
+RACECHECK_EXCLUDE=${SANITIZE_RACECHECK_EXCLUDE:-}
+if [ "$RACECHECK_EXCLUDE" = auto ]; then
+  RACECHECK_EXCLUDE=$(python3 "$(dirname "$0")/racecheck-exclude.py" "$B") || { echo "racecheck-exclude.py failed"; exit 1; }
+  echo "racecheck skips: $RACECHECK_EXCLUDE" > "$S/racecheck-excluded.txt"
+fi
+
 T0=$(date +%s)
 END=$((T0 + ${SANITIZE_DEADLINE:-1000000}))
 # one run: its log, then "tool entry rc errors seconds" on stdout
 runs | awk '{ print NR - 1, $0 }' | END=$END B=$B S=$S GPUS=$GPUS LIMIT=${SANITIZE_LIMIT:-240} \
-  RACECHECK_EXCLUDE=${SANITIZE_RACECHECK_EXCLUDE:-} xargs -P "${SANITIZE_JOBS:-$(nproc)}" -L 1 bash -c '
+  RACECHECK_EXCLUDE=$RACECHECK_EXCLUDE xargs -P "${SANITIZE_JOBS:-$(nproc)}" -L 1 bash -c '
   gpu=$(($0 % GPUS)) tool=$1 entry=$2 test=${2%%:*} case_= skip=()
   if [ "$tool" = racecheck ]; then for k in $RACECHECK_EXCLUDE; do skip+=(--kernel-name-exclude "kns=$k"); done; fi
   [ "$test" = "$entry" ] || case_=${entry#*:}
