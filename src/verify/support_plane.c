@@ -35,29 +35,39 @@ static int plane_through(const float *a, const float *b, const float *c, double 
 }
 
 /* The RANSAC plane over the sampled points (sample: m row numbers) into normal, offset; returns its inliers among
- * them (0: no plane found, normal and offset untouched). */
-static size_t ransac_plane(const float *xyz, const uint32_t *sample, size_t m, double tolerance, double normal[3],
-                           double *offset)
+ * them (0: no plane found, normal and offset untouched). The draws never depend on the counts, so every iteration's
+ * triple is drawn first, in order, the planes are counted on the context's threads, and the first plane with the
+ * most inliers wins, as in the one-by-one loop: the same plane for any thread count. */
+static size_t ransac_plane(const float *xyz, const uint32_t *sample, size_t m, double tolerance, uint32_t threads,
+                           double normal[3], double *offset)
 {
     grip_mt19937 mt;
     grip_mt19937_seed(&mt, SUPPORT_SEED);
-    size_t best = 0;
+    uint32_t triple[GRIP_SUPPORT_ITERATIONS][3];
+    for (int it = 0; it < GRIP_SUPPORT_ITERATIONS; it++)
+        for (int k = 0; k < 3; k++)
+            triple[it][k] = sample[grip_mt19937_next(&mt) % m];
+    double plane[GRIP_SUPPORT_ITERATIONS][4];
+    size_t count[GRIP_SUPPORT_ITERATIONS];
+#pragma omp parallel for schedule(dynamic, 4) num_threads(threads)
     for (int it = 0; it < GRIP_SUPPORT_ITERATIONS; it++) {
-        const float *a = xyz + 3 * (size_t)sample[grip_mt19937_next(&mt) % m];
-        const float *b = xyz + 3 * (size_t)sample[grip_mt19937_next(&mt) % m];
-        const float *c = xyz + 3 * (size_t)sample[grip_mt19937_next(&mt) % m];
-        double n[3], off;
-        if (!plane_through(a, b, c, n, &off))
+        double *n = plane[it];
+        count[it] = 0;
+        if (!plane_through(xyz + 3 * (size_t)triple[it][0], xyz + 3 * (size_t)triple[it][1],
+                           xyz + 3 * (size_t)triple[it][2], n, &n[3]))
             continue;
-        size_t count = 0;
+        size_t c = 0;
         for (size_t i = 0; i < m; i++)
-            count += fabs(height(n, off, xyz + 3 * (size_t)sample[i])) < tolerance;
-        if (count > best) {
-            best = count;
-            memcpy(normal, n, sizeof n);
-            *offset = off;
-        }
+            c += fabs(height(n, n[3], xyz + 3 * (size_t)sample[i])) < tolerance;
+        count[it] = c;
     }
+    size_t best = 0;
+    for (int it = 0; it < GRIP_SUPPORT_ITERATIONS; it++)
+        if (count[it] > best) {
+            best = count[it];
+            memcpy(normal, plane[it], 3 * sizeof *normal);
+            *offset = plane[it][3];
+        }
     return best;
 }
 
@@ -116,7 +126,7 @@ grip_status grip_support_plane_fit(grip_ctx *ctx, const float *xyz, size_t n, do
     for (size_t i = 0, f = 0; i < n; i++)
         if (finite3(xyz + 3 * i) && f++ % stride == 0)
             sample[m++] = (uint32_t)i;
-    const size_t best = ransac_plane(xyz, sample, m, tolerance, out->normal, &out->offset);
+    const size_t best = ransac_plane(xyz, sample, m, tolerance, grip_ctx_threads(ctx), out->normal, &out->offset);
     free(sample);
     if (best < 3)
         return GRIP_OK;

@@ -253,6 +253,14 @@ grip_ctx *grip_test_ctx(void)
     return ctx;
 }
 
+grip_ctx *grip_test_ctx_threads(uint32_t threads)
+{
+    const grip_ctx_options o = {sizeof(grip_ctx_options), -1, threads};
+    grip_ctx *ctx = NULL;
+    ck_assert_int_eq(grip_ctx_new(&o, &ctx), GRIP_OK);
+    return ctx;
+}
+
 float grip_test_uniform(uint64_t *state, float lo, float hi)
 {
     uint64_t x = *state ? *state : 0x9E3779B97F4A7C15ull;

@@ -86,6 +86,10 @@ const char *grip_test_source_dir(void);
 /* A fresh context with default options; aborts the test on failure. Free with grip_ctx_free(). */
 grip_ctx *grip_test_ctx(void);
 
+/* A fresh context whose CPU stages use `threads` OpenMP threads; aborts the test on failure. Free with
+ * grip_ctx_free(). */
+grip_ctx *grip_test_ctx_threads(uint32_t threads);
+
 /* Uniform float in [lo, hi) from a small deterministic generator (xorshift), seeded per test. */
 float grip_test_uniform(uint64_t *state, float lo, float hi);
 

@@ -54,6 +54,13 @@ START_TEST(the_table_is_found_among_clutter)
     /* the same bits again: the draws come from a fixed seed */
     ck_assert_int_eq(grip_support_plane_fit(ctx, xyz, n, 0.005, camera, &q), GRIP_OK);
     ck_assert_mem_eq(&p, &q, sizeof p);
+    /* and for any number of threads: the iterations are counted in parallel, the first best wins */
+    for (uint32_t threads = 1; threads <= 7; threads += 3) {
+        grip_ctx *tctx = grip_test_ctx_threads(threads);
+        ck_assert_int_eq(grip_support_plane_fit(tctx, xyz, n, 0.005, camera, &q), GRIP_OK);
+        ck_assert_mem_eq(&p, &q, sizeof p);
+        grip_ctx_free(tctx);
+    }
     /* seen from below the table, the normal turns the other way */
     const float below[3] = {(float)(-2 * TABLE_D * TABLE_N[0]), (float)(-2 * TABLE_D * TABLE_N[1]),
                             (float)(-2 * TABLE_D * TABLE_N[2])};
