@@ -200,8 +200,9 @@ static grip_status place(grip_ctx *ctx, const grip_model_points *m, const double
     return GRIP_OK;
 }
 
-/* How many of cand's points lie within distance of kept's; near[i] is set for each. */
-static size_t shared_points(const placed *cand, const placed *kept, double distance, unsigned char *near)
+/* How many of cand's points lie within distance of kept's; near[i] is set for each. The points are independent
+ * (each sets its own flag and the count is an integer sum), so they run on the context's threads. */
+static size_t shared_points(const placed *cand, const placed *kept, double distance, int threads, unsigned char *near)
 {
     const double reach = cand->radius + kept->radius + distance;
     const double d[3] = {cand->centre[0] - kept->centre[0], cand->centre[1] - kept->centre[1],
@@ -209,6 +210,7 @@ static size_t shared_points(const placed *cand, const placed *kept, double dista
     if (d[0] * d[0] + d[1] * d[1] + d[2] * d[2] > reach * reach)
         return 0;
     size_t shared = 0;
+#pragma omp parallel for schedule(static) reduction(+ : shared) num_threads(threads)
     for (size_t i = 0; i < cand->n; ++i) {
         uint32_t idx;
         float sqdist;
@@ -264,7 +266,7 @@ grip_status grip_suppress_overlaps(grip_ctx *ctx, const grip_model_points *point
             st = grip_fail(ctx, GRIP_ENOMEM, "verify: out of memory for %zu model points", cand.n);
         size_t most = 0;
         for (size_t j = 0; j < n_kept && !st; ++j) {
-            const size_t shared = shared_points(&cand, &kept[j], distance, near);
+            const size_t shared = shared_points(&cand, &kept[j], distance, grip_ctx_threads(ctx), near);
             if (shared > most) {
                 most = shared;
                 of[i] = (uint32_t)kept_index[j];

@@ -737,16 +737,23 @@ START_TEST(overlaps_suppressed)
     memcpy(poses + 80, poses, 16 * sizeof *poses);
     const uint32_t model_id[] = {0, 1, 0, 1, 1, 0}, in[] = {1, 1, 1, 1, 1, 0};
     const double scores[] = {0.9, 0.95, 0.8, 0.7, 0.85, 0.99};
-    grip_ctx *ctx = grip_test_ctx();
+    grip_ctx *ctx = grip_test_ctx(), *ctx4 = grip_test_ctx_threads(4);
     int rejected_somewhere = 0, kept_a_neighbour = 0;
     for (double max_overlap = 0.0; max_overlap <= 1.0; max_overlap += 0.25) {
-        uint32_t accepted[6], want[6], of[6];
+        uint32_t accepted[6], want[6], of[6], accepted4[6], of4[6];
         memcpy(accepted, in, sizeof in);
+        memcpy(accepted4, in, sizeof in);
         overlaps_reference(&model, poses, scores, in, 6, 0.005, max_overlap, want);
         ck_assert_int_eq(
             grip_suppress_overlaps(ctx, points, 2, model_id, poses, scores, 6, 0.005, max_overlap, accepted, of),
             GRIP_OK);
         ck_assert_mem_eq(accepted, want, sizeof want);
+        /* the points are tested on the context's threads: the same answer on 4 */
+        ck_assert_int_eq(
+            grip_suppress_overlaps(ctx4, points, 2, model_id, poses, scores, 6, 0.005, max_overlap, accepted4, of4),
+            GRIP_OK);
+        ck_assert_mem_eq(accepted4, want, sizeof want);
+        ck_assert_mem_eq(of4, of, sizeof of);
         for (int i = 0; i < 6; i++) {
             ck_assert(of[i] == UINT32_MAX || (!accepted[i] && in[i] && accepted[of[i]]));
             rejected_somewhere += in[i] && !accepted[i];
@@ -775,6 +782,7 @@ START_TEST(overlaps_suppressed)
                      GRIP_EINVAL);
     ck_assert_mem_eq(acc, in, sizeof in);
     grip_ctx_free(ctx);
+    grip_ctx_free(ctx4);
     cloud_free(&model);
 }
 END_TEST
