@@ -258,6 +258,8 @@ static grip_status model_points(grip_stage *st, grip_model_cache *cache, uint32_
         if (!s)
             s = grip_icp_model_points(st->ctx, key.leaf, &model, &made.xyz, &made.normals, &made.count);
         if (!s)
+            grip_model_spread_compute(in->xyz, in->n, &made.spread);
+        if (!s)
             s = grip_model_cache_store(st->ctx, cache, m, parts, n_parts, &made, out);
     }
     view_normals_close(&vn);
@@ -297,9 +299,9 @@ static grip_status open_models_open(grip_stage *st, const grip_view *models, uin
         s = grip_cloud_input_open(st->ctx, models[m].cloud, what, &om->cloud[m]);
         om->n = m + 1;
         if (!s)
-            grip_model_spread_compute(om->cloud[m].xyz, om->cloud[m].n, &spreads[m]);
-        if (!s)
             s = model_points(st, cache, m, &models[m], &om->cloud[m], what, &om->points[m]);
+        if (!s)
+            spreads[m] = om->points[m]->spread; /* of the model's points, which its cache key holds */
     }
     return s;
 }
