@@ -278,9 +278,36 @@ static grip_status refine(ghv_run *r)
     return s;
 }
 
-static void fill_verdicts(const ghv_run *r, const grip_ghv_terms *t, const uint32_t *accepted, grip_verdicts *v)
+/* The free-space counts of the verified poses, into seen and violations (n_verified each). */
+static grip_status free_space_of_verified(const ghv_run *r, size_t *seen, size_t *violations)
 {
     const grip_ghv_scene *sc = r->scene;
+    grip_free_space_job *jobs = malloc((r->n_verified + 1) * sizeof *jobs);
+    if (!jobs)
+        return grip_fail(r->st->ctx, GRIP_ENOMEM, "verify: out of memory for %zu free-space checks",
+                         (size_t)r->n_verified);
+    for (size_t k = 0; k < r->n_verified; k++) {
+        const grip_ghv_model *m = &r->models[r->hyps[k].model];
+        jobs[k] = (grip_free_space_job){m->xyz, m->n, r->poses + 16 * k};
+    }
+    grip_status s = grip_free_space_count_many(r->st->ctx, &sc->camera, sc->full_xyz, sc->width, sc->height, jobs,
+                                               r->n_verified, sc->params.occlusion_threshold, seen, violations);
+    free(jobs);
+    return s;
+}
+
+static grip_status fill_verdicts(const ghv_run *r, const grip_ghv_terms *t, const uint32_t *accepted, grip_verdicts *v)
+{
+    const grip_ghv_scene *sc = r->scene;
+    size_t *seen = malloc((r->n_verified + 1) * sizeof *seen),
+           *violations = malloc((r->n_verified + 1) * sizeof *violations);
+    grip_status s = seen && violations ? free_space_of_verified(r, seen, violations)
+                                       : grip_fail(r->st->ctx, GRIP_ENOMEM, "verify: out of memory");
+    if (s) {
+        free(seen);
+        free(violations);
+        return s;
+    }
     for (uint32_t i = 0; i < r->h->count; i++) { /* the hypotheses left out: as given, rejected */
         grip_verdict *vd = &v->items[i];
         const grip_hypothesis *hy = grip_verify_hypothesis_at(r->h, i);
@@ -291,8 +318,7 @@ static void fill_verdicts(const ghv_run *r, const grip_ghv_terms *t, const uint3
         vd->violation = NAN;
         vd->reason = GRIP_VERDICT_CAP;
     }
-#pragma omp parallel for schedule(dynamic, 1) num_threads(grip_ctx_threads(r->st->ctx))
-    for (size_t k = 0; k < r->n_verified; k++) { /* the free-space check reads the model's every point: in parallel */
+    for (size_t k = 0; k < r->n_verified; k++) {
         grip_verdict *vd = &v->items[r->order[k]];
         uint32_t inliers = t->visible[k] - t->outliers[k];
         for (int j = 0; j < 16; j++)
@@ -303,14 +329,13 @@ static void fill_verdicts(const ghv_run *r, const grip_ghv_terms *t, const uint3
         vd->iterations = r->iterations[k];
         vd->accepted = accepted[k];
         vd->reason = accepted[k] ? GRIP_VERDICT_ACCEPTED : GRIP_VERDICT_GHV;
-        if (sc->camera.valid) {
-            const grip_ghv_model *m = &r->models[r->hyps[k].model];
-            size_t seen = 0, violations = 0;
-            grip_free_space_count(&sc->camera, sc->full_xyz, sc->width, sc->height, m->xyz, m->n, r->poses + 16 * k,
-                                  sc->params.occlusion_threshold, &seen, &violations);
-            vd->violation = seen + violations ? (float)((double)violations / (double)(seen + violations)) : 0.0f;
-        }
+        if (sc->camera.valid)
+            vd->violation = seen[k] + violations[k] ? (float)((double)violations[k] / (double)(seen[k] + violations[k]))
+                                                    : 0.0f;
     }
+    free(seen);
+    free(violations);
+    return GRIP_OK;
 }
 
 static grip_status verify_subset(ghv_run *r, grip_verdicts *v)
@@ -326,7 +351,7 @@ static grip_status verify_subset(ghv_run *r, grip_verdicts *v)
     s = accepted ? grip_ghv_search(ctx, &r->scene->params, r->scene, &t, accepted, NULL)
                  : grip_fail(ctx, GRIP_ENOMEM, "verify: out of memory");
     if (!s)
-        fill_verdicts(r, &t, accepted, v);
+        s = fill_verdicts(r, &t, accepted, v);
     free(accepted);
     grip_ghv_terms_free(&t);
     return s;
@@ -345,7 +370,7 @@ static void ghv_run_free(ghv_run *r)
 
 /* One verify() call whose arguments were checked, on the stage's backend. */
 static grip_status ghv_verify_once(grip_stage *st, const grip_view *models, uint32_t n_models, const grip_view *scene,
-                              const grip_hypotheses *h, grip_verdicts **out)
+                                   const grip_hypotheses *h, grip_verdicts **out)
 {
     grip_status s = GRIP_OK;
     grip_cloud_input sc;

@@ -115,15 +115,12 @@ static grip_icp_params icp_params_of(const grip_stage *st)
     return p;
 }
 
-/* The fraction of the model the camera should see in place but sees through; NaN for an unorganized scene. */
-static float free_space_violation(const grip_stage *st, const grip_pinhole *cam, const grip_cloud_input *scene,
-                                  const grip_cloud_input *model, const double pose[16])
+/* The fraction of the model the camera should see in place but sees through, from its counts
+ * (grip_free_space_count); NaN for an unorganized scene. */
+static float free_space_violation(const grip_pinhole *cam, size_t seen, size_t violations)
 {
-    size_t seen = 0, violations = 0;
     if (!cam->valid)
         return NAN;
-    grip_free_space_count(cam, scene->xyz, scene->width, scene->height, model->xyz, model->n, pose,
-                          grip_stage_number(st, "free_space_tolerance"), &seen, &violations);
     return seen + violations ? (float)((double)violations / (double)(seen + violations)) : 0.0f;
 }
 
@@ -468,10 +465,9 @@ static uint32_t refinement_reason(const grip_icp_params *p, const grip_icp_resul
 
 /* The verdict of hypothesis i from its refinement r: the host's checks (drift, free space, support) may still
  * reject it; the reason is the first test it failed. */
-static void verdict_of(grip_stage *st, const grip_icp_params *p, const grip_pinhole *cam,
-                       const grip_support_plane *support, const grip_cloud_input *scene, const grip_cloud_input *model,
-                       const grip_model_spread *spread, const grip_hypothesis *hy, uint32_t i, grip_icp_result r,
-                       grip_verdict *vd)
+static void verdict_of(grip_stage *st, const grip_icp_params *p, float violation, const grip_support_plane *support,
+                       const grip_cloud_input *model, const grip_model_spread *spread, const grip_hypothesis *hy,
+                       uint32_t i, grip_icp_result r, grip_verdict *vd)
 {
     double init[16];
     for (int k = 0; k < 16; k++)
@@ -480,7 +476,7 @@ static void verdict_of(grip_stage *st, const grip_icp_params *p, const grip_pinh
     double max_drift = grip_stage_number(st, "max_drift");
     if (!reason && max_drift > 0 && grip_pose_rms_displacement(spread, init, r.pose) > max_drift)
         reason = GRIP_VERDICT_DRIFT; /* ICP wandered off: the grouped pose was not where the model is */
-    vd->violation = free_space_violation(st, cam, scene, model, r.pose);
+    vd->violation = violation;
     if (!reason && vd->violation > grip_stage_number(st, "max_violation"))
         reason = GRIP_VERDICT_FREE_SPACE;
     if (!reason && support->valid &&
@@ -540,6 +536,29 @@ static grip_status suppress_duplicates(grip_stage *st, uint32_t n_models, const 
     return s;
 }
 
+/* The free-space counts of the n_kept refined poses (res), into *seen and *violations (malloc'd, n_kept each; the
+ * caller frees them, also on failure). */
+static grip_status free_space_of_kept(grip_stage *st, const grip_pinhole *cam, const grip_cloud_input *scene,
+                                      const open_models *om, const grip_hypotheses *h, const uint32_t *kept,
+                                      uint32_t n_kept, const grip_icp_result *res, size_t **seen, size_t **violations)
+{
+    grip_free_space_job *jobs = malloc(((size_t)n_kept + 1) * sizeof *jobs);
+    *seen = malloc(((size_t)n_kept + 1) * sizeof **seen);
+    *violations = malloc(((size_t)n_kept + 1) * sizeof **violations);
+    grip_status s = jobs && *seen && *violations
+                        ? GRIP_OK
+                        : grip_fail(st->ctx, GRIP_ENOMEM, "verify: out of memory for %u free-space checks", n_kept);
+    for (uint32_t k = 0; k < n_kept && !s; k++) {
+        const grip_cloud_input *model = &om->cloud[grip_verify_hypothesis_at(h, kept[k])->model_id];
+        jobs[k] = (grip_free_space_job){model->xyz, model->n, res[k].pose};
+    }
+    if (!s)
+        s = grip_free_space_count_many(st->ctx, cam, scene->xyz, scene->width, scene->height, jobs, n_kept,
+                                       grip_stage_number(st, "free_space_tolerance"), *seen, *violations);
+    free(jobs);
+    return s;
+}
+
 /* ICP on the kept hypotheses, then the duplicates; verdict i gets hypothesis i (a hypothesis left out by the cap
  * keeps its pose and is rejected). */
 static grip_status refine_all(grip_stage *st, const grip_view *models, uint32_t n_models, const grip_view *scene_view,
@@ -559,6 +578,7 @@ static grip_status refine_all(grip_stage *st, const grip_view *models, uint32_t 
     memset(&sn, 0, sizeof sn);
     uint32_t *kept = NULL, n_kept = 0;
     grip_icp_result *res = NULL;
+    size_t *seen = NULL, *violations = NULL;
     grip_status s = grip_icp_params_check(ctx, &p);
     if (!s && support_margin > 0)
         s = grip_support_plane_fit(ctx, scene->xyz, scene->n, support_margin / 2, scene->viewpoint, &support);
@@ -584,17 +604,21 @@ static grip_status refine_all(grip_stage *st, const grip_view *models, uint32_t 
         vd->violation = NAN;
         vd->reason = GRIP_VERDICT_CAP;
     }
-    if (!s) /* each verdict reads its model's every point for the free-space check: in parallel */
+    if (!s)
+        s = free_space_of_kept(st, &cam, scene, &om, h, kept, n_kept, res, &seen, &violations);
+    if (!s) /* each verdict reads its model's every point for the support check: in parallel */
 #pragma omp parallel for schedule(dynamic, 1) num_threads(grip_ctx_threads(ctx))
         for (uint32_t k = 0; k < n_kept; k++) {
             const grip_hypothesis *hy = grip_verify_hypothesis_at(h, kept[k]);
-            verdict_of(st, &p, &cam, &support, scene, &om.cloud[hy->model_id], &spreads[hy->model_id], hy, kept[k],
-                       res[k], &v->items[kept[k]]);
+            verdict_of(st, &p, free_space_violation(&cam, seen[k], violations[k]), &support, &om.cloud[hy->model_id],
+                       &spreads[hy->model_id], hy, kept[k], res[k], &v->items[kept[k]]);
         }
     if (!s)
         s = suppress_duplicates(st, n_models, h, v, spreads, &om);
     free(res);
     free(kept);
+    free(seen);
+    free(violations);
     view_normals_close(&sn);
     open_models_close(&om);
     return s;
@@ -602,7 +626,7 @@ static grip_status refine_all(grip_stage *st, const grip_view *models, uint32_t 
 
 /* One verify() call whose arguments were checked, on the stage's backend. */
 static grip_status icp_verify_once(grip_stage *st, const grip_view *models, uint32_t n_models, const grip_view *scene,
-                              const grip_hypotheses *h, grip_verdicts **out)
+                                   const grip_hypotheses *h, grip_verdicts **out)
 {
     grip_cloud_input sc;
     grip_status s = grip_cloud_input_open(st->ctx, scene->cloud, "verify: scene.cloud", &sc);

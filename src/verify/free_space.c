@@ -2,6 +2,7 @@
 #include "verify/free_space.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Least squares of a = s * b + c over the pairs accumulated in sums (n, sum b, sum a, sum b^2, sum a*b). */
@@ -119,4 +120,42 @@ void grip_free_space_count(const grip_pinhole *cam, const float *scene_xyz, uint
         *seen += c > 0;
         *violations += c < 0;
     }
+}
+
+grip_status grip_free_space_count_many(grip_ctx *ctx, const grip_pinhole *cam, const float *scene_xyz, uint32_t width,
+                                       uint32_t height, const grip_free_space_job *jobs, size_t n, double tolerance,
+                                       size_t *seen, size_t *violations)
+{
+    size_t *first = malloc((n + 1) * sizeof *first); /* job k's chunks are [first[k], first[k + 1]) */
+    if (!first)
+        return grip_fail(ctx, GRIP_ENOMEM, "verify: out of memory for the free-space check of %zu poses", n);
+    first[0] = 0;
+    for (size_t k = 0; k < n; k++) {
+        first[k + 1] = first[k] + (jobs[k].n_model + GRIP_FREE_SPACE_CHUNK - 1) / GRIP_FREE_SPACE_CHUNK;
+        seen[k] = violations[k] = 0;
+    }
+    const size_t chunks = cam->valid ? first[n] : 0;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(grip_ctx_threads(ctx))
+    for (size_t c = 0; c < chunks; c++) {
+        size_t lo = 0, hi = n; /* the job holding chunk c: the last k with first[k] <= c */
+        while (hi - lo > 1) {
+            const size_t mid = lo + (hi - lo) / 2;
+            if (first[mid] <= c)
+                lo = mid;
+            else
+                hi = mid;
+        }
+        const grip_free_space_job *j = &jobs[lo];
+        const size_t start = (c - first[lo]) * GRIP_FREE_SPACE_CHUNK;
+        const size_t count = j->n_model - start < GRIP_FREE_SPACE_CHUNK ? j->n_model - start : GRIP_FREE_SPACE_CHUNK;
+        size_t s = 0, v = 0;
+        grip_free_space_count(cam, scene_xyz, width, height, j->model_xyz + 3 * start, count, j->pose, tolerance, &s,
+                              &v);
+#pragma omp atomic
+        seen[lo] += s;
+#pragma omp atomic
+        violations[lo] += v;
+    }
+    free(first);
+    return GRIP_OK;
 }

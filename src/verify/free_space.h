@@ -11,6 +11,8 @@
 #ifndef GRIP_VERIFY_FREE_SPACE_H
 #define GRIP_VERIFY_FREE_SPACE_H
 
+#include "core/ctx.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -33,5 +35,22 @@ void grip_pinhole_estimate(const float *xyz, uint32_t width, uint32_t height, in
 void grip_free_space_count(const grip_pinhole *cam, const float *scene_xyz, uint32_t width, uint32_t height,
                            const float *model_xyz, size_t n_model, const double pose[16], double tolerance,
                            size_t *seen, size_t *violations);
+
+/* One pose of a model for grip_free_space_count_many: the model's points (n_model x 3) and the pose (row-major
+ * 4x4), both borrowed. */
+typedef struct grip_free_space_job {
+    const float *model_xyz;
+    size_t n_model;
+    const double *pose;
+} grip_free_space_job;
+
+/* grip_free_space_count for n jobs at once, on the context's threads: each job's points run in chunks of
+ * GRIP_FREE_SPACE_CHUNK, so that a few poses of large models fill the threads as many poses do. The counts are
+ * integer sums, the same for any thread count. seen and violations: n each (the caller's). GRIP_ENOMEM, with
+ * nothing written. */
+#define GRIP_FREE_SPACE_CHUNK 4096
+grip_status grip_free_space_count_many(grip_ctx *ctx, const grip_pinhole *cam, const float *scene_xyz, uint32_t width,
+                                       uint32_t height, const grip_free_space_job *jobs, size_t n, double tolerance,
+                                       size_t *seen, size_t *violations);
 
 #endif

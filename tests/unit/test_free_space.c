@@ -134,6 +134,61 @@ START_TEST(points_outside_the_image_or_on_holes_are_not_counted)
 }
 END_TEST
 
+/* Many poses at once, their points split in chunks over the threads, count what each pose counts alone: a model
+ * of several chunks and a partial last one, an empty one, one of a single point; poses on, in front of, behind and
+ * beside the wall. */
+START_TEST(many_poses_count_as_each_alone)
+{
+    float *wall = render_wall(1.0f);
+    grip_pinhole cam;
+    grip_pinhole_estimate(wall, W, H, 4, &cam);
+    const size_t n_big = 2 * GRIP_FREE_SPACE_CHUNK + 123;
+    float *big = malloc(sizeof(float) * 3 * n_big);
+    uint64_t seed = 3;
+    for (size_t i = 0; i < n_big; i++) { /* a 12 cm square, a point in 100 NaN */
+        big[3 * i] = i % 100 == 7 ? NAN : grip_test_uniform(&seed, -0.06f, 0.06f);
+        big[3 * i + 1] = grip_test_uniform(&seed, -0.06f, 0.06f);
+        big[3 * i + 2] = grip_test_uniform(&seed, -0.02f, 0.02f);
+    }
+    const float one[3] = {0, 0, 0};
+    enum { JOBS = 6 };
+    double poses[JOBS][16];
+    translation(poses[0], 0.05, 0.0, 1.0);    /* straddles the wall: some seen, some in front, some behind */
+    translation(poses[1], 0.0, 0.0, 0.9);     /* in front */
+    translation(poses[2], 0.0, 0.0, 1.2);     /* behind */
+    translation(poses[3], -0.45, -0.35, 1.0); /* across the image's corner and the hole */
+    translation(poses[4], 0.0, 0.0, 0.95);
+    translation(poses[5], 0.0, 0.0, 0.9);
+    const grip_free_space_job jobs[JOBS] = {{big, n_big, poses[0]}, {big, n_big, poses[1]}, {big, n_big, poses[2]},
+                                            {big, n_big, poses[3]}, {big, 0, poses[4]},     {one, 1, poses[5]}};
+    size_t want_seen[JOBS], want_violations[JOBS];
+    for (int k = 0; k < JOBS; k++)
+        grip_free_space_count(&cam, wall, W, H, jobs[k].model_xyz, jobs[k].n_model, jobs[k].pose, 0.01, &want_seen[k],
+                              &want_violations[k]);
+    ck_assert_uint_gt(want_seen[0], 0);
+    ck_assert_uint_gt(want_violations[0], 0);
+    ck_assert_uint_eq(want_violations[5], 1);
+    for (uint32_t threads = 1; threads <= 7; threads += 3) {
+        grip_ctx *ctx = grip_test_ctx_threads(threads);
+        size_t seen[JOBS], violations[JOBS];
+        ck_assert_int_eq(grip_free_space_count_many(ctx, &cam, wall, W, H, jobs, JOBS, 0.01, seen, violations),
+                         GRIP_OK);
+        ck_assert_mem_eq(seen, want_seen, sizeof seen);
+        ck_assert_mem_eq(violations, want_violations, sizeof violations);
+        /* no camera: nothing counted */
+        grip_pinhole none = cam;
+        none.valid = 0;
+        ck_assert_int_eq(grip_free_space_count_many(ctx, &none, wall, W, H, jobs, JOBS, 0.01, seen, violations),
+                         GRIP_OK);
+        for (int k = 0; k < JOBS; k++)
+            ck_assert_uint_eq(seen[k] + violations[k], 0);
+        grip_ctx_free(ctx);
+    }
+    free(big);
+    free(wall);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("free_space");
@@ -142,6 +197,7 @@ int main(void)
     tcase_add_test(tc, camera_fit_is_the_same_on_any_thread_count);
     tcase_add_test(tc, points_on_the_surface_are_seen_points_in_front_violate);
     tcase_add_test(tc, points_outside_the_image_or_on_holes_are_not_counted);
+    tcase_add_test(tc, many_poses_count_as_each_alone);
     suite_add_tcase(s, tc);
     return grip_test_run(s);
 }
