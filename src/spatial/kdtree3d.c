@@ -108,6 +108,27 @@ size_t grip_kdtree3d_knn(const grip_kdtree3d *tree, const float q[3], size_t k, 
     return found;
 }
 
+int grip_kdtree3d_any_within(const grip_kdtree3d *tree, const float q[3], float limit)
+{
+    if (!tree || tree->count == 0 || !q || !kd_point_is_finite(q))
+        return 0;
+    kd_pending stack[KD_STACK_MAX];
+    size_t top = 0;
+    stack[top++] = (kd_pending){0, 0.0f};
+    while (top > 0) {
+        kd_pending p = stack[--top];
+        if (p.bound > limit)
+            continue;
+        const kd_node *leaf = descend(tree, p.node, q, limit, stack, &top);
+        if (!leaf)
+            continue;
+        for (uint32_t i = leaf->begin; i < leaf->end; ++i)
+            if (kd_point_sqdist(tree->pts + (size_t)i * 3, q) <= limit)
+                return 1;
+    }
+    return 0;
+}
+
 /* ---- radius search -------------------------------------------------------------------------------------- */
 
 void grip_neighbors_free(grip_neighbors *nb)

@@ -27,6 +27,12 @@ size_t grip_kdtree3d_size(const grip_kdtree3d *tree);
  * tree size when that is smaller, or 0 when q has a non-finite coordinate. */
 size_t grip_kdtree3d_knn(const grip_kdtree3d *tree, const float q[3], size_t k, uint32_t *idx, float *sqdist);
 
+/* Whether a point of the tree lies within squared distance `limit` of q (its squared distance, computed as
+ * grip_kdtree3d_knn computes it, <= limit): the answer of a 1-nearest search followed by that test, found without
+ * looking for the nearest: only boxes within limit are visited, and the first such point ends the search. 0 for
+ * a non-finite q or an empty tree. */
+int grip_kdtree3d_any_within(const grip_kdtree3d *tree, const float q[3], float limit);
+
 /* The k nearest points of q as PCL 1.13's KdTreeFLANN::nearestKSearch returns them: the same points in the same
  * order, also where distances tie (FLANN keeps, among points at the k-th distance, those its traversal meets
  * first, and lists equal distances in the order met). Same buffers and return value as grip_kdtree3d_knn;

@@ -209,17 +209,18 @@ static size_t shared_points(const placed *cand, const placed *kept, double dista
                          cand->centre[2] - kept->centre[2]};
     if (d[0] * d[0] + d[1] * d[1] + d[2] * d[2] > reach * reach)
         return 0;
+    /* a float squared distance d is <= distance^2 (in double) exactly when d <= the largest float not above it */
+    const double limit2 = distance * distance;
+    float limit = (float)limit2;
+    if ((double)limit > limit2)
+        limit = nextafterf(limit, 0.0f);
     size_t shared = 0;
 #pragma omp parallel for schedule(static) reduction(+ : shared) num_threads(threads)
-    for (size_t i = 0; i < cand->n; ++i) {
-        uint32_t idx;
-        float sqdist;
-        if (grip_kdtree3d_knn(kept->tree, cand->xyz + 3 * i, 1, &idx, &sqdist) == 1 &&
-            (double)sqdist <= distance * distance) {
+    for (size_t i = 0; i < cand->n; ++i)
+        if (grip_kdtree3d_any_within(kept->tree, cand->xyz + 3 * i, limit)) {
             near[i] = 1;
             ++shared;
         }
-    }
     return shared;
 }
 

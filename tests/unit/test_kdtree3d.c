@@ -1,4 +1,4 @@
-/* test_kdtree3d.c -- every kNN and radius query equals brute force (same indices, same float distances, same
+/* test_kdtree3d.c -- every kNN, radius and any-within query equals brute force (same indices, same float distances, same
  * order, ties to the lower index) on random clouds with duplicates, negative coordinates and NaN/Inf points,
  * on an integer grid full of exact distance ties, for k > n and radius 0, and from many threads at once.
  * The PCL-order searches return the same points in another order (radius), or choose differently among points
@@ -155,6 +155,21 @@ static void make_query(uint64_t *rng, const float *xyz, size_t n, int j, float q
         q[a] = grip_test_uniform(rng, -span, span);
 }
 
+/* any_within answers as the brute-force nearest does: at the nearest's own distance (an exact boundary), just
+ * below it, and at the given radius squared. */
+static void check_any_within(const grip_kdtree3d *t, const float *xyz, size_t n, const float q[3], float radius)
+{
+    pair *ref;
+    size_t m = brute_sorted(xyz, n, q, &ref);
+    const float limit = radius * radius;
+    ck_assert_int_eq(grip_kdtree3d_any_within(t, q, limit), m > 0 && ref[0].d <= limit);
+    if (m > 0) {
+        ck_assert_int_eq(grip_kdtree3d_any_within(t, q, ref[0].d), 1);
+        ck_assert_int_eq(grip_kdtree3d_any_within(t, q, nextafterf(ref[0].d, -1.0f)), 0);
+    }
+    free(ref);
+}
+
 START_TEST(random_clouds_match_brute_force)
 {
     uint64_t rng = 2024;
@@ -179,6 +194,7 @@ START_TEST(random_clouds_match_brute_force)
             check_knn_pcl(t, xyz, n, q, ks[(j + 1) % 6]);
             check_radius(t, xyz, n, q, radii[j % 5], &nb);
             check_radius_pcl(t, q, radii[(j + 2) % 5], &nb);
+            check_any_within(t, xyz, n, q, radii[(j + 3) % 5]);
         }
         float q0[3] = {0.1f, -0.2f, 0.3f};
         check_knn(t, xyz, n, q0, n + 5); /* k > n: every finite point */
@@ -239,6 +255,7 @@ START_TEST(empty_and_invalid_inputs)
     const float q[3] = {0, 0, 0};
     ck_assert_uint_eq(grip_kdtree3d_knn(t, q, 4, idx, d), 0);
     ck_assert_uint_eq(grip_kdtree3d_knn_pcl(t, q, 4, idx, d), 0);
+    ck_assert_int_eq(grip_kdtree3d_any_within(t, q, INFINITY), 0);
     grip_neighbors nb = {0};
     ck_assert_int_eq(grip_kdtree3d_radius(t, q, 1.0f, &nb), GRIP_OK);
     ck_assert_uint_eq(nb.count, 0);
@@ -256,6 +273,8 @@ START_TEST(empty_and_invalid_inputs)
     const float nan_q[3] = {NAN, 0, 0};
     ck_assert_uint_eq(grip_kdtree3d_knn(t, nan_q, 1, idx, d), 0);
     ck_assert_uint_eq(grip_kdtree3d_knn_pcl(t, nan_q, 1, idx, d), 0);
+    ck_assert_int_eq(grip_kdtree3d_any_within(t, nan_q, INFINITY), 0);
+    ck_assert_int_eq(grip_kdtree3d_any_within(NULL, q, INFINITY), 0);
     ck_assert_int_eq(grip_kdtree3d_radius(t, nan_q, 10.0f, &nb), GRIP_OK);
     ck_assert_uint_eq(nb.count, 0);
     ck_assert_int_eq(grip_kdtree3d_radius(t, q, -1.0f, &nb), GRIP_EINVAL);
