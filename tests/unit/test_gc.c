@@ -279,6 +279,36 @@ START_TEST(ransac_over_clusters_is_the_same_for_any_thread_count)
 }
 END_TEST
 
+/* One cluster of 300 members, whose RANSAC iterations run in parallel chunks: with a 0.01 threshold most draws fit
+ * a motion and the search stops early; with 1e-4 hardly any member is an inlier, so it runs to the 10,000-iteration
+ * cap through many full chunks. 1 and 4 threads give the same sets bit for bit, for 1 and 3 rounds. */
+START_TEST(one_big_cluster_is_the_same_for_any_thread_count)
+{
+    grip_ctx *one = ctx_with_threads(1), *four = ctx_with_threads(4);
+    grip_ransac_scene sc;
+    ck_assert(grip_ransac_scene_make(31, 1, 300, 300, &sc));
+    static const double thresholds[] = {0.01, 1e-4};
+    for (size_t t = 0; t < 2; ++t)
+        for (uint32_t rounds = 1; rounds <= 3; rounds += 2) {
+            const grip_ransac_params rp = {thresholds[t], GRIP_RANSAC_PCL_ITERATIONS, GRIP_RANSAC_PCL_SEED, rounds, 5};
+            grip_cluster *c1 = grip_ransac_scene_clusters(&sc), *c4 = grip_ransac_scene_clusters(&sc);
+            ck_assert(c1 && c4);
+            size_t n1 = 1, n4 = 1;
+            ck_assert_int_eq(grip_clusters_ransac(one, &rp, sc.model_kp, sc.scene_kp, sc.corr, &c1, &n1), GRIP_OK);
+            ck_assert_int_eq(grip_clusters_ransac(four, &rp, sc.model_kp, sc.scene_kp, sc.corr, &c4, &n4), GRIP_OK);
+            fprintf(stderr, "one cluster, threshold %g, %u round(s): %zu sets, the first of %u members\n",
+                    thresholds[t], rounds, n1, c1[0].n_members);
+            ck_assert_uint_ge(c1[0].n_members, 3);
+            assert_same_clusters("one big cluster, 1 thread against 4", c1, n1, c4, n4);
+            grip_clusters_free(c1, n1);
+            grip_clusters_free(c4, n4);
+        }
+    grip_ransac_scene_free(&sc);
+    grip_ctx_free(one);
+    grip_ctx_free(four);
+}
+END_TEST
+
 /* A failure in one cluster, met on a worker thread, fails the whole call once, with its text, and leaves nothing. */
 START_TEST(a_failing_cluster_fails_the_whole_parallel_call)
 {
@@ -384,6 +414,7 @@ static Suite *suite(void)
     tcase_add_test(syn, ransac_without_a_model_leaves_the_cluster_with_identity);
     tcase_add_test(syn, ransac_rounds_find_a_second_motion);
     tcase_add_test(syn, ransac_over_clusters_is_the_same_for_any_thread_count);
+    tcase_add_test(syn, one_big_cluster_is_the_same_for_any_thread_count);
     tcase_add_test(syn, a_failing_cluster_fails_the_whole_parallel_call);
     tcase_add_test(syn, gc_groups_the_consistent_correspondences);
     tcase_add_test(syn, bad_input_is_refused_clearly);
