@@ -250,9 +250,12 @@ static void fit_chunk(const ransac_set *s, double threshold2, ransac_chunk *c, s
     }
 }
 
-/* RandomSampleConsensus::computeModel: *found tells whether a model was found, best_pose gets it. A failed fit in
- * any fitted sample fails the search, even one past the iteration where the plain loop would have stopped (every
- * SVD the library runs is checked, as test_faults asserts); the failure reported is the first in iteration order. */
+/* RandomSampleConsensus::computeModel: *found tells whether a model was found, best_pose gets it: the plain loop's
+ * model bit for bit, for any thread count (test_gc writes the plain loop out and compares). The chunk that holds
+ * the stopping iteration is fitted past it, up to RANSAC_CHUNK_MAX - 1 speculative fits whose models are dropped.
+ * A failed fit in any fitted sample still fails the search, even one past the stopping iteration, which the plain
+ * loop would not have made: every SVD the library runs is checked, never absorbed (test_faults walks them all, and
+ * counts these too). The failure reported is the first in iteration order. */
 static grip_status ransac_search(grip_error_note *err, const grip_ransac_params *params, ransac_set *s,
                                  uint32_t threads, int *found, double best_pose[16])
 {
@@ -302,7 +305,7 @@ static grip_status ransac_search(grip_error_note *err, const grip_ransac_params 
     return st;
 }
 
-/* grip_cluster_ransac, failing into err (it may run on a worker thread); *kept tells whether the members were
+/* grip_cluster_ransac, failing into err (the caller reports it to the context); *kept tells whether the members were
  * replaced by a consensus set (else they stay, and the pose is the identity). */
 static grip_status cluster_ransac(grip_error_note *err, const grip_ransac_params *params, uint32_t threads,
                                   const float *model_kp_xyz, const float *scene_kp_xyz, const grip_corr *corr,
@@ -371,8 +374,7 @@ static void remove_taken(uint32_t *rest, uint32_t *n_rest, const grip_cluster *t
 }
 
 /* What one input cluster's RANSAC leaves besides the cluster itself (which it updates in place): the consensus
- * sets found after its first (params->rounds > 1), and its failure. Written only by the thread that runs the
- * cluster, read after the parallel loop. */
+ * sets found after its first (params->rounds > 1), and its failure, noted for grip_clusters_ransac to report. */
 typedef struct cluster_job {
     grip_cluster *extra; /* malloc'd room for rounds - 1 clusters once one is kept; n_extra hold members */
     uint32_t n_extra;
@@ -388,9 +390,9 @@ static void cluster_jobs_free(cluster_job *jobs, size_t n)
 
 /* The consensus sets of one cluster after its first (see grip_clusters_ransac): `first` is the cluster after
  * its RANSAC, `all` its members before. Each set kept is added to job->extra. */
-static grip_status extra_rounds(const grip_ransac_params *params, uint32_t threads, const float *model_kp_xyz, const float *scene_kp_xyz,
-                                const grip_corr *corr, const grip_cluster *first, uint32_t *all, uint32_t n_all,
-                                cluster_job *job)
+static grip_status extra_rounds(const grip_ransac_params *params, uint32_t threads, const float *model_kp_xyz,
+                                const float *scene_kp_xyz, const grip_corr *corr, const grip_cluster *first,
+                                uint32_t *all, uint32_t n_all, cluster_job *job)
 {
     const uint32_t need = params->min_extra > RANSAC_SAMPLE_SIZE ? params->min_extra : RANSAC_SAMPLE_SIZE;
     remove_taken(all, &n_all, first);
@@ -421,9 +423,9 @@ static grip_status extra_rounds(const grip_ransac_params *params, uint32_t threa
 }
 
 /* The whole RANSAC of one input cluster: its first consensus set in place, then (rounds > 1) the further ones into
- * job. Touches no context, so that clusters run on worker threads. */
-static void cluster_job_run(const grip_ransac_params *params, uint32_t threads, const float *model_kp_xyz, const float *scene_kp_xyz,
-                            const grip_corr *corr, grip_cluster *cluster, cluster_job *job)
+ * job, its failure noted there. */
+static void cluster_job_run(const grip_ransac_params *params, uint32_t threads, const float *model_kp_xyz,
+                            const float *scene_kp_xyz, const grip_corr *corr, grip_cluster *cluster, cluster_job *job)
 {
     uint32_t *all = NULL; /* the members before the first set takes its own */
     const uint32_t n_all = cluster->n_members;
@@ -476,33 +478,17 @@ grip_status grip_clusters_ransac(grip_ctx *ctx, const grip_ransac_params *params
     grip_status st = GRIP_OK;
     if (!jobs)
         st = grip_fail(ctx, GRIP_ENOMEM, "group.ransac: out of memory for the RANSAC of %zu clusters", n_in);
-    /* Clusters are independent (each restarts its generator from params->seed), so they run in parallel and give
-     * the sequential results for any thread count. The call fails with the first failing cluster in cluster
-     * order, as the sequential loop did: a cluster is skipped only once one before it has failed, so that one
-     * always runs and is the one reported, whatever the threads' timing. */
-    /* Inside this loop's active region (more than one cluster) the chunks' inner regions run on one thread, as
-     * OpenMP nests no parallelism by default; a lone cluster gets all threads for its chunks. */
+    /* Clusters run one after another, each search spreading its chunks of iterations over the context's threads
+     * (fit_chunk): so one dominant cluster, the demo scenes' case, uses every thread, as many small ones do. Not
+     * clusters in parallel as well: OpenMP nests no parallelism by default, so an outer parallel loop would leave
+     * each cluster's chunks one thread. The call fails with the first failing cluster, as the plain loop did. */
     const uint32_t threads = grip_ctx_threads(ctx);
     size_t first_failed = n_in;
     if (jobs) {
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads) if (n_in > 1)
-        for (size_t i = 0; i < n_in; ++i) {
-            size_t failed_before;
-#pragma omp atomic read
-            failed_before = first_failed;
-            if (failed_before < i)
-                continue;
+        for (size_t i = 0; i < n_in && first_failed == n_in; ++i) {
             cluster_job_run(params, threads, model_kp_xyz, scene_kp_xyz, corr, &in[i], &jobs[i]);
-            if (jobs[i].err.status != GRIP_OK) {
-                /* unnamed: a named critical section is a global symbol, which libgrip.so would export */
-#pragma omp critical
-                {
-                    if (i < first_failed) {
-#pragma omp atomic write
-                        first_failed = i;
-                    }
-                }
-            }
+            if (jobs[i].err.status != GRIP_OK)
+                first_failed = i;
         }
         if (first_failed < n_in)
             st = grip_note_report(ctx, &jobs[first_failed].err);
