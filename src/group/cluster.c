@@ -250,12 +250,22 @@ static void fit_chunk(const ransac_set *s, double threshold2, ransac_chunk *c, s
     }
 }
 
+/* The iteration by which the plain loop stops at the latest, given the bound k so far: the first past k, or
+ * max_iterations + 1. The best count only rises, so k only falls: no chunk need reach past what this gives at the
+ * chunk's start (k > 0 always: log(1 - probability) / log(p) with p in (0, 1)). */
+static uint64_t last_iteration(double k, uint32_t max_iterations)
+{
+    const uint64_t cap = (uint64_t)max_iterations + 1;
+    return k < (double)cap ? (uint64_t)floor(k) + 1 : cap;
+}
+
 /* RandomSampleConsensus::computeModel: *found tells whether a model was found, best_pose gets it: the plain loop's
- * model bit for bit, for any thread count (test_gc writes the plain loop out and compares). The chunk that holds
- * the stopping iteration is fitted past it, up to RANSAC_CHUNK_MAX - 1 speculative fits whose models are dropped.
- * A failed fit in any fitted sample still fails the search, even one past the stopping iteration, which the plain
- * loop would not have made: every SVD the library runs is checked, never absorbed (test_faults walks them all, and
- * counts these too). The failure reported is the first in iteration order. */
+ * model bit for bit, for any thread count (test_gc writes the plain loop out and compares). A chunk reaches no
+ * further than last_iteration allows at its start, but a better model found amid it lowers the bound: the chunk's
+ * samples past the stopping iteration are fitted all the same, their models dropped. A failed fit in any fitted
+ * sample still fails the search, even one past the stopping iteration, which the plain loop would not have made:
+ * every SVD the library runs is checked, never absorbed (test_faults walks them all, these too). The failure
+ * reported is the first in iteration order. */
 static grip_status ransac_search(grip_error_note *err, const grip_ransac_params *params, ransac_set *s,
                                  uint32_t threads, int *found, double best_pose[16])
 {
@@ -276,8 +286,10 @@ static grip_status ransac_search(grip_error_note *err, const grip_ransac_params 
     uint64_t iterations = 0;
     grip_status st = GRIP_OK;
     for (size_t size = RANSAC_CHUNK_MIN, done = 0; !done; size = size < RANSAC_CHUNK_MAX ? size * 2 : size) {
-        size_t n = draw_chunk(s, &mt, spread, &c, size);
-        int exhausted = n < size; /* the plain loop ends after these n iterations, if not before */
+        const uint64_t left = last_iteration(k, params->max_iterations) - iterations;
+        const size_t want = left < size ? (size_t)left : size;
+        size_t n = draw_chunk(s, &mt, spread, &c, want);
+        int exhausted = n < want; /* the plain loop ends after these n iterations, if not before */
         fit_chunk(s, threshold2, &c, n, threads);
         for (size_t i = 0; i < n && st == GRIP_OK; ++i)
             if (c.note[i].status != GRIP_OK) {
