@@ -206,11 +206,76 @@ static size_t count_inliers(const ransac_set *s, const double pose[16], double t
     return n;
 }
 
-/* RandomSampleConsensus::computeModel: *found tells whether a model was found, best_pose gets it. */
-static grip_status ransac_search(grip_error_note *err, const grip_ransac_params *params, ransac_set *s, int *found,
-                                 double best_pose[16])
+/* RANSAC's iterations run chunk by chunk: the samples depend only on the draws (mt19937 and the persistent
+ * Fisher-Yates order), never on the fits, so a chunk's samples are drawn first in order, then fitted and counted in
+ * parallel, then the sequential bookkeeping is replayed in iteration order and stops where the plain loop would.
+ * Chunks grow from RANSAC_CHUNK_MIN to RANSAC_CHUNK_MAX so searches that stop early waste few fits. */
+#define RANSAC_CHUNK_MIN 16
+#define RANSAC_CHUNK_MAX 512
+/* Below this many samples a fork/join costs more than it saves. */
+#define RANSAC_CHUNK_PARALLEL 32
+
+typedef struct ransac_chunk {
+    uint32_t (*sample)[RANSAC_SAMPLE_SIZE];
+    double (*pose)[16];
+    size_t *inliers;
+    grip_error_note *note;
+} ransac_chunk;
+
+static void ransac_chunk_free(ransac_chunk *c)
+{
+    free(c->sample);
+    free(c->pose);
+    free(c->inliers);
+    free(c->note);
+}
+
+/* Draws up to n good samples in order; returns how many (fewer when get_good_sample gave up: the search ends). */
+static size_t draw_chunk(ransac_set *s, grip_mt19937 *mt, double spread, ransac_chunk *c, size_t n)
+{
+    for (size_t i = 0; i < n; ++i)
+        if (!get_good_sample(s, mt, spread, c->sample[i]))
+            return i;
+    return n;
+}
+
+/* Fits and counts the chunk's n samples on up to threads threads; each failure lands in its own note. */
+static void fit_chunk(const ransac_set *s, double threshold2, ransac_chunk *c, size_t n, uint32_t threads)
+{
+#pragma omp parallel for schedule(static) num_threads(threads) if (n >= RANSAC_CHUNK_PARALLEL && threads > 1)
+    for (size_t i = 0; i < n; ++i) {
+        c->note[i].status = GRIP_OK;
+        if (fit_sample(&c->note[i], s, c->sample[i], c->pose[i]) == GRIP_OK)
+            c->inliers[i] = count_inliers(s, c->pose[i], threshold2, NULL);
+    }
+}
+
+/* The iteration by which the plain loop stops at the latest, given the bound k so far: the first past k, or
+ * max_iterations + 1. The best count only rises, so k only falls: no chunk need reach past what this gives at the
+ * chunk's start (k > 0 always: log(1 - probability) / log(p) with p in (0, 1)). */
+static uint64_t last_iteration(double k, uint32_t max_iterations)
+{
+    const uint64_t cap = (uint64_t)max_iterations + 1;
+    return k < (double)cap ? (uint64_t)floor(k) + 1 : cap;
+}
+
+/* RandomSampleConsensus::computeModel: *found tells whether a model was found, best_pose gets it: the plain loop's
+ * model bit for bit, for any thread count (test_gc writes the plain loop out and compares). A chunk reaches no
+ * further than last_iteration allows at its start, but a better model found amid it lowers the bound: the chunk's
+ * samples past the stopping iteration are fitted all the same, their models dropped. A failed fit in any fitted
+ * sample still fails the search, even one past the stopping iteration, which the plain loop would not have made:
+ * every SVD the library runs is checked, never absorbed (test_faults walks them all, these too). The failure
+ * reported is the first in iteration order. */
+static grip_status ransac_search(grip_error_note *err, const grip_ransac_params *params, ransac_set *s,
+                                 uint32_t threads, int *found, double best_pose[16])
 {
     *found = 0;
+    ransac_chunk c = {malloc(RANSAC_CHUNK_MAX * sizeof *c.sample), malloc(RANSAC_CHUNK_MAX * sizeof *c.pose),
+                      malloc(RANSAC_CHUNK_MAX * sizeof *c.inliers), malloc(RANSAC_CHUNK_MAX * sizeof *c.note)};
+    if (!c.sample || !c.pose || !c.inliers || !c.note) {
+        ransac_chunk_free(&c);
+        return grip_note_fail(err, GRIP_ENOMEM, "group.ransac: out of memory for %d samples", RANSAC_CHUNK_MAX);
+    }
     grip_mt19937 mt;
     grip_mt19937_seed(&mt, params->seed);
     double spread = sample_spread_threshold(s);
@@ -218,35 +283,45 @@ static grip_status ransac_search(grip_error_note *err, const grip_ransac_params 
     double log_probability = log(1.0 - RANSAC_PROBABILITY);
     double k = DBL_MAX;
     size_t best = 0;
-    for (uint64_t iterations = 0;;) {
-        uint32_t sample[RANSAC_SAMPLE_SIZE];
-        if (!get_good_sample(s, &mt, spread, sample))
-            break;
-        double pose[16];
-        grip_status st = fit_sample(err, s, sample, pose);
-        if (st != GRIP_OK)
-            return st;
-        size_t n = count_inliers(s, pose, threshold2, NULL);
-        if (n > best) {
-            best = n;
-            memcpy(best_pose, pose, sizeof pose);
-            *found = 1;
-            double w = (double)n / (double)s->m;
-            double p_no_outliers = 1.0 - pow(w, RANSAC_SAMPLE_SIZE);
-            p_no_outliers = fmax(DBL_EPSILON, fmin(1.0 - DBL_EPSILON, p_no_outliers));
-            k = log_probability / log(p_no_outliers);
+    uint64_t iterations = 0;
+    grip_status st = GRIP_OK;
+    for (size_t size = RANSAC_CHUNK_MIN, done = 0; !done; size = size < RANSAC_CHUNK_MAX ? size * 2 : size) {
+        const uint64_t left = last_iteration(k, params->max_iterations) - iterations;
+        const size_t want = left < size ? (size_t)left : size;
+        size_t n = draw_chunk(s, &mt, spread, &c, want);
+        int exhausted = n < want; /* the plain loop ends after these n iterations, if not before */
+        fit_chunk(s, threshold2, &c, n, threads);
+        for (size_t i = 0; i < n && st == GRIP_OK; ++i)
+            if (c.note[i].status != GRIP_OK) {
+                *err = c.note[i];
+                st = err->status;
+            }
+        int stop = 0;
+        for (size_t i = 0; i < n && st == GRIP_OK && !stop; ++i) {
+            if (c.inliers[i] > best) {
+                best = c.inliers[i];
+                memcpy(best_pose, c.pose[i], sizeof c.pose[i]);
+                *found = 1;
+                double w = (double)best / (double)s->m;
+                double p_no_outliers = 1.0 - pow(w, RANSAC_SAMPLE_SIZE);
+                p_no_outliers = fmax(DBL_EPSILON, fmin(1.0 - DBL_EPSILON, p_no_outliers));
+                k = log_probability / log(p_no_outliers);
+            }
+            ++iterations;
+            if ((double)iterations > k || iterations > params->max_iterations)
+                stop = 1;
         }
-        ++iterations;
-        if ((double)iterations > k || iterations > params->max_iterations)
-            break;
+        done = st != GRIP_OK || stop || exhausted;
     }
-    return GRIP_OK;
+    ransac_chunk_free(&c);
+    return st;
 }
 
-/* grip_cluster_ransac, failing into err (it may run on a worker thread); *kept tells whether the members were
+/* grip_cluster_ransac, failing into err (the caller reports it to the context); *kept tells whether the members were
  * replaced by a consensus set (else they stay, and the pose is the identity). */
-static grip_status cluster_ransac(grip_error_note *err, const grip_ransac_params *params, const float *model_kp_xyz,
-                                  const float *scene_kp_xyz, const grip_corr *corr, grip_cluster *cluster, int *kept)
+static grip_status cluster_ransac(grip_error_note *err, const grip_ransac_params *params, uint32_t threads,
+                                  const float *model_kp_xyz, const float *scene_kp_xyz, const grip_corr *corr,
+                                  grip_cluster *cluster, int *kept)
 {
     *kept = 0;
     if (!params || !cluster ||
@@ -264,7 +339,7 @@ static grip_status cluster_ransac(grip_error_note *err, const grip_ransac_params
         return st;
     int found = 0;
     double pose[16];
-    st = ransac_search(err, params, &s, &found, pose);
+    st = ransac_search(err, params, &s, threads, &found, pose);
     if (st == GRIP_OK && found) {
         uint32_t *inliers = malloc(s.m * sizeof *inliers);
         if (!inliers) {
@@ -293,7 +368,7 @@ grip_status grip_cluster_ransac(grip_ctx *ctx, const grip_ransac_params *params,
 {
     grip_error_note err = {GRIP_OK};
     int kept;
-    cluster_ransac(&err, params, model_kp_xyz, scene_kp_xyz, corr, cluster, &kept);
+    cluster_ransac(&err, params, grip_ctx_threads(ctx), model_kp_xyz, scene_kp_xyz, corr, cluster, &kept);
     return grip_note_report(ctx, &err);
 }
 
@@ -311,8 +386,7 @@ static void remove_taken(uint32_t *rest, uint32_t *n_rest, const grip_cluster *t
 }
 
 /* What one input cluster's RANSAC leaves besides the cluster itself (which it updates in place): the consensus
- * sets found after its first (params->rounds > 1), and its failure. Written only by the thread that runs the
- * cluster, read after the parallel loop. */
+ * sets found after its first (params->rounds > 1), and its failure, noted for grip_clusters_ransac to report. */
 typedef struct cluster_job {
     grip_cluster *extra; /* malloc'd room for rounds - 1 clusters once one is kept; n_extra hold members */
     uint32_t n_extra;
@@ -328,9 +402,9 @@ static void cluster_jobs_free(cluster_job *jobs, size_t n)
 
 /* The consensus sets of one cluster after its first (see grip_clusters_ransac): `first` is the cluster after
  * its RANSAC, `all` its members before. Each set kept is added to job->extra. */
-static grip_status extra_rounds(const grip_ransac_params *params, const float *model_kp_xyz, const float *scene_kp_xyz,
-                                const grip_corr *corr, const grip_cluster *first, uint32_t *all, uint32_t n_all,
-                                cluster_job *job)
+static grip_status extra_rounds(const grip_ransac_params *params, uint32_t threads, const float *model_kp_xyz,
+                                const float *scene_kp_xyz, const grip_corr *corr, const grip_cluster *first,
+                                uint32_t *all, uint32_t n_all, cluster_job *job)
 {
     const uint32_t need = params->min_extra > RANSAC_SAMPLE_SIZE ? params->min_extra : RANSAC_SAMPLE_SIZE;
     remove_taken(all, &n_all, first);
@@ -340,7 +414,7 @@ static grip_status extra_rounds(const grip_ransac_params *params, const float *m
             return grip_note_fail(&job->err, GRIP_ENOMEM, "group.ransac: out of memory for %u members", n_all);
         memcpy(extra.members, all, (size_t)n_all * sizeof(uint32_t));
         int kept = 0;
-        grip_status st = cluster_ransac(&job->err, params, model_kp_xyz, scene_kp_xyz, corr, &extra, &kept);
+        grip_status st = cluster_ransac(&job->err, params, threads, model_kp_xyz, scene_kp_xyz, corr, &extra, &kept);
         if (st != GRIP_OK || !kept || extra.n_members < need) {
             free(extra.members);
             return st; /* nothing more to find */
@@ -361,9 +435,9 @@ static grip_status extra_rounds(const grip_ransac_params *params, const float *m
 }
 
 /* The whole RANSAC of one input cluster: its first consensus set in place, then (rounds > 1) the further ones into
- * job. Touches no context, so that clusters run on worker threads. */
-static void cluster_job_run(const grip_ransac_params *params, const float *model_kp_xyz, const float *scene_kp_xyz,
-                            const grip_corr *corr, grip_cluster *cluster, cluster_job *job)
+ * job, its failure noted there. */
+static void cluster_job_run(const grip_ransac_params *params, uint32_t threads, const float *model_kp_xyz,
+                            const float *scene_kp_xyz, const grip_corr *corr, grip_cluster *cluster, cluster_job *job)
 {
     uint32_t *all = NULL; /* the members before the first set takes its own */
     const uint32_t n_all = cluster->n_members;
@@ -376,9 +450,9 @@ static void cluster_job_run(const grip_ransac_params *params, const float *model
         memcpy(all, cluster->members, (size_t)n_all * sizeof *all);
     }
     int kept = 0;
-    grip_status st = cluster_ransac(&job->err, params, model_kp_xyz, scene_kp_xyz, corr, cluster, &kept);
+    grip_status st = cluster_ransac(&job->err, params, threads, model_kp_xyz, scene_kp_xyz, corr, cluster, &kept);
     if (st == GRIP_OK && kept && all)
-        extra_rounds(params, model_kp_xyz, scene_kp_xyz, corr, cluster, all, n_all, job);
+        extra_rounds(params, threads, model_kp_xyz, scene_kp_xyz, corr, cluster, all, n_all, job);
     free(all);
 }
 
@@ -416,30 +490,20 @@ grip_status grip_clusters_ransac(grip_ctx *ctx, const grip_ransac_params *params
     grip_status st = GRIP_OK;
     if (!jobs)
         st = grip_fail(ctx, GRIP_ENOMEM, "group.ransac: out of memory for the RANSAC of %zu clusters", n_in);
-    /* Clusters are independent (each restarts its generator from params->seed), so they run in parallel and give
-     * the sequential results for any thread count. The call fails with the first failing cluster in cluster
-     * order, as the sequential loop did: a cluster is skipped only once one before it has failed, so that one
-     * always runs and is the one reported, whatever the threads' timing. */
+    /* Clusters run one after another, each search spreading its chunks of iterations over the context's threads
+     * (fit_chunk): so one dominant cluster, the demo scenes' case, uses every thread, as many small ones do. Not
+     * clusters in parallel as well: OpenMP nests no parallelism by default, so an outer parallel loop would leave
+     * each cluster's chunks one thread. The price: many clusters whose searches stop after a few dozen iterations
+     * (one round on clean clusters, about a millisecond in all) parallelise less than whole clusters would;
+     * bench_group_ransac measures both shapes. The call fails with the first failing cluster, as the plain loop
+     * did. */
+    const uint32_t threads = grip_ctx_threads(ctx);
     size_t first_failed = n_in;
     if (jobs) {
-#pragma omp parallel for schedule(dynamic, 1) num_threads(grip_ctx_threads(ctx)) if (n_in > 1)
-        for (size_t i = 0; i < n_in; ++i) {
-            size_t failed_before;
-#pragma omp atomic read
-            failed_before = first_failed;
-            if (failed_before < i)
-                continue;
-            cluster_job_run(params, model_kp_xyz, scene_kp_xyz, corr, &in[i], &jobs[i]);
-            if (jobs[i].err.status != GRIP_OK) {
-                /* unnamed: a named critical section is a global symbol, which libgrip.so would export */
-#pragma omp critical
-                {
-                    if (i < first_failed) {
-#pragma omp atomic write
-                        first_failed = i;
-                    }
-                }
-            }
+        for (size_t i = 0; i < n_in && first_failed == n_in; ++i) {
+            cluster_job_run(params, threads, model_kp_xyz, scene_kp_xyz, corr, &in[i], &jobs[i]);
+            if (jobs[i].err.status != GRIP_OK)
+                first_failed = i;
         }
         if (first_failed < n_in)
             st = grip_note_report(ctx, &jobs[first_failed].err);

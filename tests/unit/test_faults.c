@@ -74,9 +74,10 @@ START_TEST(cpu_stages_pass_no_device_hook)
 }
 END_TEST
 
-/* The group stages' RANSAC runs clusters on worker threads, which note their failures for the calling thread to
- * report: a LAPACKE failure on any of 4 threads, early, midway or late in the run, fails the call with the rigid
- * fit's text, frees every cluster (LeakSanitizer checks) and leaves the context as the clean run found it. */
+/* The group stages' RANSAC fits a cluster's samples in chunks on worker threads, which note their failures for the
+ * calling thread to report: a LAPACKE failure on any of 4 threads, early, midway or late in the run, fails the call
+ * with the rigid fit's text, frees every cluster (LeakSanitizer checks) and leaves the context as the clean run
+ * found it. */
 START_TEST(a_lapacke_failure_on_a_ransac_worker_fails_cleanly)
 {
     const grip_ctx_options four = {sizeof four, -1, 4};
