@@ -203,15 +203,6 @@ START_TEST(ransac_rounds_find_a_second_motion)
 }
 END_TEST
 
-/* A context whose CPU stages use `threads` OpenMP threads. */
-static grip_ctx *ctx_with_threads(uint32_t threads)
-{
-    const grip_ctx_options o = {sizeof(grip_ctx_options), -1, threads};
-    grip_ctx *ctx = NULL;
-    ck_assert_int_eq(grip_ctx_new(&o, &ctx), GRIP_OK);
-    return ctx;
-}
-
 static void assert_same_clusters(const char *what, const grip_cluster *a, size_t n_a, const grip_cluster *b, size_t n_b)
 {
     ck_assert_msg(n_a == n_b, "%s: %zu clusters against %zu", what, n_a, n_b);
@@ -251,7 +242,7 @@ static grip_cluster *clusters_one_by_one(grip_ctx *ctx, const grip_ransac_params
  * threads: the same clusters bit for bit, in the same order, as the clusters run one by one give. */
 START_TEST(ransac_over_clusters_is_the_same_for_any_thread_count)
 {
-    grip_ctx *one = ctx_with_threads(1), *four = ctx_with_threads(4);
+    grip_ctx *one = grip_test_ctx_threads(1), *four = grip_test_ctx_threads(4);
     grip_ransac_scene sc;
     ck_assert(grip_ransac_scene_make(23, 40, 2, 160, &sc));
     for (uint32_t rounds = 1; rounds <= 3; rounds += 2) {
@@ -492,7 +483,7 @@ START_TEST(one_big_cluster_is_the_plain_loops_for_any_thread_count)
     static const uint32_t threads[] = {1, 2, 4, 7};
     grip_ctx *ctx[4];
     for (size_t i = 0; i < 4; ++i)
-        ctx[i] = ctx_with_threads(threads[i]);
+        ctx[i] = grip_test_ctx_threads(threads[i]);
     grip_ransac_scene sc;
     ck_assert(grip_ransac_scene_make(31, 1, 300, 300, &sc));
     static const double thresholds[] = {0.01, 1e-4};
@@ -531,7 +522,7 @@ END_TEST
 /* A failure in one cluster fails the whole call once, with its text, and leaves nothing. */
 START_TEST(a_failing_cluster_fails_the_whole_parallel_call)
 {
-    grip_ctx *ctx = ctx_with_threads(4);
+    grip_ctx *ctx = grip_test_ctx_threads(4);
     grip_ransac_scene sc;
     ck_assert(grip_ransac_scene_make(5, 40, 2, 160, &sc));
     for (uint32_t rounds = 1; rounds <= 3; rounds += 2) {
