@@ -71,24 +71,50 @@ static size_t ransac_plane(const float *xyz, const uint32_t *sample, size_t m, d
     return best;
 }
 
+/* The scene's points run in SUPPORT_BLOCKS fixed blocks of rows on the context's threads; what the blocks sum is
+ * added in block order, so the plane has the same bits for any thread count. */
+#define SUPPORT_BLOCKS 64
+
+static size_t block_start(size_t n, int b)
+{
+    return (size_t)((uint64_t)n * (uint64_t)b / SUPPORT_BLOCKS);
+}
+
 /* Least squares over every finite point within tolerance of the plane: the normal of their covariance's smallest
  * eigenvalue through their mean. The sums are taken about `origin` (a point near them) against cancellation. */
-static void refine(const float *xyz, size_t n, double tolerance, grip_support_plane *p)
+static void refine(const float *xyz, size_t n, double tolerance, int threads, grip_support_plane *p)
 {
-    double origin[3] = {-p->offset * p->normal[0], -p->offset * p->normal[1], -p->offset * p->normal[2]};
+    const double origin[3] = {-p->offset * p->normal[0], -p->offset * p->normal[1], -p->offset * p->normal[2]};
+    double block_sum[SUPPORT_BLOCKS][3], block_cross[SUPPORT_BLOCKS][9];
+    size_t block_count[SUPPORT_BLOCKS];
+#pragma omp parallel for schedule(static) num_threads(threads)
+    for (int b = 0; b < SUPPORT_BLOCKS; b++) {
+        double sum[3] = {0, 0, 0}, cross[9] = {0};
+        size_t count = 0;
+        for (size_t i = block_start(n, b); i < block_start(n, b + 1); i++) {
+            const float *q = xyz + 3 * i;
+            if (!finite3(q) || !(fabs(height(p->normal, p->offset, q)) < tolerance))
+                continue;
+            const double d[3] = {q[0] - origin[0], q[1] - origin[1], q[2] - origin[2]};
+            for (int r = 0; r < 3; r++) {
+                sum[r] += d[r];
+                for (int c = 0; c < 3; c++)
+                    cross[3 * r + c] += d[r] * d[c];
+            }
+            count++;
+        }
+        memcpy(block_sum[b], sum, sizeof sum);
+        memcpy(block_cross[b], cross, sizeof cross);
+        block_count[b] = count;
+    }
     double sum[3] = {0, 0, 0}, cross[9] = {0};
     size_t count = 0;
-    for (size_t i = 0; i < n; i++) {
-        const float *q = xyz + 3 * i;
-        if (!finite3(q) || !(fabs(height(p->normal, p->offset, q)) < tolerance))
-            continue;
-        const double d[3] = {q[0] - origin[0], q[1] - origin[1], q[2] - origin[2]};
-        for (int r = 0; r < 3; r++) {
-            sum[r] += d[r];
-            for (int c = 0; c < 3; c++)
-                cross[3 * r + c] += d[r] * d[c];
-        }
-        count++;
+    for (int b = 0; b < SUPPORT_BLOCKS; b++) {
+        for (int k = 0; k < 3; k++)
+            sum[k] += block_sum[b][k];
+        for (int k = 0; k < 9; k++)
+            cross[k] += block_cross[b][k];
+        count += block_count[b];
     }
     p->inliers = count;
     if (count < 3)
@@ -106,6 +132,25 @@ static void refine(const float *xyz, size_t n, double tolerance, grip_support_pl
                   normal[2] * (origin[2] + mean[2]));
 }
 
+/* Every stride-th finite point (the finite points numbered in cloud order from 0, those whose number is a multiple
+ * of stride) into sample, given each block's finite count; returns how many. */
+static size_t take_sample(const float *xyz, size_t n, const size_t *block_finite, size_t stride, int threads,
+                          uint32_t *sample)
+{
+    size_t first_finite[SUPPORT_BLOCKS + 1]; /* the number of block b's first finite point */
+    first_finite[0] = 0;
+    for (int b = 0; b < SUPPORT_BLOCKS; b++)
+        first_finite[b + 1] = first_finite[b] + block_finite[b];
+#pragma omp parallel for schedule(static) num_threads(threads)
+    for (int b = 0; b < SUPPORT_BLOCKS; b++) {
+        size_t f = first_finite[b], m = (f + stride - 1) / stride; /* multiples of stride below f */
+        for (size_t i = block_start(n, b); i < block_start(n, b + 1); i++)
+            if (finite3(xyz + 3 * i) && f++ % stride == 0)
+                sample[m++] = (uint32_t)i;
+    }
+    return (first_finite[SUPPORT_BLOCKS] + stride - 1) / stride;
+}
+
 grip_status grip_support_plane_fit(grip_ctx *ctx, const float *xyz, size_t n, double tolerance,
                                    const float viewpoint[3], grip_support_plane *out)
 {
@@ -113,24 +158,29 @@ grip_status grip_support_plane_fit(grip_ctx *ctx, const float *xyz, size_t n, do
     if (!(tolerance > 0.0) || !isfinite(tolerance))
         return grip_fail(ctx, GRIP_EINVAL, "verify.support_margin: must be finite and > 0 to fit the support, got %g",
                          tolerance);
-    size_t finite = 0;
-    for (size_t i = 0; i < n; i++)
-        finite += finite3(xyz + 3 * i);
+    const int threads = grip_ctx_threads(ctx);
+    size_t block_finite[SUPPORT_BLOCKS], finite = 0;
+#pragma omp parallel for schedule(static) num_threads(threads)
+    for (int b = 0; b < SUPPORT_BLOCKS; b++) {
+        size_t count = 0;
+        for (size_t i = block_start(n, b); i < block_start(n, b + 1); i++)
+            count += finite3(xyz + 3 * i);
+        block_finite[b] = count;
+    }
+    for (int b = 0; b < SUPPORT_BLOCKS; b++)
+        finite += block_finite[b];
     if (finite < 3)
         return GRIP_OK;
     const size_t stride = (finite + GRIP_SUPPORT_SAMPLES - 1) / GRIP_SUPPORT_SAMPLES;
     uint32_t *sample = malloc((finite / stride + 1) * sizeof *sample);
     if (!sample)
         return grip_fail(ctx, GRIP_ENOMEM, "verify: out of memory for the support plane's sample");
-    size_t m = 0;
-    for (size_t i = 0, f = 0; i < n; i++)
-        if (finite3(xyz + 3 * i) && f++ % stride == 0)
-            sample[m++] = (uint32_t)i;
-    const size_t best = ransac_plane(xyz, sample, m, tolerance, grip_ctx_threads(ctx), out->normal, &out->offset);
+    const size_t m = take_sample(xyz, n, block_finite, stride, threads, sample);
+    const size_t best = ransac_plane(xyz, sample, m, tolerance, (uint32_t)threads, out->normal, &out->offset);
     free(sample);
     if (best < 3)
         return GRIP_OK;
-    refine(xyz, n, tolerance, out);
+    refine(xyz, n, tolerance, threads, out);
     if (out->inliers < 3)
         return GRIP_OK;
     if (height(out->normal, out->offset, viewpoint) < 0.0) { /* the camera is above the table */
