@@ -11,12 +11,15 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "core/ctx.h"
+#include "core/error_note.h"
 
 typedef struct grip_kdtree3d grip_kdtree3d;
 
 /* Builds a tree over xyz (n x 3, row-major; n <= UINT32_MAX). The tree keeps its own copy of the finite
  * points; xyz is only read during the build. Free with grip_kdtree3d_free() (NULL is allowed). */
 grip_status grip_kdtree3d_build(grip_ctx *ctx, const float *xyz, size_t n, grip_kdtree3d **out);
+/* The same, failing into err instead of a context (core/error_note.h: for OpenMP worker threads). */
+grip_status grip_kdtree3d_build_noted(grip_error_note *err, const float *xyz, size_t n, grip_kdtree3d **out);
 void grip_kdtree3d_free(grip_kdtree3d *tree);
 
 /* Number of finite points in the tree. */

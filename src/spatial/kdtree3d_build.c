@@ -166,19 +166,19 @@ static void finish_boxes(grip_kdtree3d *t, const float *xyz)
     }
 }
 
-grip_status grip_kdtree3d_build(grip_ctx *ctx, const float *xyz, size_t n, grip_kdtree3d **out)
+grip_status grip_kdtree3d_build_noted(grip_error_note *err, const float *xyz, size_t n, grip_kdtree3d **out)
 {
     if (!out)
-        return grip_fail(ctx, GRIP_EINVAL, "kdtree3d_build: out is NULL");
+        return grip_note_fail(err, GRIP_EINVAL, "kdtree3d_build: out is NULL");
     *out = NULL;
     if (!xyz && n > 0)
-        return grip_fail(ctx, GRIP_EINVAL, "kdtree3d_build: xyz is NULL with %zu points", n);
+        return grip_note_fail(err, GRIP_EINVAL, "kdtree3d_build: xyz is NULL with %zu points", n);
     if (n > UINT32_MAX)
-        return grip_fail(ctx, GRIP_EINVAL, "kdtree3d_build: %zu points exceed the 32-bit index range", n);
+        return grip_note_fail(err, GRIP_EINVAL, "kdtree3d_build: %zu points exceed the 32-bit index range", n);
 
     grip_kdtree3d *t = calloc(1, sizeof *t);
     if (!t)
-        return grip_fail(ctx, GRIP_ENOMEM, "kdtree3d_build: out of memory for the tree");
+        return grip_note_fail(err, GRIP_ENOMEM, "kdtree3d_build: out of memory for the tree");
     for (size_t i = 0; i < n; ++i)
         t->count += kd_point_is_finite(xyz + i * 3);
     if (t->count == 0) {
@@ -205,18 +205,25 @@ grip_status grip_kdtree3d_build(grip_ctx *ctx, const float *xyz, size_t n, grip_
     if (failed) {
         size_t count = t->count;
         grip_kdtree3d_free(t);
-        return grip_fail(ctx, GRIP_ENOMEM, "kdtree3d_build: out of memory for %zu points", count);
+        return grip_note_fail(err, GRIP_ENOMEM, "kdtree3d_build: out of memory for %zu points", count);
     }
     if (depth + 2 > KD_STACK_MAX) {
         grip_kdtree3d_free(t);
-        return grip_fail(ctx, GRIP_EUNSUPPORTED, "kdtree3d_build: the tree is %zu levels deep, more than %d",
-                         depth, KD_STACK_MAX - 2);
+        return grip_note_fail(err, GRIP_EUNSUPPORTED,
+                              "kdtree3d_build: the tree is %zu levels deep, more than %d", depth, KD_STACK_MAX - 2);
     }
     finish_boxes(t, xyz);
     for (size_t i = 0; i < t->count; ++i)
         memcpy(t->pts + i * 3, xyz + (size_t)t->ids[i] * 3, 3 * sizeof(float));
     *out = t;
     return GRIP_OK;
+}
+
+grip_status grip_kdtree3d_build(grip_ctx *ctx, const float *xyz, size_t n, grip_kdtree3d **out)
+{
+    grip_error_note err = {GRIP_OK};
+    grip_kdtree3d_build_noted(&err, xyz, n, out);
+    return grip_note_report(ctx, &err);
 }
 
 void grip_kdtree3d_free(grip_kdtree3d *tree)

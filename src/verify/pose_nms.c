@@ -157,13 +157,13 @@ grip_status grip_suppress_duplicates(grip_ctx *ctx, const grip_model_spread *spr
     return GRIP_OK;
 }
 
-/* A kept hypothesis of the overlap test: its model's finite points where its pose puts them, a tree over them and
- * the sphere that holds them. */
+/* An accepted hypothesis of the overlap test: its model's finite points where its pose puts them, a tree over them
+ * (NULL when there is none) and the sphere that holds them. */
 typedef struct placed {
     float *xyz; /* n x 3 (malloc'd) */
     size_t n;
     double centre[3], radius;
-    grip_kdtree3d *tree; /* NULL until kept */
+    grip_kdtree3d *tree;
 } placed;
 
 static void placed_free(placed *p)
@@ -173,12 +173,12 @@ static void placed_free(placed *p)
     memset(p, 0, sizeof *p);
 }
 
-static grip_status place(grip_ctx *ctx, const grip_model_points *m, const double pose[16], placed *out)
+static grip_status place(grip_error_note *err, const grip_model_points *m, const double pose[16], placed *out)
 {
     memset(out, 0, sizeof *out);
     out->xyz = malloc((m->n ? m->n : 1) * 3 * sizeof *out->xyz);
     if (!out->xyz)
-        return grip_fail(ctx, GRIP_ENOMEM, "verify: out of memory for %zu model points", m->n);
+        return grip_note_fail(err, GRIP_ENOMEM, "verify: out of memory for %zu model points", m->n);
     double sum[3] = {0, 0, 0};
     for (size_t i = 0; i < m->n; ++i) {
         const float *p = m->xyz + 3 * i;
@@ -198,6 +198,29 @@ static grip_status place(grip_ctx *ctx, const grip_model_points *m, const double
         out->radius = fmax(out->radius, sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]));
     }
     return GRIP_OK;
+}
+
+/* Places every accepted hypothesis (accepted[i]) and builds its tree, on the context's threads: each is independent
+ * of the greedy choices, so all are made up front (a rejected one's tree goes unused). A failure is reported as the
+ * one loop over `order` would meet first. */
+static grip_status place_all(grip_ctx *ctx, const grip_model_points *points, const uint32_t *model_id,
+                             const double *poses, const uint32_t *accepted, const ranked *order, size_t h, placed *all)
+{
+    grip_error_note *notes = calloc(h ? h : 1, sizeof *notes);
+    if (!notes)
+        return grip_fail(ctx, GRIP_ENOMEM, "verify: cannot allocate the overlap test of %zu hypotheses", h);
+#pragma omp parallel for schedule(dynamic, 1) num_threads(grip_ctx_threads(ctx))
+    for (size_t i = 0; i < h; ++i) {
+        if (!accepted[i])
+            continue;
+        if (place(&notes[i], &points[model_id[i]], poses + 16 * i, &all[i]) == GRIP_OK && all[i].n > 0)
+            grip_kdtree3d_build_noted(&notes[i], all[i].xyz, all[i].n, &all[i].tree);
+    }
+    grip_status st = GRIP_OK;
+    for (size_t o = 0; o < h && !st; ++o)
+        st = grip_note_report(ctx, &notes[order[o].index]);
+    free(notes);
+    return st;
 }
 
 /* How many of cand's points lie within distance of kept's; near[i] is set for each. The points are independent
@@ -238,10 +261,10 @@ grip_status grip_suppress_overlaps(grip_ctx *ctx, const grip_model_points *point
     if (st != GRIP_OK)
         return st;
     ranked *order = malloc((h ? h : 1) * sizeof *order);
-    placed *kept = calloc(h ? h : 1, sizeof *kept);
-    size_t *kept_index = malloc((h ? h : 1) * sizeof *kept_index);
+    placed *all = calloc(h ? h : 1, sizeof *all);      /* every accepted hypothesis placed, by hypothesis */
+    size_t *kept = malloc((h ? h : 1) * sizeof *kept); /* the hypotheses kept, in the order kept */
     uint32_t *of = malloc((h ? h : 1) * sizeof *of);
-    st = order && kept && kept_index && of
+    st = order && all && kept && of
              ? GRIP_OK
              : grip_fail(ctx, GRIP_ENOMEM, "verify: cannot allocate the overlap test of %zu hypotheses", h);
     size_t n_kept = 0;
@@ -252,44 +275,34 @@ grip_status grip_suppress_overlaps(grip_ctx *ctx, const grip_model_points *point
     }
     if (!st)
         qsort(order, h, sizeof *order, compare_ranked);
+    if (!st && max_overlap < 1.0)
+        st = place_all(ctx, points, model_id, poses, accepted, order, h, all);
     for (size_t o = 0; o < h && !st && max_overlap < 1.0; ++o) {
         const size_t i = order[o].index;
-        if (!accepted[i])
+        const placed *cand = &all[i];
+        if (!accepted[i] || cand->n == 0) /* no point: it fills no space */
             continue;
-        placed cand;
-        st = place(ctx, &points[model_id[i]], poses + 16 * i, &cand);
-        if (!st && cand.n == 0) { /* no point: it fills no space */
-            placed_free(&cand);
-            continue;
+        unsigned char *near = calloc(cand->n + 1, 1);
+        if (!near) {
+            st = grip_fail(ctx, GRIP_ENOMEM, "verify: out of memory for %zu model points", cand->n);
+            break;
         }
-        unsigned char *near = st ? NULL : calloc(cand.n + 1, 1);
-        if (!st && !near)
-            st = grip_fail(ctx, GRIP_ENOMEM, "verify: out of memory for %zu model points", cand.n);
         size_t most = 0;
-        for (size_t j = 0; j < n_kept && !st; ++j) {
-            const size_t shared = shared_points(&cand, &kept[j], distance, grip_ctx_threads(ctx), near);
+        for (size_t j = 0; j < n_kept; ++j) {
+            const size_t shared = shared_points(cand, &all[kept[j]], distance, grip_ctx_threads(ctx), near);
             if (shared > most) {
                 most = shared;
-                of[i] = (uint32_t)kept_index[j];
+                of[i] = (uint32_t)kept[j];
             }
         }
         size_t in_kept_space = 0;
-        for (size_t p = 0; p < cand.n && !st; ++p)
+        for (size_t p = 0; p < cand->n; ++p)
             in_kept_space += near[p];
         free(near);
-        if (!st && (double)in_kept_space > max_overlap * (double)cand.n) {
-            placed_free(&cand); /* rejected: of[i] names the kept one it shares most with */
-            continue;
-        }
+        if ((double)in_kept_space > max_overlap * (double)cand->n)
+            continue; /* rejected: of[i] names the kept one it shares most with */
         of[i] = UINT32_MAX;
-        if (!st)
-            st = grip_kdtree3d_build(ctx, cand.xyz, cand.n, &cand.tree);
-        if (st) {
-            placed_free(&cand);
-            break;
-        }
-        kept[n_kept] = cand;
-        kept_index[n_kept++] = i;
+        kept[n_kept++] = i;
     }
     if (!st)
         for (size_t i = 0; i < h; ++i) {
@@ -298,11 +311,11 @@ grip_status grip_suppress_overlaps(grip_ctx *ctx, const grip_model_points *point
             if (overlap_of)
                 overlap_of[i] = of[i];
         }
-    for (size_t j = 0; j < n_kept; ++j)
-        placed_free(&kept[j]);
+    for (size_t i = 0; all && i < h; ++i)
+        placed_free(&all[i]);
     free(order);
+    free(all);
     free(kept);
-    free(kept_index);
     free(of);
     return st;
 }
