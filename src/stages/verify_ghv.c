@@ -278,8 +278,8 @@ static grip_status refine(ghv_run *r)
     return s;
 }
 
-/* The free-space counts of the verified poses, into seen and violations (n_verified each). */
-static grip_status free_space_of_verified(const ghv_run *r, size_t *seen, size_t *violations)
+/* The free-space violation of each verified pose into violation (n_verified, the caller's). */
+static grip_status free_space_of_verified(const ghv_run *r, float *violation)
 {
     const grip_ghv_scene *sc = r->scene;
     grip_free_space_job *jobs = malloc((r->n_verified + 1) * sizeof *jobs);
@@ -290,8 +290,8 @@ static grip_status free_space_of_verified(const ghv_run *r, size_t *seen, size_t
         const grip_ghv_model *m = &r->models[r->hyps[k].model];
         jobs[k] = (grip_free_space_job){m->xyz, m->n, r->poses + 16 * k};
     }
-    grip_status s = grip_free_space_count_many(r->st->ctx, &sc->camera, sc->full_xyz, sc->width, sc->height, jobs,
-                                               r->n_verified, sc->params.occlusion_threshold, seen, violations);
+    grip_status s = grip_free_space_violations(r->st->ctx, &sc->camera, sc->full_xyz, sc->width, sc->height, jobs,
+                                               r->n_verified, sc->params.occlusion_threshold, violation);
     free(jobs);
     return s;
 }
@@ -299,13 +299,11 @@ static grip_status free_space_of_verified(const ghv_run *r, size_t *seen, size_t
 static grip_status fill_verdicts(const ghv_run *r, const grip_ghv_terms *t, const uint32_t *accepted, grip_verdicts *v)
 {
     const grip_ghv_scene *sc = r->scene;
-    size_t *seen = malloc((r->n_verified + 1) * sizeof *seen),
-           *violations = malloc((r->n_verified + 1) * sizeof *violations);
-    grip_status s = seen && violations ? free_space_of_verified(r, seen, violations)
-                                       : grip_fail(r->st->ctx, GRIP_ENOMEM, "verify: out of memory");
+    float *violation = malloc((r->n_verified + 1) * sizeof *violation);
+    grip_status s = violation ? free_space_of_verified(r, violation)
+                              : grip_fail(r->st->ctx, GRIP_ENOMEM, "verify: out of memory");
     if (s) {
-        free(seen);
-        free(violations);
+        free(violation);
         return s;
     }
     for (uint32_t i = 0; i < r->h->count; i++) { /* the hypotheses left out: as given, rejected */
@@ -329,12 +327,9 @@ static grip_status fill_verdicts(const ghv_run *r, const grip_ghv_terms *t, cons
         vd->iterations = r->iterations[k];
         vd->accepted = accepted[k];
         vd->reason = accepted[k] ? GRIP_VERDICT_ACCEPTED : GRIP_VERDICT_GHV;
-        if (sc->camera.valid)
-            vd->violation = seen[k] + violations[k] ? (float)((double)violations[k] / (double)(seen[k] + violations[k]))
-                                                    : 0.0f;
+        vd->violation = violation[k]; /* NaN for an unorganized scene */
     }
-    free(seen);
-    free(violations);
+    free(violation);
     return GRIP_OK;
 }
 

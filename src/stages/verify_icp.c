@@ -115,15 +115,6 @@ static grip_icp_params icp_params_of(const grip_stage *st)
     return p;
 }
 
-/* The fraction of the model the camera should see in place but sees through, from its counts
- * (grip_free_space_count); NaN for an unorganized scene. */
-static float free_space_violation(const grip_pinhole *cam, size_t seen, size_t violations)
-{
-    if (!cam->valid)
-        return NAN;
-    return seen + violations ? (float)((double)violations / (double)(seen + violations)) : 0.0f;
-}
-
 /* A cloud's normals as rows of host floats: the cloud's own at unit length when the `normals` key takes them
  * (stages/normals_choice.h), else its features' (one row per cloud point), else computed from its normals_k nearest
  * (on the stage's backend) and oriented as `orientation` (grip_model_normals: a model's model_normals, a scene's
@@ -536,25 +527,20 @@ static grip_status suppress_duplicates(grip_stage *st, uint32_t n_models, const 
     return s;
 }
 
-/* The free-space counts of the n_kept refined poses (res), into *seen and *violations (malloc'd, n_kept each; the
- * caller frees them, also on failure). */
+/* The free-space violation of each of the n_kept refined poses (res) into violation (n_kept, the caller's). */
 static grip_status free_space_of_kept(grip_stage *st, const grip_pinhole *cam, const grip_cloud_input *scene,
                                       const open_models *om, const grip_hypotheses *h, const uint32_t *kept,
-                                      uint32_t n_kept, const grip_icp_result *res, size_t **seen, size_t **violations)
+                                      uint32_t n_kept, const grip_icp_result *res, float *violation)
 {
     grip_free_space_job *jobs = malloc(((size_t)n_kept + 1) * sizeof *jobs);
-    *seen = malloc(((size_t)n_kept + 1) * sizeof **seen);
-    *violations = malloc(((size_t)n_kept + 1) * sizeof **violations);
-    grip_status s = jobs && *seen && *violations
-                        ? GRIP_OK
-                        : grip_fail(st->ctx, GRIP_ENOMEM, "verify: out of memory for %u free-space checks", n_kept);
-    for (uint32_t k = 0; k < n_kept && !s; k++) {
+    if (!jobs)
+        return grip_fail(st->ctx, GRIP_ENOMEM, "verify: out of memory for %u free-space checks", n_kept);
+    for (uint32_t k = 0; k < n_kept; k++) {
         const grip_cloud_input *model = &om->cloud[grip_verify_hypothesis_at(h, kept[k])->model_id];
         jobs[k] = (grip_free_space_job){model->xyz, model->n, res[k].pose};
     }
-    if (!s)
-        s = grip_free_space_count_many(st->ctx, cam, scene->xyz, scene->width, scene->height, jobs, n_kept,
-                                       grip_stage_number(st, "free_space_tolerance"), *seen, *violations);
+    grip_status s = grip_free_space_violations(st->ctx, cam, scene->xyz, scene->width, scene->height, jobs, n_kept,
+                                               grip_stage_number(st, "free_space_tolerance"), violation);
     free(jobs);
     return s;
 }
@@ -578,7 +564,7 @@ static grip_status refine_all(grip_stage *st, const grip_view *models, uint32_t 
     memset(&sn, 0, sizeof sn);
     uint32_t *kept = NULL, n_kept = 0;
     grip_icp_result *res = NULL;
-    size_t *seen = NULL, *violations = NULL;
+    float *violation = NULL;
     grip_status s = grip_icp_params_check(ctx, &p);
     if (!s && support_margin > 0)
         s = grip_support_plane_fit(ctx, scene->xyz, scene->n, support_margin / 2, scene->viewpoint, &support);
@@ -604,21 +590,22 @@ static grip_status refine_all(grip_stage *st, const grip_view *models, uint32_t 
         vd->violation = NAN;
         vd->reason = GRIP_VERDICT_CAP;
     }
+    if (!s && !(violation = malloc(((size_t)n_kept + 1) * sizeof *violation)))
+        s = grip_fail(ctx, GRIP_ENOMEM, "verify: out of memory for %u free-space checks", n_kept);
     if (!s)
-        s = free_space_of_kept(st, &cam, scene, &om, h, kept, n_kept, res, &seen, &violations);
+        s = free_space_of_kept(st, &cam, scene, &om, h, kept, n_kept, res, violation);
     if (!s) /* each verdict reads its model's every point for the support check: in parallel */
 #pragma omp parallel for schedule(dynamic, 1) num_threads(grip_ctx_threads(ctx))
         for (uint32_t k = 0; k < n_kept; k++) {
             const grip_hypothesis *hy = grip_verify_hypothesis_at(h, kept[k]);
-            verdict_of(st, &p, free_space_violation(&cam, seen[k], violations[k]), &support, &om.cloud[hy->model_id],
-                       &spreads[hy->model_id], hy, kept[k], res[k], &v->items[kept[k]]);
+            verdict_of(st, &p, violation[k], &support, &om.cloud[hy->model_id], &spreads[hy->model_id], hy, kept[k],
+                       res[k], &v->items[kept[k]]);
         }
     if (!s)
         s = suppress_duplicates(st, n_models, h, v, spreads, &om);
     free(res);
     free(kept);
-    free(seen);
-    free(violations);
+    free(violation);
     view_normals_close(&sn);
     open_models_close(&om);
     return s;

@@ -122,18 +122,22 @@ void grip_free_space_count(const grip_pinhole *cam, const float *scene_xyz, uint
     }
 }
 
-grip_status grip_free_space_count_many(grip_ctx *ctx, const grip_pinhole *cam, const float *scene_xyz, uint32_t width,
+grip_status grip_free_space_violations(grip_ctx *ctx, const grip_pinhole *cam, const float *scene_xyz, uint32_t width,
                                        uint32_t height, const grip_free_space_job *jobs, size_t n, double tolerance,
-                                       size_t *seen, size_t *violations)
+                                       float *violation)
 {
-    size_t *first = malloc((n + 1) * sizeof *first); /* job k's chunks are [first[k], first[k + 1]) */
-    if (!first)
+    /* job k's chunks are [first[k], first[k + 1]); its counts seen[k], violations[k] */
+    size_t *first = malloc((n + 1) * sizeof *first), *seen = calloc(n + 1, sizeof *seen),
+           *violations = calloc(n + 1, sizeof *violations);
+    if (!first || !seen || !violations) {
+        free(first);
+        free(seen);
+        free(violations);
         return grip_fail(ctx, GRIP_ENOMEM, "verify: out of memory for the free-space check of %zu poses", n);
-    first[0] = 0;
-    for (size_t k = 0; k < n; k++) {
-        first[k + 1] = first[k] + (jobs[k].n_model + GRIP_FREE_SPACE_CHUNK - 1) / GRIP_FREE_SPACE_CHUNK;
-        seen[k] = violations[k] = 0;
     }
+    first[0] = 0;
+    for (size_t k = 0; k < n; k++)
+        first[k + 1] = first[k] + (jobs[k].n_model + GRIP_FREE_SPACE_CHUNK - 1) / GRIP_FREE_SPACE_CHUNK;
     const size_t chunks = cam->valid ? first[n] : 0;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(grip_ctx_threads(ctx))
     for (size_t c = 0; c < chunks; c++) {
@@ -156,6 +160,12 @@ grip_status grip_free_space_count_many(grip_ctx *ctx, const grip_pinhole *cam, c
 #pragma omp atomic
         violations[lo] += v;
     }
+    for (size_t k = 0; k < n; k++)
+        violation[k] = !cam->valid               ? NAN
+                       : seen[k] + violations[k] ? (float)((double)violations[k] / (double)(seen[k] + violations[k]))
+                                                 : 0.0f;
     free(first);
+    free(seen);
+    free(violations);
     return GRIP_OK;
 }

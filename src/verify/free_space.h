@@ -36,21 +36,22 @@ void grip_free_space_count(const grip_pinhole *cam, const float *scene_xyz, uint
                            const float *model_xyz, size_t n_model, const double pose[16], double tolerance,
                            size_t *seen, size_t *violations);
 
-/* One pose of a model for grip_free_space_count_many: the model's points (n_model x 3) and the pose (row-major
- * 4x4), both borrowed. */
+/* One pose of a model for grip_free_space_violations: the model's points (n_model x 3) and the pose (row-major 4x4),
+ * both borrowed. */
 typedef struct grip_free_space_job {
     const float *model_xyz;
     size_t n_model;
     const double *pose;
 } grip_free_space_job;
 
-/* grip_free_space_count for n jobs at once, on the context's threads: each job's points run in chunks of
- * GRIP_FREE_SPACE_CHUNK, so that a few poses of large models fill the threads as many poses do. The counts are
- * integer sums, the same for any thread count. seen and violations: n each (the caller's). GRIP_ENOMEM, with
- * nothing written. */
+/* For n poses at once, the fraction of each model the camera should see in place but sees through: violations /
+ * (seen + violations) of grip_free_space_count, 0 when it counts neither, NaN when the camera is not valid (an
+ * unorganized scene). Runs on the context's threads, each pose's points in chunks of GRIP_FREE_SPACE_CHUNK, so that
+ * a few poses of large models fill the threads as many poses do; the counts are integer sums, the same for any
+ * thread count. violation: n (the caller's). GRIP_ENOMEM, with nothing written. */
 #define GRIP_FREE_SPACE_CHUNK 4096
-grip_status grip_free_space_count_many(grip_ctx *ctx, const grip_pinhole *cam, const float *scene_xyz, uint32_t width,
+grip_status grip_free_space_violations(grip_ctx *ctx, const grip_pinhole *cam, const float *scene_xyz, uint32_t width,
                                        uint32_t height, const grip_free_space_job *jobs, size_t n, double tolerance,
-                                       size_t *seen, size_t *violations);
+                                       float *violation);
 
 #endif

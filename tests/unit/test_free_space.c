@@ -168,20 +168,24 @@ START_TEST(many_poses_count_as_each_alone)
     ck_assert_uint_gt(want_seen[0], 0);
     ck_assert_uint_gt(want_violations[0], 0);
     ck_assert_uint_eq(want_violations[5], 1);
+    float want[JOBS]; /* each pose alone: violations / (seen + violations), 0 when neither */
+    for (int k = 0; k < JOBS; k++)
+        want[k] = want_seen[k] + want_violations[k]
+                      ? (float)((double)want_violations[k] / (double)(want_seen[k] + want_violations[k]))
+                      : 0.0f;
+    ck_assert_float_eq(want[4], 0.0f); /* no points */
+    ck_assert_float_eq(want[5], 1.0f);
     for (uint32_t threads = 1; threads <= 7; threads += 3) {
         grip_ctx *ctx = grip_test_ctx_threads(threads);
-        size_t seen[JOBS], violations[JOBS];
-        ck_assert_int_eq(grip_free_space_count_many(ctx, &cam, wall, W, H, jobs, JOBS, 0.01, seen, violations),
-                         GRIP_OK);
-        ck_assert_mem_eq(seen, want_seen, sizeof seen);
-        ck_assert_mem_eq(violations, want_violations, sizeof violations);
-        /* no camera: nothing counted */
+        float violation[JOBS];
+        ck_assert_int_eq(grip_free_space_violations(ctx, &cam, wall, W, H, jobs, JOBS, 0.01, violation), GRIP_OK);
+        ck_assert_mem_eq(violation, want, sizeof want);
+        /* no camera: no fraction */
         grip_pinhole none = cam;
         none.valid = 0;
-        ck_assert_int_eq(grip_free_space_count_many(ctx, &none, wall, W, H, jobs, JOBS, 0.01, seen, violations),
-                         GRIP_OK);
+        ck_assert_int_eq(grip_free_space_violations(ctx, &none, wall, W, H, jobs, JOBS, 0.01, violation), GRIP_OK);
         for (int k = 0; k < JOBS; k++)
-            ck_assert_uint_eq(seen[k] + violations[k], 0);
+            ck_assert(isnan(violation[k]));
         grip_ctx_free(ctx);
     }
     free(big);
