@@ -73,6 +73,8 @@ typedef struct ransac_set {
     float (*dst)[3];        /* scene keypoint of member i */
     uint32_t *sample_target; /* member whose scene keypoint a sample of member i's model keypoint is fitted to */
     uint32_t *order;        /* PCL's shuffled_indices_, as member positions */
+    uint64_t *apart;        /* the spread test of every pair as bits, rows of apart_words words; NULL: computed */
+    size_t apart_words;
 } ransac_set;
 
 static void ransac_set_free(ransac_set *s)
@@ -81,6 +83,7 @@ static void ransac_set_free(ransac_set *s)
     free(s->dst);
     free(s->sample_target);
     free(s->order);
+    free(s->apart);
 }
 
 static grip_status ransac_set_make(grip_error_note *err, const float *model_kp_xyz, const float *scene_kp_xyz,
@@ -143,26 +146,69 @@ static float squared_gap(const float a[3], const float b[3])
     return x * x + y * y + z * z;
 }
 
-/* SampleConsensusModel::drawIndexSample: a partial Fisher-Yates shuffle that persists across draws. */
-static void draw_sample(ransac_set *s, grip_mt19937 *mt, uint32_t sample[RANSAC_SAMPLE_SIZE])
+/* Clusters of up to RANSAC_APART_MAX members tabulate the spread test of every pair once their search has drawn
+ * RANSAC_APART_AFTER samples: a long search on a small cluster (a leftover set of outliers, where a dozen draws fail
+ * the test for each that passes) then tests a pair by one lookup. The table holds the very comparisons the draws
+ * would make (the gap is the same either way round: its terms are squares of negated differences). */
+#define RANSAC_APART_MAX 256
+#define RANSAC_APART_AFTER 256
+
+/* The draws of one search: PCL's sample stream, consumed in order. */
+typedef struct ransac_draws {
+    ransac_set *s;
+    grip_mt19937 mt;
+    double spread;    /* every pair of a sample must be farther apart than this, squared */
+    uint64_t drawn;   /* samples drawn so far, good or not */
+} ransac_draws;
+
+static int members_apart(const ransac_draws *d, uint32_t a, uint32_t b)
 {
-    for (size_t i = 0; i < RANSAC_SAMPLE_SIZE; ++i) {
-        size_t j = i + (size_t)grip_mt19937_next_int31(mt) % (s->m - i);
+    const ransac_set *s = d->s;
+    if (s->apart)
+        return (int)(s->apart[(size_t)a * s->apart_words + b / 64] >> (b % 64) & 1u);
+    return (double)squared_gap(d->s->src[a], d->s->src[b]) > d->spread;
+}
+
+/* Fills s->apart; without memory the draws go on computing each gap (the same answers). */
+static void tabulate_apart(ransac_draws *d)
+{
+    ransac_set *s = d->s;
+    const size_t words = (s->m + 63) / 64;
+    s->apart = calloc(s->m * words, sizeof *s->apart);
+    if (!s->apart)
+        return;
+    for (size_t a = 0; a < s->m; ++a)
+        for (size_t b = 0; b < a; ++b)
+            if ((double)squared_gap(s->src[a], s->src[b]) > d->spread) {
+                s->apart[a * words + b / 64] |= (uint64_t)1 << (b % 64);
+                s->apart[b * words + a / 64] |= (uint64_t)1 << (a % 64);
+            }
+    s->apart_words = words;
+}
+
+/* SampleConsensusModel::drawIndexSample: a partial Fisher-Yates shuffle that persists across draws. The bound is
+ * below 2^32 and the draw below 2^31, so the 32-bit remainder is PCL's. */
+static void draw_sample(ransac_draws *d, uint32_t sample[RANSAC_SAMPLE_SIZE])
+{
+    ransac_set *s = d->s;
+    for (uint32_t i = 0; i < RANSAC_SAMPLE_SIZE; ++i) {
+        uint32_t j = i + (uint32_t)grip_mt19937_next_int31(&d->mt) % ((uint32_t)s->m - i);
         uint32_t t = s->order[i];
         s->order[i] = s->order[j];
         s->order[j] = t;
         sample[i] = s->order[i];
     }
+    if (++d->drawn == RANSAC_APART_AFTER && s->m <= RANSAC_APART_MAX)
+        tabulate_apart(d);
 }
 
 /* SampleConsensusModel::getSamples: up to 1000 draws until the three model keypoints are spread enough. */
-static int get_good_sample(ransac_set *s, grip_mt19937 *mt, double spread, uint32_t sample[RANSAC_SAMPLE_SIZE])
+static int get_good_sample(ransac_draws *d, uint32_t sample[RANSAC_SAMPLE_SIZE])
 {
     for (int tries = 0; tries < RANSAC_MAX_SAMPLE_CHECKS; ++tries) {
-        draw_sample(s, mt, sample);
-        if ((double)squared_gap(s->src[sample[1]], s->src[sample[0]]) > spread &&
-            (double)squared_gap(s->src[sample[2]], s->src[sample[0]]) > spread &&
-            (double)squared_gap(s->src[sample[2]], s->src[sample[1]]) > spread)
+        draw_sample(d, sample);
+        if (members_apart(d, sample[1], sample[0]) && members_apart(d, sample[2], sample[0]) &&
+            members_apart(d, sample[2], sample[1]))
             return 1;
     }
     return 0;
@@ -207,16 +253,19 @@ static size_t count_inliers(const ransac_set *s, const double pose[16], double t
 }
 
 /* RANSAC's iterations run chunk by chunk: the samples depend only on the draws (mt19937 and the persistent
- * Fisher-Yates order), never on the fits, so a chunk's samples are drawn first in order, then fitted and counted in
- * parallel, then the sequential bookkeeping is replayed in iteration order and stops where the plain loop would.
- * Chunks grow from RANSAC_CHUNK_MIN to RANSAC_CHUNK_MAX so searches that stop early waste few fits. */
+ * Fisher-Yates order), never on the fits, so a chunk's samples are fitted and counted in parallel, then the
+ * sequential bookkeeping is replayed in iteration order and stops where the plain loop would. The draws are
+ * sequential, so while the threads fit one chunk, one of them draws the next (then joins the fits): the stream is
+ * the same whoever draws it, and samples drawn past where the search stops are dropped. Chunks grow from
+ * RANSAC_CHUNK_MIN to RANSAC_CHUNK_MAX so searches that stop early waste few fits. */
 #define RANSAC_CHUNK_MIN 16
 #define RANSAC_CHUNK_MAX 512
 /* Below this many samples a fork/join costs more than it saves. */
 #define RANSAC_CHUNK_PARALLEL 32
 
 typedef struct ransac_chunk {
-    uint32_t (*sample)[RANSAC_SAMPLE_SIZE];
+    uint32_t (*sample)[RANSAC_SAMPLE_SIZE]; /* the chunk being fitted */
+    uint32_t (*next)[RANSAC_SAMPLE_SIZE];   /* the next chunk's samples, drawn meanwhile */
     double (*pose)[16];
     size_t *inliers;
     grip_error_note *note;
@@ -225,28 +274,48 @@ typedef struct ransac_chunk {
 static void ransac_chunk_free(ransac_chunk *c)
 {
     free(c->sample);
+    free(c->next);
     free(c->pose);
     free(c->inliers);
     free(c->note);
 }
 
-/* Draws up to n good samples in order; returns how many (fewer when get_good_sample gave up: the search ends). */
-static size_t draw_chunk(ransac_set *s, grip_mt19937 *mt, double spread, ransac_chunk *c, size_t n)
+/* Draws up to n good samples in order; returns how many (fewer when get_good_sample gave up: the stream ends). */
+static size_t draw_samples(ransac_draws *d, uint32_t (*sample)[RANSAC_SAMPLE_SIZE], size_t n)
 {
     for (size_t i = 0; i < n; ++i)
-        if (!get_good_sample(s, mt, spread, c->sample[i]))
+        if (!get_good_sample(d, sample[i]))
             return i;
     return n;
 }
 
-/* Fits and counts the chunk's n samples on up to threads threads; each failure lands in its own note. */
-static void fit_chunk(const ransac_set *s, double threshold2, ransac_chunk *c, size_t n, uint32_t threads)
+static void fit_one(const ransac_set *s, double threshold2, ransac_chunk *c, size_t i)
 {
-#pragma omp parallel for schedule(static) num_threads(threads) if (n >= RANSAC_CHUNK_PARALLEL && threads > 1)
-    for (size_t i = 0; i < n; ++i) {
-        c->note[i].status = GRIP_OK;
-        if (fit_sample(&c->note[i], s, c->sample[i], c->pose[i]) == GRIP_OK)
-            c->inliers[i] = count_inliers(s, c->pose[i], threshold2, NULL);
+    c->note[i].status = GRIP_OK;
+    if (fit_sample(&c->note[i], s, c->sample[i], c->pose[i]) == GRIP_OK)
+        c->inliers[i] = count_inliers(s, c->pose[i], threshold2, NULL);
+}
+
+/* Fits and counts the chunk's n samples on up to threads threads, each failure in its own note, while one thread
+ * draws n_next samples into c->next (*n_drawn: how many the stream gave). The fits read the members and the
+ * chunk's own samples, never the order the draws shuffle. */
+static void fit_chunk_draw_next(ransac_draws *d, double threshold2, ransac_chunk *c, size_t n, size_t n_next,
+                                size_t *n_drawn, uint32_t threads)
+{
+    const ransac_set *s = d->s;
+    if (n < RANSAC_CHUNK_PARALLEL || threads < 2) {
+        for (size_t i = 0; i < n; ++i)
+            fit_one(s, threshold2, c, i);
+        *n_drawn = draw_samples(d, c->next, n_next);
+        return;
+    }
+#pragma omp parallel num_threads(threads)
+    {
+#pragma omp single nowait
+        *n_drawn = draw_samples(d, c->next, n_next);
+#pragma omp for schedule(dynamic, 4)
+        for (size_t i = 0; i < n; ++i)
+            fit_one(s, threshold2, c, i);
     }
 }
 
@@ -270,27 +339,40 @@ static grip_status ransac_search(grip_error_note *err, const grip_ransac_params 
                                  uint32_t threads, int *found, double best_pose[16])
 {
     *found = 0;
-    ransac_chunk c = {malloc(RANSAC_CHUNK_MAX * sizeof *c.sample), malloc(RANSAC_CHUNK_MAX * sizeof *c.pose),
-                      malloc(RANSAC_CHUNK_MAX * sizeof *c.inliers), malloc(RANSAC_CHUNK_MAX * sizeof *c.note)};
-    if (!c.sample || !c.pose || !c.inliers || !c.note) {
+    ransac_chunk c = {malloc(RANSAC_CHUNK_MAX * sizeof *c.sample), malloc(RANSAC_CHUNK_MAX * sizeof *c.next),
+                      malloc(RANSAC_CHUNK_MAX * sizeof *c.pose), malloc(RANSAC_CHUNK_MAX * sizeof *c.inliers),
+                      malloc(RANSAC_CHUNK_MAX * sizeof *c.note)};
+    if (!c.sample || !c.next || !c.pose || !c.inliers || !c.note) {
         ransac_chunk_free(&c);
         return grip_note_fail(err, GRIP_ENOMEM, "group.ransac: out of memory for %d samples", RANSAC_CHUNK_MAX);
     }
-    grip_mt19937 mt;
-    grip_mt19937_seed(&mt, params->seed);
-    double spread = sample_spread_threshold(s);
+    ransac_draws d = {s, {{0}}, sample_spread_threshold(s), 0};
+    grip_mt19937_seed(&d.mt, params->seed);
     double threshold2 = params->inlier_threshold * params->inlier_threshold;
     double log_probability = log(1.0 - RANSAC_PROBABILITY);
     double k = DBL_MAX;
     size_t best = 0;
     uint64_t iterations = 0;
     grip_status st = GRIP_OK;
-    for (size_t size = RANSAC_CHUNK_MIN, done = 0; !done; size = size < RANSAC_CHUNK_MAX ? size * 2 : size) {
-        const uint64_t left = last_iteration(k, params->max_iterations) - iterations;
-        const size_t want = left < size ? (size_t)left : size;
-        size_t n = draw_chunk(s, &mt, spread, &c, want);
-        int exhausted = n < want; /* the plain loop ends after these n iterations, if not before */
-        fit_chunk(s, threshold2, &c, n, threads);
+    /* c.sample holds `have` samples for the iterations from `iterations` on; stream_end: the stream ends after them */
+    size_t have = 0;
+    int stream_end = 0;
+    for (size_t size = RANSAC_CHUNK_MIN, done = 0; !done;) {
+        const uint64_t bound = last_iteration(k, params->max_iterations);
+        const size_t want = bound - iterations < size ? (size_t)(bound - iterations) : size;
+        if (have < want && !stream_end) {
+            const size_t got = draw_samples(&d, c.sample + have, want - have);
+            stream_end = got < want - have;
+            have += got;
+        }
+        const size_t n = have < want ? have : want;
+        const int exhausted = n < want; /* the plain loop ends after these n iterations, if not before */
+        /* the next chunk wants no more than the next size, nor past this chunk's bound (k only falls) */
+        size = size < RANSAC_CHUNK_MAX ? size * 2 : size;
+        const uint64_t after = bound - iterations - n;
+        const size_t ahead = exhausted || stream_end ? 0 : after < size ? (size_t)after : size;
+        size_t drawn = 0;
+        fit_chunk_draw_next(&d, threshold2, &c, n, ahead, &drawn, threads);
         for (size_t i = 0; i < n && st == GRIP_OK; ++i)
             if (c.note[i].status != GRIP_OK) {
                 *err = c.note[i];
@@ -312,6 +394,11 @@ static grip_status ransac_search(grip_error_note *err, const grip_ransac_params 
                 stop = 1;
         }
         done = st != GRIP_OK || stop || exhausted;
+        uint32_t(*t)[RANSAC_SAMPLE_SIZE] = c.sample;
+        c.sample = c.next;
+        c.next = t;
+        have = drawn;
+        stream_end = stream_end || drawn < ahead;
     }
     ransac_chunk_free(&c);
     return st;

@@ -473,19 +473,21 @@ static grip_cluster *plain_clusters(grip_ctx *ctx, const grip_ransac_params *rp,
     return out;
 }
 
-/* One cluster of 300 members (45 % under one pose, the rest outliers), its RANSAC's iterations in parallel chunks.
- * With a 0.01 threshold the first search stops after a few dozen iterations, amid a chunk, and the leftover sets
- * of rounds 2 and 3 run to the cap; with 1e-4 hardly any member is an inlier and the first search runs to the
- * 10,000-iteration cap through many full chunks. On 1, 2, 4 and 7 threads the clusters are the plain loop's, bit
- * for bit, for 1 and 3 rounds. */
+/* One cluster of 300 members, then one of 40 (45 % under one pose, the rest outliers), its RANSAC's iterations in
+ * parallel chunks, the next chunk drawn meanwhile. With a 0.01 threshold the first search stops after a few dozen
+ * iterations, amid a chunk, and the leftover sets of rounds 2 and 3 run to the cap; with 1e-4 hardly any member is
+ * an inlier and the first search runs to the 10,000-iteration cap through many full chunks (the 40-member cluster's
+ * draws then test the spread by its table of pairs). On 1, 2, 4 and 7 threads the clusters are the plain loop's,
+ * bit for bit, for 1 and 3 rounds. */
 START_TEST(one_big_cluster_is_the_plain_loops_for_any_thread_count)
 {
-    static const uint32_t threads[] = {1, 2, 4, 7};
+    static const uint32_t threads[] = {1, 2, 4, 7}, members[] = {300, 40};
+    const uint32_t m = members[_i]; /* a loop test: _i picks the cluster's size */
     grip_ctx *ctx[4];
     for (size_t i = 0; i < 4; ++i)
         ctx[i] = grip_test_ctx_threads(threads[i]);
     grip_ransac_scene sc;
-    ck_assert(grip_ransac_scene_make(31, 1, 300, 300, &sc));
+    ck_assert(grip_ransac_scene_make(31, 1, m, m, &sc));
     static const double thresholds[] = {0.01, 1e-4};
     for (size_t t = 0; t < 2; ++t)
         for (uint32_t rounds = 1; rounds <= 3; rounds += 2) {
@@ -494,9 +496,9 @@ START_TEST(one_big_cluster_is_the_plain_loops_for_any_thread_count)
             uint64_t iterations = 0;
             grip_cluster *plain = plain_clusters(ctx[0], &rp, &sc, &n_plain, &iterations);
             fprintf(stderr,
-                    "one cluster, threshold %g, %u round(s): %zu sets, the first of %u members after %llu "
+                    "one cluster of %u, threshold %g, %u round(s): %zu sets, the first of %u members after %llu "
                     "iterations\n",
-                    thresholds[t], rounds, n_plain, plain[0].n_members, (unsigned long long)iterations);
+                    m, thresholds[t], rounds, n_plain, plain[0].n_members, (unsigned long long)iterations);
             if (t == 0)
                 ck_assert(iterations > 16 && iterations < 200); /* past the first chunk, short of the cap */
             else
@@ -624,7 +626,7 @@ static Suite *suite(void)
     tcase_add_test(syn, ransac_without_a_model_leaves_the_cluster_with_identity);
     tcase_add_test(syn, ransac_rounds_find_a_second_motion);
     tcase_add_test(syn, ransac_over_clusters_is_the_same_for_any_thread_count);
-    tcase_add_test(syn, one_big_cluster_is_the_plain_loops_for_any_thread_count);
+    tcase_add_loop_test(syn, one_big_cluster_is_the_plain_loops_for_any_thread_count, 0, 2);
     tcase_add_test(syn, a_failing_cluster_fails_the_whole_parallel_call);
     tcase_add_test(syn, gc_groups_the_consistent_correspondences);
     tcase_add_test(syn, bad_input_is_refused_clearly);
