@@ -1,5 +1,5 @@
 /* rigid_fit.c -- least-squares rigid transform (Kabsch): centroids and the 3x3 cross-covariance in double,
- * its SVD by LAPACKE_dgesvd, and the reflection fix: when det(V U^T) < 0 the last singular vector is flipped,
+ * its SVD by LAPACK's dgesvd, and the reflection fix: when det(V U^T) < 0 the last singular vector is flipped,
  * so the result is always a proper rotation (det +1), also for coplanar and collinear points. */
 #include "math/rigid_fit.h"
 #include "core/fault.h"
@@ -11,6 +11,31 @@ static double det3(const double m[9])
 {
     return m[0] * (m[4] * m[8] - m[5] * m[7]) - m[1] * (m[3] * m[8] - m[5] * m[6]) +
            m[2] * (m[3] * m[7] - m[4] * m[6]);
+}
+
+/* Workspace for dgesvd on a 3x3 matrix: past its minimum (15) the size changes no step, since every blocked
+ * routine dgesvd calls falls back to its unblocked form below its block size (32 and up); this is above the size
+ * LAPACKE's own query asks for (201 with the reference LAPACK). */
+#define SVD3_LWORK 512
+
+int grip_svd3(const double h[9], double s[3], double u[9], double vt[9])
+{
+    /* the column-major call LAPACKE's row-major wrapper makes, on transposes of our own, after its NaN check */
+    double a[9], uc[9], vtc[9], work[SVD3_LWORK];
+    for (int r = 0; r < 3; ++r)
+        for (int c = 0; c < 3; ++c) {
+            if (isnan(h[r * 3 + c]))
+                return -6;
+            a[c * 3 + r] = h[r * 3 + c];
+        }
+    lapack_int info = GRIP_LAPACKE(
+        LAPACKE_dgesvd_work(LAPACK_COL_MAJOR, 'A', 'A', 3, 3, a, 3, s, uc, 3, vtc, 3, work, SVD3_LWORK));
+    for (int r = 0; r < 3; ++r)
+        for (int c = 0; c < 3; ++c) {
+            u[r * 3 + c] = uc[c * 3 + r];
+            vt[r * 3 + c] = vtc[c * 3 + r];
+        }
+    return (int)info;
 }
 
 static void centroid(const double *p, size_t n, double c[3])
@@ -55,8 +80,8 @@ grip_status grip_rigid_fit_noted(grip_error_note *err, const double *src, const 
             for (int c = 0; c < 3; ++c)
                 h[r * 3 + c] += a[r] * b[c];
     }
-    double s[3], u[9], vt[9], superb[2];
-    lapack_int info = GRIP_LAPACKE(LAPACKE_dgesvd(LAPACK_ROW_MAJOR, 'A', 'A', 3, 3, h, 3, s, u, 3, vt, 3, superb));
+    double s[3], u[9], vt[9];
+    int info = grip_svd3(h, s, u, vt);
     if (info != 0)
         return grip_note_fail(err, GRIP_ELAPACK, "rigid_fit: LAPACKE_dgesvd failed (info %d)", (int)info);
 

@@ -16,6 +16,11 @@ grip_status grip_rigid_fit(grip_ctx *ctx, const double *src, const double *dst, 
  * the error text going to err (core/error_note.h) for the caller to report later. */
 grip_status grip_rigid_fit_noted(grip_error_note *err, const double *src, const double *dst, size_t n, double pose[16]);
 
+/* The SVD h = U diag(s) Vt of a row-major 3x3 matrix, all three row-major, exactly as LAPACKE_dgesvd(LAPACK_ROW_MAJOR,
+ * 'A', 'A', 3, 3, ...) gives it, bit for bit, without the copies, allocations and workspace query that call makes
+ * each time. Returns LAPACK's info (0: converged). */
+int grip_svd3(const double h[9], double s[3], double u[9], double vt[9]);
+
 /* Applies a row-major 4x4 pose to a point. */
 void grip_pose_apply(const double pose[16], const double p[3], double out[3]);
 

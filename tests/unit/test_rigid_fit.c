@@ -4,6 +4,7 @@
 #include "test_support.h"
 #include "math/rigid_fit.h"
 
+#include <lapacke.h>
 #include <math.h>
 #include <string.h>
 
@@ -178,6 +179,42 @@ START_TEST(collinear_and_coincident_points_do_not_break_it)
 }
 END_TEST
 
+/* grip_svd3 is LAPACKE_dgesvd's row-major answer bit for bit (the fits of RANSAC and ICP keep their values): on
+ * random cross-covariances of full rank, of rank 2 and 1 (coplanar and collinear points), negative determinants, the
+ * zero matrix, and a NaN, which both refuse. */
+START_TEST(svd3_is_lapackes_row_major_svd)
+{
+    uint64_t rng = 77;
+    for (int t = 0; t < 20000; ++t) {
+        double h[9];
+        const int rank = 3 - t % 4; /* 3, 2, 1, 0 */
+        for (int i = 0; i < 9; ++i)
+            h[i] = 0.0;
+        for (int r = 0; r < rank; ++r) { /* a sum of rank outer products */
+            double a[3], b[3];
+            for (int d = 0; d < 3; ++d) {
+                a[d] = grip_test_uniform(&rng, -1.0f, 1.0f);
+                b[d] = grip_test_uniform(&rng, -1.0f, 1.0f) * (t % 7 == 0 ? 1e-6 : 1.0);
+            }
+            for (int i = 0; i < 3; ++i)
+                for (int j = 0; j < 3; ++j)
+                    h[i * 3 + j] += a[i] * b[j];
+        }
+        double s0[3], u0[9], vt0[9], superb[2], copy[9];
+        memcpy(copy, h, sizeof h);
+        const lapack_int info0 = LAPACKE_dgesvd(LAPACK_ROW_MAJOR, 'A', 'A', 3, 3, copy, 3, s0, u0, 3, vt0, 3, superb);
+        double s1[3], u1[9], vt1[9];
+        ck_assert_int_eq(grip_svd3(h, s1, u1, vt1), (int)info0);
+        ck_assert_int_eq(info0, 0);
+        ck_assert_msg(!memcmp(s0, s1, sizeof s0) && !memcmp(u0, u1, sizeof u0) && !memcmp(vt0, vt1, sizeof vt0),
+                      "matrix %d (rank %d): grip_svd3 differs from LAPACKE_dgesvd", t, rank);
+    }
+    double h[9] = {1, 0, 0, 0, NAN, 0, 0, 0, 1}, s[3], u[9], vt[9], superb[2];
+    ck_assert_int_ne(grip_svd3(h, s, u, vt), 0);
+    ck_assert_int_ne(LAPACKE_dgesvd(LAPACK_ROW_MAJOR, 'A', 'A', 3, 3, h, 3, s, u, 3, vt, 3, superb), 0);
+}
+END_TEST
+
 START_TEST(bad_input_is_refused_clearly)
 {
     grip_ctx *ctx = grip_test_ctx();
@@ -202,6 +239,7 @@ static Suite *suite(void)
     tcase_add_test(tc, coplanar_points_give_the_rotation_not_a_mirror);
     tcase_add_test(tc, mirrored_target_gives_a_proper_rotation);
     tcase_add_test(tc, collinear_and_coincident_points_do_not_break_it);
+    tcase_add_test(tc, svd3_is_lapackes_row_major_svd);
     tcase_add_test(tc, bad_input_is_refused_clearly);
     suite_add_tcase(s, tc);
     return s;
