@@ -159,7 +159,27 @@ typedef struct ransac_draws {
     grip_mt19937 mt;
     double spread;    /* every pair of a sample must be farther apart than this, squared */
     uint64_t drawn;   /* samples drawn so far, good or not */
+    uint64_t magic[RANSAC_SAMPLE_SIZE]; /* of the bounds m - i of draw_sample's remainders (remainder_by) */
 } ransac_draws;
+
+/* a % d for 32-bit a and d, given magic = 2^64 / d rounded up (UINT64_MAX / d + 1): Lemire, Kaser and Kurz's
+ * exact remainder by multiplication, "Faster remainder by direct computation" (2019), without 128-bit integers.
+ * A draw's three remainders by a search's fixed bounds were most of its time as divisions. */
+static uint32_t remainder_by(uint32_t a, uint64_t magic, uint32_t d)
+{
+    const uint64_t low = magic * a; /* the fraction a / d, in 64 bits */
+    return (uint32_t)(((low >> 32) * d + (((low & 0xffffffffu) * d) >> 32)) >> 32); /* high word of low * d */
+}
+
+static void ransac_draws_init(ransac_draws *d, ransac_set *s, uint32_t seed)
+{
+    memset(d, 0, sizeof *d);
+    d->s = s;
+    grip_mt19937_seed(&d->mt, seed);
+    d->spread = sample_spread_threshold(s);
+    for (uint32_t i = 0; i < RANSAC_SAMPLE_SIZE; ++i)
+        d->magic[i] = UINT64_MAX / ((uint32_t)s->m - i) + 1;
+}
 
 static int members_apart(const ransac_draws *d, uint32_t a, uint32_t b)
 {
@@ -192,7 +212,7 @@ static void draw_sample(ransac_draws *d, uint32_t sample[RANSAC_SAMPLE_SIZE])
 {
     ransac_set *s = d->s;
     for (uint32_t i = 0; i < RANSAC_SAMPLE_SIZE; ++i) {
-        uint32_t j = i + (uint32_t)grip_mt19937_next_int31(&d->mt) % ((uint32_t)s->m - i);
+        uint32_t j = i + remainder_by((uint32_t)grip_mt19937_next_int31(&d->mt), d->magic[i], (uint32_t)s->m - i);
         uint32_t t = s->order[i];
         s->order[i] = s->order[j];
         s->order[j] = t;
@@ -346,8 +366,8 @@ static grip_status ransac_search(grip_error_note *err, const grip_ransac_params 
         ransac_chunk_free(&c);
         return grip_note_fail(err, GRIP_ENOMEM, "group.ransac: out of memory for %d samples", RANSAC_CHUNK_MAX);
     }
-    ransac_draws d = {s, {{0}}, sample_spread_threshold(s), 0};
-    grip_mt19937_seed(&d.mt, params->seed);
+    ransac_draws d;
+    ransac_draws_init(&d, s, params->seed);
     double threshold2 = params->inlier_threshold * params->inlier_threshold;
     double log_probability = log(1.0 - RANSAC_PROBABILITY);
     double k = DBL_MAX;

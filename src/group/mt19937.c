@@ -1,7 +1,7 @@
 /* mt19937.c -- see mt19937.h. Constants from the reference implementation (MT19937, 32-bit). */
 #include "group/mt19937.h"
 
-#define MT_N 624
+#define MT_N GRIP_MT19937_N
 #define MT_M 397
 #define MT_MATRIX_A 0x9908b0dfu
 #define MT_UPPER 0x80000000u
@@ -15,28 +15,21 @@ void grip_mt19937_seed(grip_mt19937 *mt, uint32_t seed)
     mt->next = MT_N;
 }
 
-static void regenerate(grip_mt19937 *mt)
+static uint32_t twisted(uint32_t upper_of, uint32_t lower_of, uint32_t far)
 {
-    for (int i = 0; i < MT_N; ++i) {
-        uint32_t y = (mt->state[i] & MT_UPPER) | (mt->state[(i + 1) % MT_N] & MT_LOWER);
-        mt->state[i] = mt->state[(i + MT_M) % MT_N] ^ (y >> 1) ^ ((y & 1u) ? MT_MATRIX_A : 0u);
-    }
+    uint32_t y = (upper_of & MT_UPPER) | (lower_of & MT_LOWER);
+    return far ^ (y >> 1) ^ ((y & 1u) ? MT_MATRIX_A : 0u);
+}
+
+/* The reference's three loops: the same values as one loop with every index taken modulo N, without the modulo. */
+void grip_mt19937_twist(grip_mt19937 *mt)
+{
+    uint32_t *s = mt->state;
+    int i = 0;
+    for (; i < MT_N - MT_M; ++i)
+        s[i] = twisted(s[i], s[i + 1], s[i + MT_M]);
+    for (; i < MT_N - 1; ++i)
+        s[i] = twisted(s[i], s[i + 1], s[i + MT_M - MT_N]);
+    s[MT_N - 1] = twisted(s[MT_N - 1], s[0], s[MT_M - 1]);
     mt->next = 0;
-}
-
-uint32_t grip_mt19937_next(grip_mt19937 *mt)
-{
-    if (mt->next >= MT_N)
-        regenerate(mt);
-    uint32_t y = mt->state[mt->next++];
-    y ^= y >> 11;
-    y ^= (y << 7) & 0x9d2c5680u;
-    y ^= (y << 15) & 0xefc60000u;
-    y ^= y >> 18;
-    return y;
-}
-
-int32_t grip_mt19937_next_int31(grip_mt19937 *mt)
-{
-    return (int32_t)(grip_mt19937_next(mt) >> 1);
 }
