@@ -25,6 +25,7 @@
 #include "group/hough3d_cuda.h"
 #include "group/gc_cuda.h"
 #include "verify/icp_cuda.h"
+#include "verify/free_space_cuda.h"
 
 static grip_status no_cuda(grip_ctx *ctx, const char *what)
 {
@@ -556,9 +557,28 @@ grip_status grip_icp_cuda_scene_build(grip_ctx *ctx, const float *xyz, size_t n,
 
 void grip_icp_cuda_scene_free(grip_icp_cuda_scene *scene) { (void)scene; }
 
+const float *grip_icp_cuda_scene_points(const grip_icp_cuda_scene *scene, size_t *stride)
+{
+    (void)scene;
+    *stride = 0;
+    return NULL;
+}
+
 grip_status grip_icp_cuda_refine(grip_ctx *ctx, const grip_icp_params *params, const grip_icp_cuda_scene *scene,
                                  const grip_icp_batch *batch, grip_icp_result *out)
 {
     (void)params; (void)scene; (void)batch; (void)out;
     return no_cuda(ctx, "verify icp");
+}
+
+/* ---- verify/free_space_cuda.h ---- */
+
+grip_status grip_free_space_violations_cuda(grip_ctx *ctx, const grip_pinhole *cam, const float *scene_dev,
+                                            size_t stride, uint32_t width, uint32_t height,
+                                            const grip_free_space_job *jobs, size_t n, double tolerance,
+                                            float *violation)
+{
+    (void)cam; (void)scene_dev; (void)stride; (void)width; (void)height; (void)jobs; (void)n; (void)tolerance;
+    (void)violation;
+    return no_cuda(ctx, "verify free-space check");
 }

@@ -1,5 +1,6 @@
 /* free_space.c -- see free_space.h. */
 #include "verify/free_space.h"
+#include "verify/free_space_math.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -13,11 +14,6 @@ static void fit_line(const double sums[5], double *slope, double *offset)
     *offset = n > 0 ? (sums[2] - *slope * sums[1]) / n : 0;
 }
 
-static int usable(const float *p)
-{
-    return isfinite(p[0]) && isfinite(p[1]) && isfinite(p[2]) && p[2] > 1e-6f;
-}
-
 /* The fit's sums over rows [v0, v1): per axis (n, sum b, sum a, sum b^2, sum a*b), with b = x/z or y/z and a the
  * pixel column or row. */
 static void pinhole_sums(const float *xyz, uint32_t width, uint32_t v0, uint32_t v1, double su[5], double sv[5])
@@ -27,7 +23,7 @@ static void pinhole_sums(const float *xyz, uint32_t width, uint32_t v0, uint32_t
     for (uint32_t v = v0; v < v1; v++)
         for (uint32_t u = 0; u < width; u++) {
             const float *p = xyz + 3 * ((size_t)v * width + u);
-            if (!usable(p))
+            if (!grip_free_space_usable(p))
                 continue;
             double bx = p[0] / p[2], by = p[1] / p[2];
             double xs[5] = {1, bx, u, bx * bx, bx * u}, ys[5] = {1, by, v, by * by, by * v};
@@ -63,7 +59,7 @@ void grip_pinhole_estimate(const float *xyz, uint32_t width, uint32_t height, in
     for (uint32_t v = 0; v < height; v += 4)
         for (uint32_t u = 0; u < width; u += 4) {
             const float *p = xyz + 3 * ((size_t)v * width + u);
-            if (!usable(p))
+            if (!grip_free_space_usable(p))
                 continue;
             double du = out->fx * p[0] / p[2] + out->cx - u, dv = out->fy * p[1] / p[2] + out->cy - v;
             sq += du * du + dv * dv;
@@ -73,29 +69,6 @@ void grip_pinhole_estimate(const float *xyz, uint32_t width, uint32_t height, in
     out->valid = n > 0 && out->rms_residual_px < 0.5 && out->fx != 0 && out->fy != 0;
 }
 
-/* -1: violation, 1: seen, 0: occluded or unknown. */
-static int classify(const float *scene, uint32_t width, uint32_t height, long u, long v, double z, double tol)
-{
-    int any = 0, all_behind = 1, near = 0;
-    for (long dv = -1; dv <= 1; dv++)
-        for (long du = -1; du <= 1; du++) {
-            long uu = u + du, vv = v + dv;
-            if (uu < 0 || vv < 0 || uu >= (long)width || vv >= (long)height)
-                continue;
-            const float *p = scene + 3 * ((size_t)vv * width + (size_t)uu);
-            if (!usable(p))
-                continue;
-            any = 1;
-            if (p[2] <= z + tol)
-                all_behind = 0;
-            if (fabs(p[2] - z) <= tol)
-                near = 1;
-        }
-    if (!any)
-        return 0;
-    return near ? 1 : all_behind ? -1 : 0;
-}
-
 void grip_free_space_count(const grip_pinhole *cam, const float *scene_xyz, uint32_t width, uint32_t height,
                            const float *model_xyz, size_t n_model, const double pose[16], double tolerance,
                            size_t *seen, size_t *violations)
@@ -103,22 +76,11 @@ void grip_free_space_count(const grip_pinhole *cam, const float *scene_xyz, uint
     *seen = *violations = 0;
     if (!cam->valid)
         return;
+    const double c[4] = {cam->fx, cam->fy, cam->cx, cam->cy};
     for (size_t i = 0; i < n_model; i++) {
-        const float *m = model_xyz + 3 * i;
-        if (!isfinite(m[0]) || !isfinite(m[1]) || !isfinite(m[2]))
-            continue;
-        double q[3];
-        for (int r = 0; r < 3; r++)
-            q[r] = pose[4 * r] * m[0] + pose[4 * r + 1] * m[1] + pose[4 * r + 2] * m[2] + pose[4 * r + 3];
-        if (q[2] <= 1e-6)
-            continue;
-        double pu = cam->fx * q[0] / q[2] + cam->cx, pv = cam->fy * q[1] / q[2] + cam->cy;
-        if (!(pu > -0.5 && pv > -0.5 && pu < width - 0.5 && pv < height - 0.5))
-            continue; /* off the image, or NaN: checked before lround, which is undefined out of long's range */
-        long u = lround(pu), v = lround(pv);
-        int c = classify(scene_xyz, width, height, u, v, q[2], tolerance);
-        *seen += c > 0;
-        *violations += c < 0;
+        int k = grip_free_space_point(c, scene_xyz, 3, width, height, model_xyz + 3 * i, pose, tolerance);
+        *seen += k > 0;
+        *violations += k < 0;
     }
 }
 
@@ -161,9 +123,7 @@ grip_status grip_free_space_violations(grip_ctx *ctx, const grip_pinhole *cam, c
         violations[lo] += v;
     }
     for (size_t k = 0; k < n; k++)
-        violation[k] = !cam->valid               ? NAN
-                       : seen[k] + violations[k] ? (float)((double)violations[k] / (double)(seen[k] + violations[k]))
-                                                 : 0.0f;
+        violation[k] = grip_free_space_fraction(cam->valid, seen[k], violations[k]);
     free(first);
     free(seen);
     free(violations);
