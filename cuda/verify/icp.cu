@@ -351,6 +351,12 @@ extern "C" void grip_icp_cuda_scene_free(grip_icp_cuda_scene *s)
     free(s);
 }
 
+extern "C" const float *grip_icp_cuda_scene_points(const grip_icp_cuda_scene *s, size_t *stride)
+{
+    *stride = 4;
+    return (const float *)s->xyz;
+}
+
 extern "C" grip_status grip_icp_cuda_scene_build(grip_ctx *ctx, const float *xyz, size_t n, const float *normals,
                                                  size_t normal_stride, const double viewpoint[3],
                                                  grip_icp_cuda_scene **out)

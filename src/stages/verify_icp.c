@@ -20,6 +20,7 @@
 #include "stages/verify_model_cache.h"
 #include "spatial/kdtree3d.h"
 #include "verify/free_space.h"
+#include "verify/free_space_cuda.h"
 #include "verify/support_plane.h"
 #include "verify/icp.h"
 #include "verify/icp_cuda.h"
@@ -411,10 +412,11 @@ static grip_status batch_points(grip_stage *st, const open_models *om, grip_icp_
     return GRIP_OK;
 }
 
-/* The GPU: every kept hypothesis in one batch. */
+/* The GPU: every kept hypothesis in one batch. The scene built on the device stays in *dev (the caller frees it, also
+ * after a failure) for the free-space check. */
 static grip_status refine_cuda(grip_stage *st, const grip_icp_params *p, const open_models *om,
                                const grip_cloud_input *scene, const view_normals *sn, const grip_hypotheses *h,
-                               const uint32_t *kept, uint32_t n_kept, grip_icp_result *res)
+                               const uint32_t *kept, uint32_t n_kept, grip_icp_result *res, grip_icp_cuda_scene **dev)
 {
     grip_icp_batch b;
     memset(&b, 0, sizeof b);
@@ -432,13 +434,11 @@ static grip_status refine_cuda(grip_stage *st, const grip_icp_params *p, const o
         for (int e = 0; e < 16; e++)
             poses[16 * (size_t)k + e] = hy->pose[e];
     }
-    grip_icp_cuda_scene *dev = NULL;
     const double vp[3] = {scene->viewpoint[0], scene->viewpoint[1], scene->viewpoint[2]};
     if (!s)
-        s = grip_icp_cuda_scene_build(st->ctx, scene->xyz, scene->n, sn->rows, sn->stride, vp, &dev);
+        s = grip_icp_cuda_scene_build(st->ctx, scene->xyz, scene->n, sn->rows, sn->stride, vp, dev);
     if (!s)
-        s = grip_icp_cuda_refine(st->ctx, p, dev, &b, res);
-    grip_icp_cuda_scene_free(dev);
+        s = grip_icp_cuda_refine(st->ctx, p, *dev, &b, res);
     batch_points_free(&b);
     return s;
 }
@@ -527,10 +527,12 @@ static grip_status suppress_duplicates(grip_stage *st, uint32_t n_models, const 
     return s;
 }
 
-/* The free-space violation of each of the n_kept refined poses (res) into violation (n_kept, the caller's). */
+/* The free-space violation of each of the n_kept refined poses (res) into violation (n_kept, the caller's): on the
+ * device when ICP left the scene there (dev), the same fractions. */
 static grip_status free_space_of_kept(grip_stage *st, const grip_pinhole *cam, const grip_cloud_input *scene,
-                                      const open_models *om, const grip_hypotheses *h, const uint32_t *kept,
-                                      uint32_t n_kept, const grip_icp_result *res, float *violation)
+                                      const grip_icp_cuda_scene *dev, const open_models *om, const grip_hypotheses *h,
+                                      const uint32_t *kept, uint32_t n_kept, const grip_icp_result *res,
+                                      float *violation)
 {
     grip_free_space_job *jobs = malloc(((size_t)n_kept + 1) * sizeof *jobs);
     if (!jobs)
@@ -539,8 +541,13 @@ static grip_status free_space_of_kept(grip_stage *st, const grip_pinhole *cam, c
         const grip_cloud_input *model = &om->cloud[grip_verify_hypothesis_at(h, kept[k])->model_id];
         jobs[k] = (grip_free_space_job){model->xyz, model->n, res[k].pose};
     }
-    grip_status s = grip_free_space_violations(st->ctx, cam, scene->xyz, scene->width, scene->height, jobs, n_kept,
-                                               grip_stage_number(st, "free_space_tolerance"), violation);
+    const double tolerance = grip_stage_number(st, "free_space_tolerance");
+    size_t stride = 0;
+    const float *scene_dev = dev ? grip_icp_cuda_scene_points(dev, &stride) : NULL;
+    grip_status s = scene_dev ? grip_free_space_violations_cuda(st->ctx, cam, scene_dev, stride, scene->width,
+                                                                scene->height, jobs, n_kept, tolerance, violation)
+                              : grip_free_space_violations(st->ctx, cam, scene->xyz, scene->width, scene->height,
+                                                           jobs, n_kept, tolerance, violation);
     free(jobs);
     return s;
 }
@@ -564,6 +571,7 @@ static grip_status refine_all(grip_stage *st, const grip_view *models, uint32_t 
     memset(&sn, 0, sizeof sn);
     uint32_t *kept = NULL, n_kept = 0;
     grip_icp_result *res = NULL;
+    grip_icp_cuda_scene *dev = NULL; /* the scene on the device, when ICP ran there */
     float *violation = NULL;
     grip_status s = grip_icp_params_check(ctx, &p);
     if (!s && support_margin > 0)
@@ -577,7 +585,7 @@ static grip_status refine_all(grip_stage *st, const grip_view *models, uint32_t 
     if (!s && !(res = calloc((size_t)n_kept + 1, sizeof *res)))
         s = grip_fail(ctx, GRIP_ENOMEM, "verify: out of memory for %u results", n_kept);
     if (!s && n_kept > 0) /* no hypothesis: no scene tree to build */
-        s = st->use_cuda ? refine_cuda(st, &p, &om, scene, &sn, h, kept, n_kept, res)
+        s = st->use_cuda ? refine_cuda(st, &p, &om, scene, &sn, h, kept, n_kept, res, &dev)
                          : refine_cpu(st, &p, &om, scene, &sn, h, kept, n_kept, res);
     for (uint32_t i = 0; i < h->count && !s; i++) { /* left out by the cap */
         grip_verdict *vd = &v->items[i];
@@ -593,7 +601,8 @@ static grip_status refine_all(grip_stage *st, const grip_view *models, uint32_t 
     if (!s && !(violation = malloc(((size_t)n_kept + 1) * sizeof *violation)))
         s = grip_fail(ctx, GRIP_ENOMEM, "verify: out of memory for %u free-space checks", n_kept);
     if (!s)
-        s = free_space_of_kept(st, &cam, scene, &om, h, kept, n_kept, res, violation);
+        s = free_space_of_kept(st, &cam, scene, dev, &om, h, kept, n_kept, res, violation);
+    grip_icp_cuda_scene_free(dev);
     if (!s) /* each verdict reads its model's every point for the support check: in parallel */
 #pragma omp parallel for schedule(dynamic, 1) num_threads(grip_ctx_threads(ctx))
         for (uint32_t k = 0; k < n_kept; k++) {

@@ -32,6 +32,9 @@ typedef struct grip_icp_cuda_scene grip_icp_cuda_scene;
 grip_status grip_icp_cuda_scene_build(grip_ctx *ctx, const float *xyz, size_t n, const float *normals,
                                       size_t normal_stride, const double viewpoint[3], grip_icp_cuda_scene **out);
 void grip_icp_cuda_scene_free(grip_icp_cuda_scene *scene);
+/* The scene's points on the device, by row (an organized scene keeps its layout), *stride floats each (x, y, z
+ * first); owned by the scene. */
+const float *grip_icp_cuda_scene_points(const grip_icp_cuda_scene *scene, size_t *stride);
 
 /* The hypotheses of one batch, over the ICP points of every model (grip_icp_model_points, concatenated). */
 typedef struct grip_icp_batch {
