@@ -153,13 +153,20 @@ static float squared_gap(const float a[3], const float b[3])
 #define RANSAC_APART_MAX 256
 #define RANSAC_APART_AFTER 256
 
+/* A draw takes three outputs of the twister, the i-th bounded by m - i, and a twist makes 624 outputs: 208 whole
+ * draws. The swap positions of a twist's draws are computed together, in a loop whose steps do not wait on each
+ * other (the processor overlaps them), ahead of the swaps, which must run one after another. */
+_Static_assert(GRIP_MT19937_N % RANSAC_SAMPLE_SIZE == 0, "a twist makes whole draws");
+
 /* The draws of one search: PCL's sample stream, consumed in order. */
 typedef struct ransac_draws {
     ransac_set *s;
-    grip_mt19937 mt;
+    grip_mt19937 mt;  /* the search's own: only the draws read it */
     double spread;    /* every pair of a sample must be farther apart than this, squared */
     uint64_t drawn;   /* samples drawn so far, good or not */
     uint64_t magic[RANSAC_SAMPLE_SIZE]; /* of the bounds m - i of draw_sample's remainders (remainder_by) */
+    uint32_t position[GRIP_MT19937_N];  /* the current twist's draws: the place each output swaps to */
+    uint32_t next;                      /* of position, in outputs */
 } ransac_draws;
 
 /* a % d for 32-bit a and d, given magic = 2^64 / d rounded up (UINT64_MAX / d + 1): Lemire, Kaser and Kurz's
@@ -179,6 +186,20 @@ static void ransac_draws_init(ransac_draws *d, ransac_set *s, uint32_t seed)
     d->spread = sample_spread_threshold(s);
     for (uint32_t i = 0; i < RANSAC_SAMPLE_SIZE; ++i)
         d->magic[i] = UINT64_MAX / ((uint32_t)s->m - i) + 1;
+    d->next = GRIP_MT19937_N;
+}
+
+/* The positions of the next twist's 208 draws: output i of a draw, uniform on [0, INT32_MAX] as PCL takes it
+ * (next_int31), gives i + its remainder by m - i. */
+static void twist_positions(ransac_draws *d)
+{
+    grip_mt19937_twist(&d->mt);
+    const uint32_t m = (uint32_t)d->s->m;
+    for (uint32_t t = 0; t < GRIP_MT19937_N; t += RANSAC_SAMPLE_SIZE)
+        for (uint32_t i = 0; i < RANSAC_SAMPLE_SIZE; ++i)
+            d->position[t + i] = i + remainder_by(grip_mt19937_temper(d->mt.state[t + i]) >> 1, d->magic[i], m - i);
+    d->mt.next = GRIP_MT19937_N; /* every output taken */
+    d->next = 0;
 }
 
 static int members_apart(const ransac_draws *d, uint32_t a, uint32_t b)
@@ -211,8 +232,12 @@ static void tabulate_apart(ransac_draws *d)
 static void draw_sample(ransac_draws *d, uint32_t sample[RANSAC_SAMPLE_SIZE])
 {
     ransac_set *s = d->s;
+    if (d->next == GRIP_MT19937_N)
+        twist_positions(d);
+    const uint32_t *position = d->position + d->next;
+    d->next += RANSAC_SAMPLE_SIZE;
     for (uint32_t i = 0; i < RANSAC_SAMPLE_SIZE; ++i) {
-        uint32_t j = i + remainder_by((uint32_t)grip_mt19937_next_int31(&d->mt), d->magic[i], (uint32_t)s->m - i);
+        uint32_t j = position[i];
         uint32_t t = s->order[i];
         s->order[i] = s->order[j];
         s->order[j] = t;

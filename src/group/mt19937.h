@@ -19,17 +19,22 @@ void grip_mt19937_seed(grip_mt19937 *mt, uint32_t seed);
 /* Twists the whole state into the next 624 untempered outputs (grip_mt19937_next calls it when they run out). */
 void grip_mt19937_twist(grip_mt19937 *mt);
 
-/* The next 32-bit output. */
-static inline uint32_t grip_mt19937_next(grip_mt19937 *mt)
+/* The output of a twisted state word. */
+static inline uint32_t grip_mt19937_temper(uint32_t y)
 {
-    if (mt->next >= GRIP_MT19937_N)
-        grip_mt19937_twist(mt);
-    uint32_t y = mt->state[mt->next++];
     y ^= y >> 11;
     y ^= (y << 7) & 0x9d2c5680u;
     y ^= (y << 15) & 0xefc60000u;
     y ^= y >> 18;
     return y;
+}
+
+/* The next 32-bit output. */
+static inline uint32_t grip_mt19937_next(grip_mt19937 *mt)
+{
+    if (mt->next >= GRIP_MT19937_N)
+        grip_mt19937_twist(mt);
+    return grip_mt19937_temper(mt->state[mt->next++]);
 }
 
 /* An int uniform on [0, INT32_MAX], as boost::uniform_int<>(0, INT_MAX) makes it from this generator
