@@ -54,17 +54,31 @@ void grip_pinhole_estimate(const float *xyz, uint32_t width, uint32_t height, in
         return;
     fit_line(su, &out->fx, &out->cx);
     fit_line(sv, &out->fy, &out->cy);
+    /* the residual over every 4th pixel of every 4th row, in the same blocks of rows */
+    double bsq[GRIP_PINHOLE_BLOCKS];
+    size_t bn[GRIP_PINHOLE_BLOCKS];
+#pragma omp parallel for schedule(static) num_threads(threads > 0 ? threads : 1)
+    for (int b = 0; b < GRIP_PINHOLE_BLOCKS; b++) {
+        bsq[b] = 0;
+        bn[b] = 0;
+        const uint32_t v0 = (uint32_t)((uint64_t)height * b / GRIP_PINHOLE_BLOCKS),
+                       v1 = (uint32_t)((uint64_t)height * (b + 1) / GRIP_PINHOLE_BLOCKS);
+        for (uint32_t v = (v0 + 3) / 4 * 4; v < v1; v += 4)
+            for (uint32_t u = 0; u < width; u += 4) {
+                const float *p = xyz + 3 * ((size_t)v * width + u);
+                if (!grip_free_space_usable(p))
+                    continue;
+                double du = out->fx * p[0] / p[2] + out->cx - u, dv = out->fy * p[1] / p[2] + out->cy - v;
+                bsq[b] += du * du + dv * dv;
+                bn[b]++;
+            }
+    }
     double sq = 0;
     size_t n = 0;
-    for (uint32_t v = 0; v < height; v += 4)
-        for (uint32_t u = 0; u < width; u += 4) {
-            const float *p = xyz + 3 * ((size_t)v * width + u);
-            if (!grip_free_space_usable(p))
-                continue;
-            double du = out->fx * p[0] / p[2] + out->cx - u, dv = out->fy * p[1] / p[2] + out->cy - v;
-            sq += du * du + dv * dv;
-            n++;
-        }
+    for (int b = 0; b < GRIP_PINHOLE_BLOCKS; b++) {
+        sq += bsq[b];
+        n += bn[b];
+    }
     out->rms_residual_px = n ? sqrt(sq / (double)n) : INFINITY;
     out->valid = n > 0 && out->rms_residual_px < 0.5 && out->fx != 0 && out->fy != 0;
 }

@@ -23,8 +23,9 @@ typedef struct grip_pinhole {
 } grip_pinhole;
 
 /* Fits the camera of an organized cloud (width x height points, row-major, NaN where nothing was seen), on up to
- * `threads` threads: the sums run over GRIP_PINHOLE_BLOCKS fixed blocks of rows, added in block order, so the fit
- * has the same bits whatever the thread count (both verify backends call it on the same scene). */
+ * `threads` threads: the sums, and those of the residual over every 4th pixel of every 4th row, run over
+ * GRIP_PINHOLE_BLOCKS fixed blocks of rows, added in block order, so the fit has the same bits whatever the thread
+ * count (both verify backends call it on the same scene). */
 #define GRIP_PINHOLE_BLOCKS 64
 void grip_pinhole_estimate(const float *xyz, uint32_t width, uint32_t height, int threads, grip_pinhole *out);
 
