@@ -16,10 +16,9 @@ static void fit_line(const double sums[5], double *slope, double *offset)
 
 /* The fit's sums over rows [v0, v1): per axis (n, sum b, sum a, sum b^2, sum a*b), with b = x/z or y/z and a the
  * pixel column or row. */
-static void pinhole_sums(const float *xyz, uint32_t width, uint32_t v0, uint32_t v1, double su[5], double sv[5])
+static void pinhole_sums(const float *xyz, uint32_t width, uint32_t v0, uint32_t v1, double out_u[5], double out_v[5])
 {
-    for (int k = 0; k < 5; k++)
-        su[k] = sv[k] = 0;
+    double su[5] = {0}, sv[5] = {0}; /* summed here, stored once: neighbouring blocks' sums share cache lines */
     for (uint32_t v = v0; v < v1; v++)
         for (uint32_t u = 0; u < width; u++) {
             const float *p = xyz + 3 * ((size_t)v * width + u);
@@ -32,6 +31,10 @@ static void pinhole_sums(const float *xyz, uint32_t width, uint32_t v0, uint32_t
                 sv[k] += ys[k];
             }
         }
+    for (int k = 0; k < 5; k++) {
+        out_u[k] = su[k];
+        out_v[k] = sv[k];
+    }
 }
 
 void grip_pinhole_estimate(const float *xyz, uint32_t width, uint32_t height, int threads, grip_pinhole *out)
@@ -59,19 +62,21 @@ void grip_pinhole_estimate(const float *xyz, uint32_t width, uint32_t height, in
     size_t bn[GRIP_PINHOLE_BLOCKS];
 #pragma omp parallel for schedule(static) num_threads(threads > 0 ? threads : 1)
     for (int b = 0; b < GRIP_PINHOLE_BLOCKS; b++) {
-        bsq[b] = 0;
-        bn[b] = 0;
         const uint32_t v0 = (uint32_t)((uint64_t)height * b / GRIP_PINHOLE_BLOCKS),
                        v1 = (uint32_t)((uint64_t)height * (b + 1) / GRIP_PINHOLE_BLOCKS);
+        double sq = 0; /* summed here, stored once: neighbouring blocks' sums share cache lines */
+        size_t n = 0;
         for (uint32_t v = (v0 + 3) / 4 * 4; v < v1; v += 4)
             for (uint32_t u = 0; u < width; u += 4) {
                 const float *p = xyz + 3 * ((size_t)v * width + u);
                 if (!grip_free_space_usable(p))
                     continue;
                 double du = out->fx * p[0] / p[2] + out->cx - u, dv = out->fy * p[1] / p[2] + out->cy - v;
-                bsq[b] += du * du + dv * dv;
-                bn[b]++;
+                sq += du * du + dv * dv;
+                n++;
             }
+        bsq[b] = sq;
+        bn[b] = n;
     }
     double sq = 0;
     size_t n = 0;
