@@ -72,7 +72,6 @@ typedef struct ransac_set {
     float (*src)[3];        /* model keypoint of member i */
     float (*dst)[3];        /* scene keypoint of member i */
     uint32_t *sample_target; /* member whose scene keypoint a sample of member i's model keypoint is fitted to */
-    uint32_t *order;        /* PCL's shuffled_indices_, as member positions */
     uint64_t *apart;        /* the spread test of every pair as bits, rows of apart_words words; NULL: computed */
     size_t apart_words;
 } ransac_set;
@@ -82,7 +81,6 @@ static void ransac_set_free(ransac_set *s)
     free(s->src);
     free(s->dst);
     free(s->sample_target);
-    free(s->order);
     free(s->apart);
 }
 
@@ -95,8 +93,7 @@ static grip_status ransac_set_make(grip_error_note *err, const float *model_kp_x
     s->src = malloc(m * sizeof *s->src);
     s->dst = malloc(m * sizeof *s->dst);
     s->sample_target = malloc(m * sizeof *s->sample_target);
-    s->order = malloc(m * sizeof *s->order);
-    if (!s->src || !s->dst || !s->sample_target || !s->order) {
+    if (!s->src || !s->dst || !s->sample_target) {
         ransac_set_free(s);
         return grip_note_fail(err, GRIP_ENOMEM, "group: out of memory for the RANSAC of a %zu-member cluster", m);
     }
@@ -104,7 +101,6 @@ static grip_status ransac_set_make(grip_error_note *err, const float *model_kp_x
         const grip_corr *c = &corr[cluster->members[i]];
         memcpy(s->src[i], model_kp_xyz + (size_t)c->model * 3, sizeof s->src[i]);
         memcpy(s->dst[i], scene_kp_xyz + (size_t)c->scene * 3, sizeof s->dst[i]);
-        s->order[i] = (uint32_t)i;
         s->sample_target[i] = (uint32_t)i;
         for (size_t j = m; j-- > i + 1;)
             if (corr[cluster->members[j]].model == c->model) {
@@ -158,9 +154,12 @@ static float squared_gap(const float a[3], const float b[3])
  * other (the processor overlaps them), ahead of the swaps, which must run one after another. */
 _Static_assert(GRIP_MT19937_N % RANSAC_SAMPLE_SIZE == 0, "a twist makes whole draws");
 
-/* The draws of one search: PCL's sample stream, consumed in order. */
+/* The draws of one search: PCL's sample stream, consumed in order. One thread draws while the others fit beside it
+ * (fit_chunk_draw_next), so everything the draws write sits in cache lines of its own (line_alloc): a write there
+ * never invalidates a line the fits read (the shuffled order used to be malloc'd beside the members' arrays). */
 typedef struct ransac_draws {
     ransac_set *s;
+    uint32_t *order;  /* PCL's shuffled_indices_, as member positions (line_alloc) */
     grip_mt19937 mt;  /* the search's own: only the draws read it */
     double spread;    /* every pair of a sample must be farther apart than this, squared */
     uint64_t drawn;   /* samples drawn so far, good or not */
@@ -178,15 +177,42 @@ static uint32_t remainder_by(uint32_t a, uint64_t magic, uint32_t d)
     return (uint32_t)(((low >> 32) * d + (((low & 0xffffffffu) * d) >> 32)) >> 32); /* high word of low * d */
 }
 
-static void ransac_draws_init(ransac_draws *d, ransac_set *s, uint32_t seed)
+#define CACHE_LINE 64
+
+/* Whole cache lines of their own for `bytes`; free() releases them. */
+static void *line_alloc(size_t bytes)
 {
+    return aligned_alloc(CACHE_LINE, (bytes / CACHE_LINE + 1) * CACHE_LINE);
+}
+
+static void ransac_draws_free(ransac_draws *d)
+{
+    if (d)
+        free(d->order);
+    free(d);
+}
+
+/* A search's draws from its seed, the order the identity; NULL without memory. */
+static ransac_draws *ransac_draws_new(ransac_set *s, uint32_t seed)
+{
+    ransac_draws *d = line_alloc(sizeof *d);
+    if (!d)
+        return NULL;
     memset(d, 0, sizeof *d);
     d->s = s;
+    d->order = line_alloc(s->m * sizeof *d->order);
+    if (!d->order) {
+        ransac_draws_free(d);
+        return NULL;
+    }
+    for (size_t i = 0; i < s->m; ++i)
+        d->order[i] = (uint32_t)i;
     grip_mt19937_seed(&d->mt, seed);
     d->spread = sample_spread_threshold(s);
     for (uint32_t i = 0; i < RANSAC_SAMPLE_SIZE; ++i)
         d->magic[i] = UINT64_MAX / ((uint32_t)s->m - i) + 1;
     d->next = GRIP_MT19937_N;
+    return d;
 }
 
 /* The positions of the next twist's 208 draws: output i of a draw, uniform on [0, INT32_MAX] as PCL takes it
@@ -215,9 +241,10 @@ static void tabulate_apart(ransac_draws *d)
 {
     ransac_set *s = d->s;
     const size_t words = (s->m + 63) / 64;
-    s->apart = calloc(s->m * words, sizeof *s->apart);
+    s->apart = line_alloc(s->m * words * sizeof *s->apart);
     if (!s->apart)
         return;
+    memset(s->apart, 0, s->m * words * sizeof *s->apart);
     for (size_t a = 0; a < s->m; ++a)
         for (size_t b = 0; b < a; ++b)
             if ((double)squared_gap(s->src[a], s->src[b]) > d->spread) {
@@ -238,10 +265,10 @@ static void draw_sample(ransac_draws *d, uint32_t sample[RANSAC_SAMPLE_SIZE])
     d->next += RANSAC_SAMPLE_SIZE;
     for (uint32_t i = 0; i < RANSAC_SAMPLE_SIZE; ++i) {
         uint32_t j = position[i];
-        uint32_t t = s->order[i];
-        s->order[i] = s->order[j];
-        s->order[j] = t;
-        sample[i] = s->order[i];
+        uint32_t t = d->order[i];
+        d->order[i] = d->order[j];
+        d->order[j] = t;
+        sample[i] = d->order[i];
     }
     if (++d->drawn == RANSAC_APART_AFTER && s->m <= RANSAC_APART_MAX)
         tabulate_apart(d);
@@ -384,15 +411,15 @@ static grip_status ransac_search(grip_error_note *err, const grip_ransac_params 
                                  uint32_t threads, int *found, double best_pose[16])
 {
     *found = 0;
-    ransac_chunk c = {malloc(RANSAC_CHUNK_MAX * sizeof *c.sample), malloc(RANSAC_CHUNK_MAX * sizeof *c.next),
-                      malloc(RANSAC_CHUNK_MAX * sizeof *c.pose), malloc(RANSAC_CHUNK_MAX * sizeof *c.inliers),
-                      malloc(RANSAC_CHUNK_MAX * sizeof *c.note)};
-    if (!c.sample || !c.next || !c.pose || !c.inliers || !c.note) {
+    ransac_chunk c = {line_alloc(RANSAC_CHUNK_MAX * sizeof *c.sample), line_alloc(RANSAC_CHUNK_MAX * sizeof *c.next),
+                      line_alloc(RANSAC_CHUNK_MAX * sizeof *c.pose), line_alloc(RANSAC_CHUNK_MAX * sizeof *c.inliers),
+                      line_alloc(RANSAC_CHUNK_MAX * sizeof *c.note)};
+    ransac_draws *d = ransac_draws_new(s, params->seed);
+    if (!c.sample || !c.next || !c.pose || !c.inliers || !c.note || !d) {
         ransac_chunk_free(&c);
+        ransac_draws_free(d);
         return grip_note_fail(err, GRIP_ENOMEM, "group.ransac: out of memory for %d samples", RANSAC_CHUNK_MAX);
     }
-    ransac_draws d;
-    ransac_draws_init(&d, s, params->seed);
     double threshold2 = params->inlier_threshold * params->inlier_threshold;
     double log_probability = log(1.0 - RANSAC_PROBABILITY);
     double k = DBL_MAX;
@@ -406,7 +433,7 @@ static grip_status ransac_search(grip_error_note *err, const grip_ransac_params 
         const uint64_t bound = last_iteration(k, params->max_iterations);
         const size_t want = bound - iterations < size ? (size_t)(bound - iterations) : size;
         if (have < want && !stream_end) {
-            const size_t got = draw_samples(&d, c.sample + have, want - have);
+            const size_t got = draw_samples(d, c.sample + have, want - have);
             stream_end = got < want - have;
             have += got;
         }
@@ -417,7 +444,7 @@ static grip_status ransac_search(grip_error_note *err, const grip_ransac_params 
         const uint64_t after = bound - iterations - n;
         const size_t ahead = exhausted || stream_end ? 0 : after < size ? (size_t)after : size;
         size_t drawn = 0;
-        fit_chunk_draw_next(&d, threshold2, &c, n, ahead, &drawn, threads);
+        fit_chunk_draw_next(d, threshold2, &c, n, ahead, &drawn, threads);
         for (size_t i = 0; i < n && st == GRIP_OK; ++i)
             if (c.note[i].status != GRIP_OK) {
                 *err = c.note[i];
@@ -446,6 +473,7 @@ static grip_status ransac_search(grip_error_note *err, const grip_ransac_params 
         stream_end = stream_end || drawn < ahead;
     }
     ransac_chunk_free(&c);
+    ransac_draws_free(d);
     return st;
 }
 
