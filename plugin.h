@@ -50,7 +50,7 @@ extern "C" {
 #endif
 
 #define GRIP_ABI_MAJOR 1
-#define GRIP_ABI_MINOR 2
+#define GRIP_ABI_MINOR 3
 
 #if defined(_WIN32)
 #define GRIP_EXPORT __declspec(dllexport)
@@ -206,6 +206,11 @@ typedef struct grip_features {
     void (*release)(struct grip_features *self);
     /* since ABI 1.2 (read it only when struct_size covers it) */
     uint32_t normals_source; /* grip_normals_source: where `normals` came from */
+    /* since ABI 1.3 (read it only when struct_size covers it). F32 n x 3: the described cloud's points, as the
+     * stage read them, on the device, when the stage was called with out_memory GRIP_MEM_CUDA and ran there (rows
+     * 0 otherwise: host output never carries a copy). The group and verify stages of the same plugin and context
+     * read the scene's points from here instead of uploading the cloud again; a host need not look at it. */
+    grip_array xyz;
 } grip_features;
 
 /* Where a descriptor stage took a cloud's normals from (grip_features.normals_source, ABI 1.2), as its `normals`

@@ -166,7 +166,7 @@ typedef grip_status (*step_fn)(bench *b, const view *v);
 
 static grip_status board_host(bench *b, const view *v)
 {
-    return grip_board_lrf_cuda_host(b->ctx, v->cloud.xyz, v->normals, GRIP_MEM_HOST, v->cloud.n, v->kp, v->k, 0.015f, 1,
+    return grip_board_lrf_cuda_host(b->ctx, v->cloud.xyz, GRIP_MEM_HOST, v->normals, GRIP_MEM_HOST, v->cloud.n, v->kp, v->k, 0.015f, 1,
                                     b->frames);
 }
 static grip_status board_device(bench *b, const view *v)

@@ -458,10 +458,11 @@ grip_status grip_kdtree_hd_cuda_search(grip_ctx *ctx, const grip_kdtree_hd_cuda 
 
 /* ---- verify/ghv_cuda.h ---- */
 
-grip_status grip_ghv_scene_cuda_create(grip_ctx *ctx, const float *xyz, size_t n, uint32_t width, uint32_t height,
-                                       const grip_ghv_params *p, grip_ghv_scene_cuda **out)
+grip_status grip_ghv_scene_cuda_create(grip_ctx *ctx, const float *xyz, const float *xyz_dev, size_t n,
+                                       uint32_t width, uint32_t height, const grip_ghv_params *p,
+                                       grip_ghv_scene_cuda **out)
 {
-    (void)xyz; (void)n; (void)width; (void)height; (void)p;
+    (void)xyz; (void)xyz_dev; (void)n; (void)width; (void)height; (void)p;
     *out = NULL;
     return no_cuda(ctx, "GHV scene");
 }
@@ -493,11 +494,12 @@ grip_status grip_board_lrf_cuda(grip_ctx *ctx, const grip_surface_cuda *surface,
     (void)surface; (void)keypoint_xyz; (void)k; (void)radius; (void)find_holes; (void)frames_out;
     return no_cuda(ctx, "BOARD frames");
 }
-grip_status grip_board_lrf_cuda_host(grip_ctx *ctx, const float *surface_xyz, const float *surface_normals,
-                                     grip_memory normals_mem, size_t n, const float *keypoint_xyz, size_t k,
-                                     float radius, int find_holes, float *frames_out)
+grip_status grip_board_lrf_cuda_host(grip_ctx *ctx, const float *surface_xyz, grip_memory xyz_mem,
+                                     const float *surface_normals, grip_memory normals_mem, size_t n,
+                                     const float *keypoint_xyz, size_t k, float radius, int find_holes,
+                                     float *frames_out)
 {
-    (void)surface_xyz; (void)surface_normals; (void)normals_mem; (void)n; (void)keypoint_xyz; (void)k; (void)radius;
+    (void)surface_xyz; (void)xyz_mem; (void)surface_normals; (void)normals_mem; (void)n; (void)keypoint_xyz; (void)k; (void)radius;
     (void)find_holes; (void)frames_out;
     return no_cuda(ctx, "BOARD frames");
 }
@@ -546,10 +548,11 @@ grip_status grip_gc_cluster_cuda(grip_ctx *ctx, const grip_gc_params *params, co
 
 /* ---- verify/icp_cuda.h ---- */
 
-grip_status grip_icp_cuda_scene_build(grip_ctx *ctx, const float *xyz, size_t n, const float *normals,
-                                      size_t normal_stride, const double viewpoint[3], grip_icp_cuda_scene **out)
+grip_status grip_icp_cuda_scene_build(grip_ctx *ctx, const float *xyz, const float *xyz_dev, size_t n,
+                                      const float *normals, size_t normal_stride, const double viewpoint[3],
+                                      grip_icp_cuda_scene **out)
 {
-    (void)xyz; (void)n; (void)normals; (void)normal_stride; (void)viewpoint;
+    (void)xyz; (void)xyz_dev; (void)n; (void)normals; (void)normal_stride; (void)viewpoint;
     if (out)
         *out = NULL;
     return no_cuda(ctx, "verify icp");

@@ -136,9 +136,10 @@ extern "C" grip_status grip_board_lrf_cuda(grip_ctx *ctx, const grip_surface_cud
     return st;
 }
 
-extern "C" grip_status grip_board_lrf_cuda_host(grip_ctx *ctx, const float *surface_xyz, const float *surface_normals,
-                                                grip_memory normals_mem, size_t n, const float *keypoint_xyz, size_t k,
-                                                float radius, int find_holes, float *frames_out)
+extern "C" grip_status grip_board_lrf_cuda_host(grip_ctx *ctx, const float *surface_xyz, grip_memory xyz_mem,
+                                                const float *surface_normals, grip_memory normals_mem, size_t n,
+                                                const float *keypoint_xyz, size_t k, float radius, int find_holes,
+                                                float *frames_out)
 {
     if (k == 0)
         return GRIP_OK;
@@ -151,7 +152,8 @@ extern "C" grip_status grip_board_lrf_cuda_host(grip_ctx *ctx, const float *surf
     grip_surface_cuda *surface = NULL;
     void *kp = NULL, *frames = NULL;
     int device = -1;
-    grip_status st = grip_surface_cuda_create(ctx, surface_xyz, n, &surface);
+    grip_status st = xyz_mem == GRIP_MEM_CUDA ? grip_surface_cuda_create_on_device(ctx, surface_xyz, n, &surface)
+                                              : grip_surface_cuda_create(ctx, surface_xyz, n, &surface);
     if (st == GRIP_OK)
         st = normals_mem == GRIP_MEM_CUDA ? grip_surface_cuda_set_normals_on_device(ctx, surface, surface_normals)
                                           : grip_surface_cuda_set_normals(ctx, surface, surface_normals, 4);

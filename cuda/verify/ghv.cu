@@ -438,8 +438,9 @@ static grip_status sample_scene(grip_ctx *ctx, grip_ghv_scene_cuda *s)
     return st;
 }
 
-extern "C" grip_status grip_ghv_scene_cuda_create(grip_ctx *ctx, const float *xyz, size_t n, uint32_t width,
-                                                  uint32_t height, const grip_ghv_params *p, grip_ghv_scene_cuda **out)
+extern "C" grip_status grip_ghv_scene_cuda_create(grip_ctx *ctx, const float *xyz, const float *xyz_dev, size_t n,
+                                                  uint32_t width, uint32_t height, const grip_ghv_params *p,
+                                                  grip_ghv_scene_cuda **out)
 {
     *out = NULL;
     grip_status st = grip_ghv_params_check(ctx, p);
@@ -450,7 +451,8 @@ extern "C" grip_status grip_ghv_scene_cuda_create(grip_ctx *ctx, const float *xy
     grip_ghv_scene_cuda *s = (grip_ghv_scene_cuda *)calloc(1, sizeof *s);
     if (!s)
         return grip_fail(ctx, GRIP_ENOMEM, "verify: out of memory");
-    st = grip_surface_cuda_create(ctx, xyz, n, &s->surface);
+    st = xyz_dev ? grip_surface_cuda_create_on_device(ctx, xyz_dev, n, &s->surface)
+                 : grip_surface_cuda_create(ctx, xyz, n, &s->surface);
     if (!st)
         st = measure_resolution(ctx, s, n);
     if (!st)

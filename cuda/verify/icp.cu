@@ -357,14 +357,14 @@ extern "C" const float *grip_icp_cuda_scene_points(const grip_icp_cuda_scene *s,
     return (const float *)s->xyz;
 }
 
-extern "C" grip_status grip_icp_cuda_scene_build(grip_ctx *ctx, const float *xyz, size_t n, const float *normals,
-                                                 size_t normal_stride, const double viewpoint[3],
-                                                 grip_icp_cuda_scene **out)
+extern "C" grip_status grip_icp_cuda_scene_build(grip_ctx *ctx, const float *xyz, const float *xyz_dev, size_t n,
+                                                 const float *normals, size_t normal_stride,
+                                                 const double viewpoint[3], grip_icp_cuda_scene **out)
 {
     if (!out)
         return grip_fail(ctx, GRIP_EINVAL, "verify (cuda): scene out is NULL");
     *out = NULL;
-    if ((!xyz && n > 0) || (normals && normal_stride < 3) || n > INT32_MAX)
+    if ((!xyz && !xyz_dev && n > 0) || (normals && normal_stride < 3) || n > INT32_MAX)
         return grip_fail(ctx, GRIP_EINVAL, "verify (cuda): bad scene (xyz %p, %zu points, normal stride %zu)",
                          (const void *)xyz, n, normal_stride);
     grip_icp_cuda_scene *s = (grip_icp_cuda_scene *)calloc(1, sizeof *s);
@@ -373,14 +373,16 @@ extern "C" grip_status grip_icp_cuda_scene_build(grip_ctx *ctx, const float *xyz
     s->n = n;
     for (int a = 0; a < 3; ++a)
         s->viewpoint[a] = viewpoint ? viewpoint[a] : 0.0;
-    // the points cross once: the tree is built from the device copy, which is then packed
-    float *xyz_dev = NULL;
-    grip_status st = upload(ctx, &xyz_dev, xyz, 3 * n);
+    // the points cross once, unless a descriptor left them on the device: the tree is built from the device copy,
+    // which is then packed
+    float *uploaded = NULL;
+    grip_status st = xyz_dev ? GRIP_OK : upload(ctx, &uploaded, xyz, 3 * n);
+    const float *points = xyz_dev ? xyz_dev : uploaded;
     if (st == GRIP_OK)
-        st = grip_kdtree3d_cuda_build(ctx, xyz_dev, n, GRIP_MEM_CUDA, 0, &s->tree);
+        st = grip_kdtree3d_cuda_build(ctx, points, n, GRIP_MEM_CUDA, 0, &s->tree);
     if (st == GRIP_OK)
-        st = pack4_device(ctx, &s->xyz, xyz_dev, n, 3);
-    grip_cuda_free(xyz_dev);
+        st = pack4_device(ctx, &s->xyz, points, n, 3);
+    grip_cuda_free(uploaded);
     if (st == GRIP_OK && normals)
         st = upload4(ctx, &s->normals, normals, n, normal_stride);
     if (st != GRIP_OK) {

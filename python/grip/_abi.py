@@ -11,7 +11,7 @@ from ctypes import (CFUNCTYPE, POINTER, Structure, c_char_p, c_double, c_float, 
                     c_uint64, c_void_p)
 
 ABI_MAJOR = 1
-ABI_MINOR = 2
+ABI_MINOR = 3
 ENTRY = b"grip_plugin_get"
 
 # grip_status
@@ -77,7 +77,7 @@ RELEASE = CFUNCTYPE(None, c_void_p)
 class Features(Structure):
     _fields_ = [("struct_size", c_uint32), ("descriptor_dim", c_uint32), ("keypoints", Array),
                 ("keypoint_xyz", Array), ("normals", Array), ("frames", Array), ("descriptors", Array),
-                ("release", RELEASE), ("normals_source", c_uint32)]
+                ("release", RELEASE), ("normals_source", c_uint32), ("xyz", Array)]
 
 
 # grip_normals_source (grip_features.normals_source, ABI 1.2): where a descriptor stage took the normals from

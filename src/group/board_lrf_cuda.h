@@ -30,13 +30,14 @@ extern "C" {
 grip_status grip_board_lrf_cuda(grip_ctx *ctx, const grip_surface_cuda *surface, const float *keypoint_xyz, uint32_t k,
                                 float radius, int find_holes, float *frames_out);
 
-/* The same from host arrays (grip_board_lrf's arguments, without a tree): uploads the cloud and the keypoints,
- * takes the normals (n x 4) from normals_mem (host memory, uploaded; or the context's device, copied there: a
- * descriptor stage's normals left on the device), and writes frames_out (host, k x 9, the caller's). Everything it
- * allocates is freed before it returns. */
-grip_status grip_board_lrf_cuda_host(grip_ctx *ctx, const float *surface_xyz, const float *surface_normals,
-                                     grip_memory normals_mem, size_t n, const float *keypoint_xyz, size_t k,
-                                     float radius, int find_holes, float *frames_out);
+/* The same from host arrays (grip_board_lrf's arguments, without a tree): takes the cloud (n x 3) from xyz_mem and
+ * the normals (n x 4) from normals_mem (host memory, uploaded; or the context's device, copied there: what a
+ * descriptor stage left on the device), uploads the keypoints, and writes frames_out (host, k x 9, the caller's).
+ * Everything it allocates is freed before it returns. */
+grip_status grip_board_lrf_cuda_host(grip_ctx *ctx, const float *surface_xyz, grip_memory xyz_mem,
+                                     const float *surface_normals, grip_memory normals_mem, size_t n,
+                                     const float *keypoint_xyz, size_t k, float radius, int find_holes,
+                                     float *frames_out);
 
 #ifdef __cplusplus
 }

@@ -3,6 +3,7 @@
 #include "stages/stage.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -161,5 +162,25 @@ grip_status grip_features_place(grip_ctx *ctx, grip_features *f, uint32_t out_me
         if (s)
             return s;
     }
+    if (out_memory != GRIP_MEM_CUDA || f->xyz.memory != GRIP_MEM_CUDA) { /* the cloud's copy is for device output */
+        grip_result_array_free(&f->xyz);
+        f->xyz = grip_array_host_view(GRIP_F32, 0, 0, NULL);
+    }
     return GRIP_OK;
+}
+
+int grip_array_on_ctx_device(const grip_ctx *ctx, const grip_array *a)
+{
+    return a->memory == GRIP_MEM_CUDA && ctx->device >= 0 && a->device == ctx->device;
+}
+
+const float *grip_view_device_xyz(const grip_ctx *ctx, const grip_view *view, size_t n)
+{
+    const grip_features *f = view ? view->features : NULL;
+    if (!f || f->struct_size < offsetof(grip_features, xyz) + sizeof f->xyz)
+        return NULL;
+    const grip_array *a = &f->xyz;
+    return grip_array_on_ctx_device(ctx, a) && a->dtype == GRIP_F32 && a->rows == n && a->cols == 3 && a->data
+               ? (const float *)a->data
+               : NULL;
 }

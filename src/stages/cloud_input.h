@@ -36,8 +36,17 @@ grip_status grip_cloud_input_finite_indices(grip_ctx *ctx, const grip_cloud_inpu
 /* Sets keypoints (copied from idx) and keypoint_xyz. */
 grip_status grip_features_set_keypoints(grip_ctx *ctx, grip_features *f, const grip_cloud_input *in,
                                         const uint32_t *idx, size_t count);
+/* 1 when a lies in the memory of the CUDA device the context already uses. */
+int grip_array_on_ctx_device(const grip_ctx *ctx, const grip_array *a);
+
+/* The points of `view` on the context's device when its features carry them for its cloud of n points (grip_features
+ * .xyz, ABI 1.3: a descriptor stage of this plugin asked for device output), F32 n x 3; else NULL, and the caller
+ * uploads the cloud. Borrowed from the features. */
+const float *grip_view_device_xyz(const grip_ctx *ctx, const grip_view *view, size_t n);
+
 /* Moves every array of f to out_memory (see grip_result_array_place): device arrays stay when out_memory is CUDA
- * and are downloaded when it is the host; host arrays are uploaded when it is CUDA. */
+ * and are downloaded when it is the host; host arrays are uploaded when it is CUDA. The cloud's points (f->xyz) stay
+ * only as a device copy for device output, and are dropped otherwise. */
 grip_status grip_features_place(grip_ctx *ctx, grip_features *f, uint32_t out_memory);
 
 #endif

@@ -400,10 +400,24 @@ grip_status grip_descriptor_front_open(grip_stage *st, const grip_cloud *cloud, 
     return s;
 }
 
+/* The features' copy of the cloud's points, for device output (plugin.h, grip_features.xyz): the group and verify
+ * stages then take the scene from here instead of uploading it again. */
+static grip_status device_feature_xyz(grip_descriptor_front *front)
+{
+    grip_features *f = front->features;
+    grip_surface_cuda_view v = grip_surface_cuda_get_view(device_cloud(front));
+    grip_status s = grip_result_array_alloc(front->ctx, &f->xyz, GRIP_MEM_CUDA, GRIP_F32, front->in.n, 3);
+    if (!s)
+        s = grip_cuda_copy_on_device(front->ctx, f->xyz.data, v.xyz, front->in.n * 3 * sizeof(float));
+    return s;
+}
+
 grip_status grip_descriptor_front_finish(grip_descriptor_front *front, uint32_t out_memory, grip_features **out)
 {
     *out = NULL;
-    grip_status s = grip_features_place(front->ctx, front->features, out_memory);
+    grip_status s = front->on_device && out_memory == GRIP_MEM_CUDA ? device_feature_xyz(front) : GRIP_OK;
+    if (!s)
+        s = grip_features_place(front->ctx, front->features, out_memory);
     if (s)
         return s;
     *out = front->features;

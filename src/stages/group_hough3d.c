@@ -82,15 +82,16 @@ static grip_status view_frames(grip_stage *st, const grip_view *view, const grip
     grip_board_ties ties = grip_stage_choice(st, "frame_ties") == 1 ? GRIP_BOARD_TIES_NEAREST : GRIP_BOARD_TIES_PCL;
     const int on_device = st->use_cuda && ties == GRIP_BOARD_TIES_NEAREST;
     /* normals a descriptor left on this context's device stay there for the GPU frames */
-    const int normals_on_device = on_device && f->normals.memory == GRIP_MEM_CUDA && ctx->device >= 0 &&
-                                  f->normals.device == ctx->device;
+    const int normals_on_device = on_device && grip_array_on_ctx_device(ctx, &f->normals);
+    const float *xyz_dev = !s && on_device ? grip_view_device_xyz(ctx, view, cloud.n) : NULL;
     if (!s && normals_on_device)
         normals = f->normals;
     else if (!s)
         s = grip_array_to_host(ctx, &f->normals, &normals, &own_normals, "group: features.normals");
     if (!s && on_device)
-        s = grip_board_lrf_cuda_host(ctx, cloud.xyz, normals.data, normals_on_device ? GRIP_MEM_CUDA : GRIP_MEM_HOST,
-                                     cloud.n, kp->xyz, kp->n, radius, holes, *frames);
+        s = grip_board_lrf_cuda_host(ctx, xyz_dev ? xyz_dev : cloud.xyz, xyz_dev ? GRIP_MEM_CUDA : GRIP_MEM_HOST,
+                                     normals.data, normals_on_device ? GRIP_MEM_CUDA : GRIP_MEM_HOST, cloud.n, kp->xyz,
+                                     kp->n, radius, holes, *frames);
     else if (!s) /* a NULL tree: BOARD builds its own over the cloud */
         s = grip_board_lrf_ties(ctx, cloud.xyz, normals.data, cloud.n, NULL, kp->xyz, kp->n, radius, holes, ties,
                                 *frames);

@@ -44,6 +44,7 @@ static void features_release(grip_features *f)
     grip_result_array_free(&f->normals);
     grip_result_array_free(&f->frames);
     grip_result_array_free(&f->descriptors);
+    grip_result_array_free(&f->xyz);
     free(o);
 }
 
@@ -92,7 +93,7 @@ grip_status grip_features_new(grip_ctx *ctx, uint32_t descriptor_dim, grip_featu
     grip_features *f = &o->pub;
     f->struct_size = sizeof *f;
     f->descriptor_dim = descriptor_dim;
-    grip_array *arrays[] = {&f->keypoints, &f->keypoint_xyz, &f->normals, &f->frames, &f->descriptors};
+    grip_array *arrays[] = {&f->keypoints, &f->keypoint_xyz, &f->normals, &f->frames, &f->descriptors, &f->xyz};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         *arrays[i] = grip_array_host_view(GRIP_F32, 0, 0, NULL);
     f->keypoints.dtype = GRIP_U32;

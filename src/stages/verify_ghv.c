@@ -219,7 +219,7 @@ static grip_status refine_cuda(ghv_run *r, const grip_icp_params *ip)
         model[i] = grip_verify_hypothesis_at(r->h, r->order[i])->model_id;
     grip_icp_cuda_scene *scene = NULL;
     if (!s)
-        s = grip_icp_cuda_scene_build(ctx, r->scene->xyz, r->scene->n, NULL, 0, NULL, &scene);
+        s = grip_icp_cuda_scene_build(ctx, r->scene->xyz, NULL, r->scene->n, NULL, 0, NULL, &scene);
     if (!s) {
         grip_icp_batch b = {xyz, NULL, first, r->n_models, (uint32_t)n, model, r->poses};
         s = grip_icp_cuda_refine(ctx, ip, scene, &b, res);
@@ -378,7 +378,8 @@ static grip_status ghv_verify_once(grip_stage *st, const grip_view *models, uint
     grip_ghv_params p = ghv_params_of(st);
     s = grip_cloud_input_open(st->ctx, scene->cloud, "verify: scene.cloud", &sc);
     if (!s && st->use_cuda) {
-        s = grip_ghv_scene_cuda_create(st->ctx, sc.xyz, sc.n, sc.width, sc.height, &p, &r.gpu_scene);
+        s = grip_ghv_scene_cuda_create(st->ctx, sc.xyz, grip_view_device_xyz(st->ctx, scene, sc.n), sc.n, sc.width,
+                                       sc.height, &p, &r.gpu_scene);
         r.scene = r.gpu_scene ? grip_ghv_scene_cuda_host(r.gpu_scene) : NULL;
     } else if (!s) {
         s = grip_ghv_scene_prepare(st->ctx, sc.xyz, sc.n, sc.width, sc.height, &p, &r.cpu_scene);

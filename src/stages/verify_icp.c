@@ -412,11 +412,13 @@ static grip_status batch_points(grip_stage *st, const open_models *om, grip_icp_
     return GRIP_OK;
 }
 
-/* The GPU: every kept hypothesis in one batch. The scene built on the device stays in *dev (the caller frees it, also
- * after a failure) for the free-space check. */
+/* The GPU: every kept hypothesis in one batch, the scene's points taken from xyz_dev when a descriptor left them on
+ * the device (else uploaded). The scene built on the device stays in *dev (the caller frees it, also after a failure)
+ * for the free-space check. */
 static grip_status refine_cuda(grip_stage *st, const grip_icp_params *p, const open_models *om,
                                const grip_cloud_input *scene, const view_normals *sn, const grip_hypotheses *h,
-                               const uint32_t *kept, uint32_t n_kept, grip_icp_result *res, grip_icp_cuda_scene **dev)
+                               const uint32_t *kept, uint32_t n_kept, grip_icp_result *res, const float *xyz_dev,
+                               grip_icp_cuda_scene **dev)
 {
     grip_icp_batch b;
     memset(&b, 0, sizeof b);
@@ -436,7 +438,7 @@ static grip_status refine_cuda(grip_stage *st, const grip_icp_params *p, const o
     }
     const double vp[3] = {scene->viewpoint[0], scene->viewpoint[1], scene->viewpoint[2]};
     if (!s)
-        s = grip_icp_cuda_scene_build(st->ctx, scene->xyz, scene->n, sn->rows, sn->stride, vp, dev);
+        s = grip_icp_cuda_scene_build(st->ctx, scene->xyz, xyz_dev, scene->n, sn->rows, sn->stride, vp, dev);
     if (!s)
         s = grip_icp_cuda_refine(st->ctx, p, *dev, &b, res);
     batch_points_free(&b);
@@ -585,7 +587,8 @@ static grip_status refine_all(grip_stage *st, const grip_view *models, uint32_t 
     if (!s && !(res = calloc((size_t)n_kept + 1, sizeof *res)))
         s = grip_fail(ctx, GRIP_ENOMEM, "verify: out of memory for %u results", n_kept);
     if (!s && n_kept > 0) /* no hypothesis: no scene tree to build */
-        s = st->use_cuda ? refine_cuda(st, &p, &om, scene, &sn, h, kept, n_kept, res, &dev)
+        s = st->use_cuda ? refine_cuda(st, &p, &om, scene, &sn, h, kept, n_kept, res,
+                                       grip_view_device_xyz(ctx, scene_view, scene->n), &dev)
                          : refine_cpu(st, &p, &om, scene, &sn, h, kept, n_kept, res);
     for (uint32_t i = 0; i < h->count && !s; i++) { /* left out by the cap */
         grip_verdict *vd = &v->items[i];

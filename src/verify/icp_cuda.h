@@ -26,11 +26,13 @@ extern "C" {
 typedef struct grip_icp_cuda_scene grip_icp_cuda_scene;
 
 /* Builds the scene of n points xyz (host, n x 3; non-finite rows are never paired) with optional normals (host,
- * rows of normal_stride >= 3 floats, or NULL) and the sensor's viewpoint (NULL: the origin). *out is NULL after a
- * failure: GRIP_EINVAL (NULL out, xyz NULL with n > 0, stride below 3, n >= 2^31), GRIP_ENOMEM, GRIP_ENODEV,
- * GRIP_ECUDA, GRIP_EUNSUPPORTED (CPU-only build). */
-grip_status grip_icp_cuda_scene_build(grip_ctx *ctx, const float *xyz, size_t n, const float *normals,
-                                      size_t normal_stride, const double viewpoint[3], grip_icp_cuda_scene **out);
+ * rows of normal_stride >= 3 floats, or NULL) and the sensor's viewpoint (NULL: the origin). xyz_dev: the same
+ * points already on the context's device (n x 3, the caller's), read instead of uploading xyz; or NULL. *out is NULL
+ * after a failure: GRIP_EINVAL (NULL out, both xyz NULL with n > 0, stride below 3, n >= 2^31), GRIP_ENOMEM,
+ * GRIP_ENODEV, GRIP_ECUDA, GRIP_EUNSUPPORTED (CPU-only build). */
+grip_status grip_icp_cuda_scene_build(grip_ctx *ctx, const float *xyz, const float *xyz_dev, size_t n,
+                                      const float *normals, size_t normal_stride, const double viewpoint[3],
+                                      grip_icp_cuda_scene **out);
 void grip_icp_cuda_scene_free(grip_icp_cuda_scene *scene);
 /* The scene's points on the device, by row (an organized scene keeps its layout), *stride floats each (x, y, z
  * first); owned by the scene. */

@@ -60,7 +60,7 @@ static void check_gpu_against_cpu(const char *name, const float *xyz, const floa
     ck_assert_int_eq(
         grip_board_lrf_ties(ctx, xyz, normals, n, NULL, kp, k, radius, holes, GRIP_BOARD_TIES_NEAREST, cpu), GRIP_OK);
     double t1 = host_now_ms();
-    grip_status st = grip_board_lrf_cuda_host(ctx, xyz, normals, GRIP_MEM_HOST, n, kp, k, radius, holes, gpu);
+    grip_status st = grip_board_lrf_cuda_host(ctx, xyz, GRIP_MEM_HOST, normals, GRIP_MEM_HOST, n, kp, k, radius, holes, gpu);
     double t2 = host_now_ms();
     ck_assert_msg(st == GRIP_OK, "%s: %s", name, grip_ctx_error_text(ctx));
     fprintf(stderr, "%s: cpu %.1f ms, gpu (upload, grid, supports, frames, download) %.1f ms\n", name, t1 - t0,
@@ -165,17 +165,17 @@ START_TEST(bad_input_is_refused_and_context_stays_usable)
     grip_ctx *ctx = grip_test_ctx();
     random_surface s = random_surface_make(2000, 3);
     float f[9 * 4];
-    ck_assert_int_eq(grip_board_lrf_cuda_host(ctx, s.xyz, s.normals, GRIP_MEM_HOST, s.n, s.kp, 0, 0.01f, 1, NULL),
+    ck_assert_int_eq(grip_board_lrf_cuda_host(ctx, s.xyz, GRIP_MEM_HOST, s.normals, GRIP_MEM_HOST, s.n, s.kp, 0, 0.01f, 1, NULL),
                      GRIP_OK);
-    ck_assert_int_eq(grip_board_lrf_cuda_host(ctx, s.xyz, s.normals, GRIP_MEM_HOST, s.n, s.kp, 4, 0.0f, 1, f),
+    ck_assert_int_eq(grip_board_lrf_cuda_host(ctx, s.xyz, GRIP_MEM_HOST, s.normals, GRIP_MEM_HOST, s.n, s.kp, 4, 0.0f, 1, f),
                      GRIP_EINVAL);
     ck_assert_ptr_nonnull(strstr(grip_ctx_error_text(ctx), "board.radius"));
-    ck_assert_int_eq(grip_board_lrf_cuda_host(ctx, s.xyz, NULL, GRIP_MEM_HOST, s.n, s.kp, 4, 0.01f, 1, f), GRIP_EINVAL);
-    ck_assert_int_eq(grip_board_lrf_cuda_host(ctx, s.xyz, s.normals, GRIP_MEM_HOST, s.n, s.kp, 4, NAN, 1, f),
+    ck_assert_int_eq(grip_board_lrf_cuda_host(ctx, s.xyz, GRIP_MEM_HOST, NULL, GRIP_MEM_HOST, s.n, s.kp, 4, 0.01f, 1, f), GRIP_EINVAL);
+    ck_assert_int_eq(grip_board_lrf_cuda_host(ctx, s.xyz, GRIP_MEM_HOST, s.normals, GRIP_MEM_HOST, s.n, s.kp, 4, NAN, 1, f),
                      GRIP_EINVAL);
     /* a keypoint far from the surface gets a NaN frame; the others are computed: the context is usable */
     s.kp[0] = 10.0f;
-    ck_assert_int_eq(grip_board_lrf_cuda_host(ctx, s.xyz, s.normals, GRIP_MEM_HOST, s.n, s.kp, 4, 0.02f, 1, f),
+    ck_assert_int_eq(grip_board_lrf_cuda_host(ctx, s.xyz, GRIP_MEM_HOST, s.normals, GRIP_MEM_HOST, s.n, s.kp, 4, 0.02f, 1, f),
                      GRIP_OK);
     for (int j = 0; j < 9; ++j)
         ck_assert(isnan(f[j]));

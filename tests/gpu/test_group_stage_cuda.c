@@ -3,8 +3,9 @@
  * nearest-first ties, computed on the GPU) and pcl_tutorial_gc.conf, once with group.device=cpu and once with
  * group.device=cuda, everything else on the CPU (deterministic descriptors and verification). Both runs must give
  * the same hypotheses: count, correspondences, votes (the bits) and refined poses within 1e-4; and the tutorial's
- * one accepted instance. Then everything on the GPU, the scene's features once in host memory and once left on the
- * device: the same hypotheses, bit for bit. Prints the group stage's time of the runs. Skips (77) without a usable
+ * one accepted instance. Then everything on the GPU (hough3d + icp, gc + ghv), the scene's features once in host
+ * memory and once left on the device: the same hypotheses and verdicts, bit for bit, and the scene's points
+ * uploaded by neither group nor verify when they stay on the device. Prints the group stage's time of the runs. Skips (77) without a usable
  * device; passes without checking anything when the data is absent (it says so). */
 #include "test_support.h"
 #include "pipeline.h"
@@ -111,9 +112,11 @@ START_TEST(gc_same_on_both_backends)
 END_TEST
 
 /* Every stage on the GPU: the scene's features left on the device (the runner's choice there) give the hypotheses
- * that the same features in host memory give, bit for bit: the group stage's BOARD frames read the descriptor's
- * normals where they are, and the values are the same. */
-START_TEST(device_features_same_as_host_features)
+ * and verdicts that the same features in host memory give, bit for bit: the group stage's BOARD frames read the
+ * descriptor's normals where they are, and the values are the same. Left on the device, the features also carry the
+ * scene's points (grip_features.xyz, ABI 1.3), and the group and verify stages read them there: neither uploads the
+ * scene's points again, which each does from host features. */
+static void device_features_same_as_host_features(const char *config_name, const char *frame_ties, int frames_on_gpu)
 {
     char path[4096];
     if (!grip_test_data_path(path, sizeof path, SCENE_REL) || !grip_test_data_path(path, sizeof path, MODEL_REL)) {
@@ -121,12 +124,20 @@ START_TEST(device_features_same_as_host_features)
         return;
     }
     host_cloud model = grip_test_read_cloud(MODEL_REL), scene = grip_test_read_cloud(SCENE_REL);
-    const char *all_gpu[] = {"pipeline.device=cuda", "group.frame_ties=nearest", NULL};
+    const char *all_gpu[] = {"pipeline.device=cuda", frame_ties, NULL};
     pipeline_result h, d;
-    run("pcl_tutorial.conf", all_gpu, GRIP_MEM_HOST, &model, &scene, &h);
-    run("pcl_tutorial.conf", all_gpu, GRIP_MEM_CUDA, &model, &scene, &d);
-    fprintf(stderr, "scene features in host memory: %zu hypotheses, on the device: %zu; group %.2f / %.2f ms\n",
-            h.n_hypotheses, d.n_hypotheses, h.timings_ms[3], d.timings_ms[3]);
+    run(config_name, all_gpu, GRIP_MEM_HOST, &model, &scene, &h);
+    run(config_name, all_gpu, GRIP_MEM_CUDA, &model, &scene, &d);
+    const uint64_t points = (uint64_t)scene.n * 3 * sizeof(float);
+    const pipeline_transfer *hg = &h.accounting.stage[3], *hv = &h.accounting.stage[4], *dg = &d.accounting.stage[3],
+                            *dv = &d.accounting.stage[4];
+    fprintf(stderr,
+            "%s: scene features in host memory: %zu hypotheses, group %.2f ms, uploading %llu bytes, verify %.2f ms, "
+            "%llu bytes; on the device: %zu, group %.2f ms, %llu bytes, verify %.2f ms, %llu bytes (the scene's "
+            "points: %llu bytes)\n",
+            config_name, h.n_hypotheses, h.timings_ms[3], (unsigned long long)hg->h2d_bytes, h.timings_ms[4],
+            (unsigned long long)hv->h2d_bytes, d.n_hypotheses, d.timings_ms[3], (unsigned long long)dg->h2d_bytes,
+            d.timings_ms[4], (unsigned long long)dv->h2d_bytes, (unsigned long long)points);
     ck_assert_int_eq(h.scene_features_on_device, 0);
     ck_assert_int_eq(d.scene_features_on_device, 1);
     ck_assert_uint_eq(h.correspondences, d.correspondences);
@@ -138,10 +149,28 @@ START_TEST(device_features_same_as_host_features)
         ck_assert_int_eq(h.hypotheses[i].accepted, d.hypotheses[i].accepted);
     }
     ck_assert_uint_eq(pipeline_result_accepted(&d), 1);
+    ck_assert(h.accounting.available && d.accounting.available);
+    if (frames_on_gpu) { /* the GPU's BOARD frames need the scene's points */
+        ck_assert_uint_ge(hg->h2d_bytes, points);
+        ck_assert_uint_lt(dg->h2d_bytes, points);
+    }
+    ck_assert_uint_ge(hv->h2d_bytes, points);
+    ck_assert_uint_lt(dv->h2d_bytes, points);
     pipeline_result_free(&h);
     pipeline_result_free(&d);
     host_cloud_free(&model);
     host_cloud_free(&scene);
+}
+
+START_TEST(hough3d_icp_device_features_same_as_host_features)
+{
+    device_features_same_as_host_features("pcl_tutorial.conf", "group.frame_ties=nearest", 1);
+}
+END_TEST
+
+START_TEST(gc_ghv_device_features_same_as_host_features)
+{
+    device_features_same_as_host_features("pcl_tutorial_ghv.conf", NULL, 0);
 }
 END_TEST
 
@@ -153,7 +182,8 @@ static Suite *suite(void)
     tcase_add_test(tc, hough3d_pcl_ties_same_on_both_backends);
     tcase_add_test(tc, hough3d_nearest_ties_same_on_both_backends);
     tcase_add_test(tc, gc_same_on_both_backends);
-    tcase_add_test(tc, device_features_same_as_host_features);
+    tcase_add_test(tc, hough3d_icp_device_features_same_as_host_features);
+    tcase_add_test(tc, gc_ghv_device_features_same_as_host_features);
     suite_add_tcase(s, tc);
     return s;
 }

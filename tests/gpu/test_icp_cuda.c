@@ -104,7 +104,7 @@ static grip_status gpu_all(grip_ctx *ctx, const grip_icp_params *p, const icp_ca
         free(nrm[m]);
     }
     grip_icp_cuda_scene *dev = NULL;
-    grip_status st = grip_icp_cuda_scene_build(ctx, c->scene_xyz, c->n_scene, c->scene_normals, 3, c->viewpoint, &dev);
+    grip_status st = grip_icp_cuda_scene_build(ctx, c->scene_xyz, NULL, c->n_scene, c->scene_normals, 3, c->viewpoint, &dev);
     if (st == GRIP_OK) {
         const grip_icp_batch b = {all, normals ? all_n : NULL, first, c->n_models, n, model, poses};
         st = grip_icp_cuda_refine(ctx, p, dev, &b, out);
@@ -441,7 +441,7 @@ START_TEST(bad_arguments)
     poses[16 + 3] = NAN;
     ck_assert_int_eq(gpu_all(ctx, &p, &c, model, poses, 2, out), GRIP_EINVAL);
     poses[16 + 3] = poses[3];
-    ck_assert_int_eq(grip_icp_cuda_scene_build(ctx, NULL, 5, NULL, 0, NULL, NULL), GRIP_EINVAL);
+    ck_assert_int_eq(grip_icp_cuda_scene_build(ctx, NULL, NULL, 5, NULL, 0, NULL, NULL), GRIP_EINVAL);
     ck_assert_msg(gpu_all(ctx, &p, &c, model, poses, 2, out) == GRIP_OK, "%s", ctx->last_error);
     ck_assert(grip_icp_pose_finite(out[0].pose));
     terrain_free(&t);
