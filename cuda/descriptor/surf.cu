@@ -254,33 +254,25 @@ void scratch_free(scratch *s)
     grip_cuda_free(s->tmp);
 }
 
-template <typename T> grip_status alloc(grip_ctx *ctx, T **p, size_t n)
-{
-    void *v = nullptr;
-    const grip_status st = grip_cuda_alloc(ctx, n * sizeof(T), &v);
-    *p = static_cast<T *>(v);
-    return st;
-}
-
 grip_status scratch_alloc(grip_ctx *ctx, const grip_surf_pyramid &pyr, uint32_t width, uint32_t height,
                           uint32_t capacity, scratch *s)
 {
-    grip_status st = alloc(ctx, &s->ii, ((size_t)width + 1) * ((size_t)height + 1));
+    grip_status st = grip_cuda_alloc_n(ctx, &s->ii, ((size_t)width + 1) * ((size_t)height + 1));
     if (!st)
-        st = alloc(ctx, &s->resp, pyr.total);
+        st = grip_cuda_alloc_n(ctx, &s->resp, pyr.total);
     if (!st)
-        st = alloc(ctx, &s->lap, pyr.total);
+        st = grip_cuda_alloc_n(ctx, &s->lap, pyr.total);
     if (!st)
-        st = alloc(ctx, &s->kps, capacity);
+        st = grip_cuda_alloc_n(ctx, &s->kps, capacity);
     for (int i = 0; i < 2 && !st; ++i) {
-        st = alloc(ctx, &s->keys[i], capacity);
+        st = grip_cuda_alloc_n(ctx, &s->keys[i], capacity);
         if (!st)
-            st = alloc(ctx, &s->vals[i], capacity);
+            st = grip_cuda_alloc_n(ctx, &s->vals[i], capacity);
     }
     if (!st)
-        st = alloc(ctx, &s->counters, 2);
+        st = grip_cuda_alloc_n(ctx, &s->counters, 2);
     if (!st)
-        st = alloc(ctx, &s->pyr, 1);
+        st = grip_cuda_alloc_n(ctx, &s->pyr, 1);
     if (st)
         return st;
     GRIP_CUDA_CHECK(ctx, grip_cuda_memcpy(ctx, s->pyr, &pyr, sizeof pyr, cudaMemcpyHostToDevice));
@@ -372,13 +364,13 @@ grip_status run(grip_ctx *ctx, const uint8_t *grey, const float *xyz, uint32_t w
                                                                 s->vals[0], s->vals[1], (int)found));
     if (count == 0)
         return GRIP_OK;
-    st = alloc(ctx, &out->keypoints, count);
+    st = grip_cuda_alloc_n(ctx, &out->keypoints, count);
     if (!st)
-        st = alloc(ctx, &out->pixels, count);
+        st = grip_cuda_alloc_n(ctx, &out->pixels, count);
     if (!st && xyz)
-        st = alloc(ctx, &out->xyz, 3 * (size_t)count);
+        st = grip_cuda_alloc_n(ctx, &out->xyz, 3 * (size_t)count);
     if (!st)
-        st = alloc(ctx, &out->descriptors, (size_t)count * dim);
+        st = grip_cuda_alloc_n(ctx, &out->descriptors, (size_t)count * dim);
     if (st)
         return st;
     gather_kernel<<<blocks_for(count, kThreads), kThreads>>>(s->kps, s->vals[1], count, xyz, out->keypoints,

@@ -3,6 +3,7 @@
 // of blocks says which pose and where), each thread tests one point with free_space_math.h's functions, the block
 // adds its counts and one thread adds them to its pose's with integer atomics, whose order changes no sum.
 #include "cuda/core/check.cuh"
+#include "cuda/core/device.cuh"
 
 extern "C" {
 #include "core/cuda_bridge.h"
@@ -73,14 +74,6 @@ void call_buffers_free(call_buffers *d)
     grip_cuda_free(d->counts);
 }
 
-template <typename T> grip_status alloc(grip_ctx *ctx, T **p, size_t count)
-{
-    void *v = NULL;
-    grip_status st = grip_cuda_alloc(ctx, count * sizeof(T), &v);
-    *p = (T *)v;
-    return st;
-}
-
 // The jobs' distinct models in one buffer (by pointer: a model several poses share crosses once), the jobs with
 // their models' places, and the table of blocks. Host arrays are malloc'd and freed here.
 grip_status upload_jobs(grip_ctx *ctx, const grip_free_space_job *jobs, size_t n, call_buffers *d, size_t *n_blocks)
@@ -117,21 +110,21 @@ grip_status upload_jobs(grip_ctx *ctx, const grip_free_space_job *jobs, size_t n
         for (uint64_t s = 0; s < jobs[k].n_model; s += kPoints)
             bj[b++] = block_job{(uint32_t)k, (uint32_t)s};
     if (st == GRIP_OK)
-        st = alloc(ctx, &d->points, 3 * total + 1);
+        st = grip_cuda_alloc_n(ctx, &d->points, 3 * total + 1);
     for (size_t k = 0; k < n && st == GRIP_OK; k++)
         if (owner[k] == k && jobs[k].n_model)
             st = grip_cuda_copy_to_device(ctx, d->points + 3 * pj[k].first, jobs[k].model_xyz,
                                           3 * jobs[k].n_model * sizeof(float));
     if (st == GRIP_OK)
-        st = alloc(ctx, &d->jobs, n);
+        st = grip_cuda_alloc_n(ctx, &d->jobs, n);
     if (st == GRIP_OK)
         st = grip_cuda_copy_to_device(ctx, d->jobs, pj, n * sizeof *pj);
     if (st == GRIP_OK)
-        st = alloc(ctx, &d->blocks, blocks + 1);
+        st = grip_cuda_alloc_n(ctx, &d->blocks, blocks + 1);
     if (st == GRIP_OK && blocks)
         st = grip_cuda_copy_to_device(ctx, d->blocks, bj, blocks * sizeof *bj);
     if (st == GRIP_OK)
-        st = alloc(ctx, &d->counts, 2 * n);
+        st = grip_cuda_alloc_n(ctx, &d->counts, 2 * n);
     if (st == GRIP_OK)
         st = grip_cuda_status(ctx, GRIP_CUDA_COPY(cudaMemsetAsync(d->counts, 0, 2 * n * sizeof *d->counts, 0)),
                               "cudaMemsetAsync", __FILE__, __LINE__);

@@ -279,17 +279,9 @@ float float_bound(double sq)
     return f;
 }
 
-template <typename T> grip_status alloc(grip_ctx *ctx, T **p, size_t count)
-{
-    void *v = NULL;
-    grip_status st = grip_cuda_alloc(ctx, count * sizeof(T), &v);
-    *p = (T *)v;
-    return st;
-}
-
 template <typename T> grip_status upload(grip_ctx *ctx, T **p, const T *host, size_t count)
 {
-    grip_status st = alloc(ctx, p, count);
+    grip_status st = grip_cuda_alloc_n(ctx, p, count);
     if (st == GRIP_OK && count)
         st = grip_cuda_copy_to_device(ctx, *p, host, count * sizeof(T));
     return st;
@@ -313,7 +305,7 @@ grip_status pack4_launch(grip_ctx *ctx, const float *rows_dev, size_t n, size_t 
 // Rows of a device array (n rows of 3 floats, stride apart) into a new device array of float4.
 grip_status pack4_device(grip_ctx *ctx, float4 **dev, const float *rows_dev, size_t n, size_t stride)
 {
-    grip_status st = alloc(ctx, dev, n);
+    grip_status st = grip_cuda_alloc_n(ctx, dev, n);
     if (st == GRIP_OK && n)
         st = pack4_launch(ctx, rows_dev, n, stride, *dev);
     return st;
@@ -521,11 +513,11 @@ grip_status upload_batch(grip_ctx *ctx, const grip_icp_params *p, const grip_icp
     free(bounds);
     const size_t terms = grip_icp_terms(p->metric) > kScoreTerms ? grip_icp_terms(p->metric) : kScoreTerms;
     if (st == GRIP_OK)
-        st = alloc(ctx, &d->partial, *n_chunks * terms);
+        st = grip_cuda_alloc_n(ctx, &d->partial, *n_chunks * terms);
     if (st == GRIP_OK)
-        st = alloc(ctx, &d->active, 1);
+        st = grip_cuda_alloc_n(ctx, &d->active, 1);
     if (st == GRIP_OK)
-        st = alloc(ctx, &d->results, b->n_hypotheses);
+        st = grip_cuda_alloc_n(ctx, &d->results, b->n_hypotheses);
     return st;
 }
 

@@ -288,15 +288,21 @@ static grip_status device_support_cloud(grip_descriptor_front *front, float leaf
     return s;
 }
 
-/* The features' normals: a device copy of the cloud surface's (the surfaces go at close, the features stay). */
+/* A device copy in the features (into out) of the cloud surface's rows of `cols` floats, one a point: the surfaces
+ * go at close, the features stay. */
+static grip_status device_feature_rows(grip_descriptor_front *front, grip_array *out, const float *rows, uint64_t cols)
+{
+    grip_status s = grip_result_array_alloc(front->ctx, out, GRIP_MEM_CUDA, GRIP_F32, front->in.n, cols);
+    if (!s)
+        s = grip_cuda_copy_on_device(front->ctx, out->data, rows, front->in.n * cols * sizeof(float));
+    return s;
+}
+
+/* The features' normals. */
 static grip_status device_feature_normals(grip_descriptor_front *front)
 {
-    grip_features *f = front->features;
     grip_surface_cuda_view v = grip_surface_cuda_get_view(device_cloud(front));
-    grip_status s = grip_result_array_alloc(front->ctx, &f->normals, GRIP_MEM_CUDA, GRIP_F32, front->in.n, 4);
-    if (!s)
-        s = grip_cuda_copy_on_device(front->ctx, f->normals.data, v.normals, front->in.n * 4 * sizeof(float));
-    return s;
+    return device_feature_rows(front, &front->features->normals, v.normals, 4);
 }
 
 /* The keypoint indices as the features' device array: the host's or every finite point (checked on the host,
@@ -404,12 +410,8 @@ grip_status grip_descriptor_front_open(grip_stage *st, const grip_cloud *cloud, 
  * stages then take the scene from here instead of uploading it again. */
 static grip_status device_feature_xyz(grip_descriptor_front *front)
 {
-    grip_features *f = front->features;
     grip_surface_cuda_view v = grip_surface_cuda_get_view(device_cloud(front));
-    grip_status s = grip_result_array_alloc(front->ctx, &f->xyz, GRIP_MEM_CUDA, GRIP_F32, front->in.n, 3);
-    if (!s)
-        s = grip_cuda_copy_on_device(front->ctx, f->xyz.data, v.xyz, front->in.n * 3 * sizeof(float));
-    return s;
+    return device_feature_rows(front, &front->features->xyz, v.xyz, 3);
 }
 
 grip_status grip_descriptor_front_finish(grip_descriptor_front *front, uint32_t out_memory, grip_features **out)
