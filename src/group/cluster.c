@@ -169,8 +169,8 @@ typedef struct ransac_draws {
 } ransac_draws;
 
 /* a % d for 32-bit a and d, given magic = 2^64 / d rounded up (UINT64_MAX / d + 1): Lemire, Kaser and Kurz's
- * exact remainder by multiplication, "Faster remainder by direct computation" (2019), without 128-bit integers.
- * A draw's three remainders by a search's fixed bounds were most of its time as divisions. */
+ * exact remainder by multiplication, "Faster remainder by direct computation" (2019), without 128-bit integers:
+ * a draw's three remainders are by bounds fixed for the search, and a multiplication costs less than a division. */
 static uint32_t remainder_by(uint32_t a, uint64_t magic, uint32_t d)
 {
     const uint64_t low = magic * a; /* the fraction a / d, in 64 bits */
@@ -233,7 +233,7 @@ static int members_apart(const ransac_draws *d, uint32_t a, uint32_t b)
     const ransac_set *s = d->s;
     if (s->apart)
         return (int)(s->apart[(size_t)a * s->apart_words + b / 64] >> (b % 64) & 1u);
-    return (double)squared_gap(d->s->src[a], d->s->src[b]) > d->spread;
+    return (double)squared_gap(s->src[a], s->src[b]) > d->spread;
 }
 
 /* Fills s->apart; without memory the draws go on computing each gap (the same answers). */
