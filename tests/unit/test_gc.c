@@ -616,10 +616,15 @@ END_TEST
 static Suite *suite(void)
 {
     Suite *s = suite_create("gc");
-    TCase *pcl = tcase_create("pcl_tutorial");
-    tcase_add_test(pcl, consensus_sets_contain_pcl_instances);
-    tcase_add_test(pcl, clusters_after_ransac_are_pcl_instances);
-    suite_add_tcase(s, pcl);
+    char path[4096];
+    if (grip_test_data_path(path, sizeof path, TUTORIAL "correspondences.tsv")) { /* PCL's values, when present */
+        TCase *pcl = tcase_create("pcl_tutorial");
+        tcase_add_test(pcl, consensus_sets_contain_pcl_instances);
+        tcase_add_test(pcl, clusters_after_ransac_are_pcl_instances);
+        suite_add_tcase(s, pcl);
+    } else {
+        fprintf(stderr, "pcl_tutorial cases skipped: the shared data is absent\n");
+    }
     TCase *syn = tcase_create("synthetic");
     tcase_add_test(syn, mt19937_matches_the_standard);
     tcase_add_test(syn, ransac_keeps_the_inliers_and_finds_the_pose);
@@ -634,4 +639,4 @@ static Suite *suite(void)
     return s;
 }
 
-int main(void) { return grip_test_run_with_data(suite(), TUTORIAL "correspondences.tsv"); }
+int main(void) { return grip_test_run(suite()); }
