@@ -74,33 +74,35 @@ void call_buffers_free(call_buffers *d)
     grip_cuda_free(d->counts);
 }
 
-// The jobs' distinct models in one buffer (by pointer: a model several poses share crosses once), the jobs with
+// The jobs' distinct models in one buffer (by pointer and size: a model several poses share crosses once), the jobs with
 // their models' places, and the table of blocks. Host arrays are malloc'd and freed here.
 grip_status upload_jobs(grip_ctx *ctx, const grip_free_space_job *jobs, size_t n, call_buffers *d, size_t *n_blocks)
 {
     pose_job *pj = (pose_job *)calloc(n + 1, sizeof *pj);
-    size_t *owner = (size_t *)malloc((n + 1) * sizeof *owner); // the first job with the same model
-    grip_status st = pj && owner ? GRIP_OK
-                                 : grip_fail(ctx, GRIP_ENOMEM, "verify (cuda): out of host memory for %zu poses", n);
+    size_t *distinct = (size_t *)malloc((n + 1) * sizeof *distinct); // the first job of each model, in job order
+    grip_status st = pj && distinct
+                         ? GRIP_OK
+                         : grip_fail(ctx, GRIP_ENOMEM, "verify (cuda): out of host memory for %zu poses", n);
+    size_t n_distinct = 0;
     uint64_t total = 0, blocks = 0;
     for (size_t k = 0; k < n && st == GRIP_OK; k++) {
-        owner[k] = k;
-        for (size_t o = 0; o < k; o++)
-            if (jobs[o].model_xyz == jobs[k].model_xyz && jobs[o].n_model == jobs[k].n_model) {
-                owner[k] = o;
-                break;
-            }
+        size_t o = 0; // poses are many, their models few: look among the models met so far
+        while (o < n_distinct && (jobs[distinct[o]].model_xyz != jobs[k].model_xyz ||
+                                  jobs[distinct[o]].n_model != jobs[k].n_model))
+            o++;
+        if (o == n_distinct) {
+            distinct[n_distinct++] = k;
+            pj[k].first = total;
+            total += jobs[k].n_model;
+        } else {
+            pj[k].first = pj[distinct[o]].first;
+        }
         memcpy(pj[k].pose, jobs[k].pose, sizeof pj[k].pose);
         pj[k].n = jobs[k].n_model;
-        pj[k].first = owner[k] == k ? total : pj[owner[k]].first;
-        if (owner[k] == k)
-            total += jobs[k].n_model;
         blocks += (jobs[k].n_model + kPoints - 1) / kPoints;
     }
     if (st == GRIP_OK && (blocks > 0x7fffffffu || total > UINT32_MAX))
-        st = grip_fail(ctx, GRIP_EUNSUPPORTED,
-                       "verify (cuda): %llu model points are more than one free-space launch "
-                       "takes",
+        st = grip_fail(ctx, GRIP_EUNSUPPORTED, "verify (cuda): %llu model points are more than one free-space launch takes",
                        (unsigned long long)total);
     block_job *bj = st == GRIP_OK ? (block_job *)malloc((blocks + 1) * sizeof *bj) : NULL;
     if (st == GRIP_OK && !bj)
@@ -111,10 +113,10 @@ grip_status upload_jobs(grip_ctx *ctx, const grip_free_space_job *jobs, size_t n
             bj[b++] = block_job{(uint32_t)k, (uint32_t)s};
     if (st == GRIP_OK)
         st = grip_cuda_alloc_n(ctx, &d->points, 3 * total + 1);
-    for (size_t k = 0; k < n && st == GRIP_OK; k++)
-        if (owner[k] == k && jobs[k].n_model)
-            st = grip_cuda_copy_to_device(ctx, d->points + 3 * pj[k].first, jobs[k].model_xyz,
-                                          3 * jobs[k].n_model * sizeof(float));
+    for (size_t o = 0; o < n_distinct && st == GRIP_OK; o++)
+        if (jobs[distinct[o]].n_model)
+            st = grip_cuda_copy_to_device(ctx, d->points + 3 * pj[distinct[o]].first, jobs[distinct[o]].model_xyz,
+                                          3 * jobs[distinct[o]].n_model * sizeof(float));
     if (st == GRIP_OK)
         st = grip_cuda_alloc_n(ctx, &d->jobs, n);
     if (st == GRIP_OK)
@@ -130,7 +132,7 @@ grip_status upload_jobs(grip_ctx *ctx, const grip_free_space_job *jobs, size_t n
                               "cudaMemsetAsync", __FILE__, __LINE__);
     *n_blocks = (size_t)blocks;
     free(pj);
-    free(owner);
+    free(distinct);
     free(bj);
     return st;
 }
