@@ -5,9 +5,10 @@
 #      fault injection (test_faults walks every LAPACKE failure of a pipeline; LSan finds what a failure leaks), but
 #      cli_install and python_pytest: they load the plugin into hosts not built with ASan (an outside CMake host,
 #      Python), which ASan refuses ("runtime does not come first"); the same ABI calls run in test_hostile_host,
-#      test_threads and the CLI tests;
+#      test_threads and the CLI tests; and the slow CLI tests whose pipeline cli_demo covers (below, asan());
 #   2. tsan: ThreadSanitizer over the threading tests (the test_threads and test_loader that exist);
-#   3. valgrind: memcheck on grip-host: list, synth, run on what synth wrote, and tests/cli/bad_input.sh's cases;
+#   3. valgrind: memcheck on grip-host: list, synth, run (with --json, --overlay) on what synth wrote, and
+#      tests/cli/bad_input.sh's cases;
 #   4. fuzz: scripts/fuzz-short.sh, each reader's libFuzzer harness for GRIP_FUZZ_SECONDS (default 30).
 # Prints "N passed, M failed" last and exits non-zero when a step failed. GRIP_SANITIZE_DIR keeps the build trees
 # there (default: a temporary folder, removed at the end); GRIP_JOBS sets the build's parallelism (default 2).
@@ -57,14 +58,17 @@ export CK_FORK=no
 # under a sanitizer's slowdown would take most of the machine from the threads that work
 export OMP_WAIT_POLICY=passive
 
-# Left out under ASan: the install and Python tests (a build of their own), and the two recognition-rate runs
-# (cli_regress, cli_eval): they drive the same pipeline code as cli_demo and cli_json, which run here, and took
-# ten of the step's fifteen minutes; they run in the normal pass.
+# Left out under ASan: the install and Python tests (a build of their own); the two recognition-rate runs
+# (cli_regress, cli_eval); and the tests of what grip-host writes about a demo run (cli_explain, cli_json,
+# cli_overlay, cli_warnings): each drives the same pipeline as cli_demo, which runs here, on whole 640 x 480
+# scenes, and under ASan they took 1,400 of the step's 2,200 test-seconds (cli_explain alone 580). They run in the
+# normal pass, and the host code they test (the JSON report with its rejections, the overlay, the warnings) runs
+# under valgrind below, in run-scene.
 asan() {
   build "$work/asan" "" -DGRIP_FAULT_INJECTION=ON "-DGRIP_SANITIZE=address;undefined" || return 1
   ASAN_OPTIONS=detect_leaks=1 \
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    ctest --test-dir "$work/asan" -LE gpu -E '^(cli_install|python_pytest|cli_regress|cli_eval)$' -j"$jobs" \
+    ctest --test-dir "$work/asan" -LE gpu -E '^(cli_install|python_pytest|cli_regress|cli_eval|cli_explain|cli_json|cli_overlay|cli_warnings)$' -j"$jobs" \
       --output-on-failure
 }
 
@@ -117,10 +121,11 @@ memcheck() {
     echo "synth wrote no model"
     return 1
   fi
-  # the whole 640 x 480 scene, with few keypoints (one hypothesis, checked against free space), then the model
-  # found in itself (hypotheses refined and accepted): two threads, as a host runs it
+  # the whole 640 x 480 scene, with few keypoints (one hypothesis, checked against free space), reported as JSON
+  # (rejections included) with an overlay; then the model found in itself (hypotheses refined and accepted): two
+  # threads, as a host runs it
   valgrind_ok "$work/vg/run-scene.log" -- "$host" run --config "$root/configs/pcl_tutorial.conf" --model "$model" \
-    --scene "$out/scene.pcd" --set pipeline.threads=2 --set descriptor.normals_k=5 --set descriptor.scene_leaf=0.03 \
+    --scene "$out/scene.pcd" --json --overlay "$work/vg/overlay.ply" --set pipeline.threads=2 --set descriptor.normals_k=5 --set descriptor.scene_leaf=0.03 \
     --set descriptor.radius=0.04 --set group.frames=descriptor --set group.threshold=3 --set group.bin_size=0.02 \
     --set match.max_sqdist=1 || bad=1
   valgrind_ok "$work/vg/run-model.log" -- "$host" run --config "$root/configs/pcl_tutorial.conf" --model "$model" \
