@@ -441,8 +441,10 @@ START_TEST(stage_on_cuda_matches_the_cpu_stage)
         c.n = c.width = 20000;
         c.height = 1;
         c.xyz = bumpy_sphere(&state, c.n);
+        for (size_t i = 0; i < 3 * c.n; ++i) /* the tutorial model's size (0.1), for the stage's radius 0.02 */
+            c.xyz[i] *= 0.1f;
         normals = surface_normals(c.xyz, c.n);
-        printf("stage: tutorial model absent, the bumpy sphere instead\n");
+        printf("stage: tutorial model absent, the bumpy sphere (radius 0.1) instead\n");
     }
     grip_cloud cloud = {sizeof cloud, (uint32_t)c.n, 1, grip_array_host_view(GRIP_F32, c.n, 3, c.xyz),
                         grip_array_host_view(GRIP_F32, c.n, 4, normals), {0}, "model", {0.0f, 0.0f, 0.0f}};
