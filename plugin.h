@@ -21,9 +21,9 @@
  *  - Threading. A grip_ctx and everything created from it are used by one thread at a time. Distinct contexts
  *    may be used from distinct threads at once. The table returned by grip_plugin_get() is immutable and may be
  *    read from any thread.
- *  - Synchrony. Every call returns when its outputs are complete where the caller asked for them. This version
- *    queues its GPU work on the device's legacy default stream: contexts used from distinct threads on one device
- *    are correct, but their kernels run one after another, not concurrently.
+ *  - Synchrony. Every call returns when its outputs are complete where the caller asked for them. A call queues
+ *    its GPU work on the calling thread's own default stream (CUDA's per-thread default stream): contexts used from
+ *    distinct threads on one device run their kernels concurrently; contexts used from one thread take turns.
  *  - Errors. Every fallible call returns a grip_status; on failure the context's last-error text
  *    (ctx_last_error) names the stage and the key or input at fault. Outputs are untouched (left NULL) on
  *    failure and nothing leaks: every call with an `out` pointer sets *out to NULL first. A plugin never prints to

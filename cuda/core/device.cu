@@ -25,12 +25,13 @@ extern "C" void grip_cuda_ctx_release(grip_ctx *ctx)
 {
     if (!ctx->pool)
         return;
-    // The frees the stages queued on the stream complete first: destroying a pool under queued frees of its blocks
-    // crashed the driver inside the next context's first cudaStreamSynchronize (CUDA 13.0, driver 580). Blocks still
-    // allocated (a result the host has not released yet) keep the pool's memory until they are freed: CUDA destroys
-    // the pool then.
+    // The frees the stages queued complete first: destroying a pool under queued frees of its blocks crashed the
+    // driver inside the next context's first cudaStreamSynchronize (CUDA 13.0, driver 580). They sit on the streams
+    // of every thread that used the context (each call's work goes to its thread's default stream), so this waits
+    // for the whole device: once, when the context ends, never inside a run. Blocks still allocated (a result the
+    // host has not released yet) keep the pool's memory until they are freed: CUDA destroys the pool then.
     (void)cudaSetDevice(ctx->device);
-    (void)cudaStreamSynchronize(0);
+    (void)cudaDeviceSynchronize();
     (void)cudaMemPoolDestroy(ctx_pool(ctx));
     ctx->pool = NULL;
     (void)cudaGetLastError();
@@ -107,7 +108,7 @@ extern "C" grip_status grip_cuda_alloc(grip_ctx *ctx, size_t bytes, void **dev)
     if (st != GRIP_OK)
         return st;
     void *p = NULL;
-    // on the legacy default stream: ordered with every synchronous call the stages make
+    // on the calling thread's default stream: ordered with every call the stages make (plugin.h, "Synchrony")
     GRIP_CUDA_CHECK_ALLOC(ctx, cudaMallocFromPoolAsync(&p, bytes ? bytes : 1, ctx_pool(ctx), 0));
     note_pool_growth(ctx);
     *dev = p;

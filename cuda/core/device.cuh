@@ -5,7 +5,7 @@
 
 #include "cuda/core/check.cuh"
 
-// cudaMemcpy (synchronous, on the legacy default stream) through its fault-injection hook, counted in the
+// cudaMemcpy (synchronous, on the calling thread's default stream) through its fault-injection hook, counted in the
 // context's counters when it crosses between host and device (grip_plugin.ctx_stats): every such copy in cuda/ is
 // made here (tests/cli/device_calls.sh checks it). It first waits for the work queued before it, which the copy
 // would wait for anyway, so that the time counted is the copy's own. Returns CUDA's error; check it with

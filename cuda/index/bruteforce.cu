@@ -318,12 +318,11 @@ grip_status split_count(grip_ctx *ctx, bool few, size_t m, size_t blocks, size_t
 // Enqueues the kernel for the search: row range y (`span` rows) writes its lists at ids and sqdist + y m k.
 cudaError_t enqueue_ranges(bool few, const float *ref, size_t n, size_t span, size_t ranges, const float *queries,
                            size_t m, size_t blocks, size_t dim, uint32_t k, float max_sqdist, uint32_t *ids,
-                           float *sqdist, cudaStream_t stream)
+                           float *sqdist)
 {
     if (few)
-        return grip_bruteforce_few_enqueue(ref, n, span, ranges, queries, m, dim, (int)k, max_sqdist, ids, sqdist,
-                                           stream);
-    knn_exact_kernel<<<dim3((unsigned)blocks, (unsigned)ranges), kThreads, 0, stream>>>(
+        return grip_bruteforce_few_enqueue(ref, n, span, ranges, queries, m, dim, (int)k, max_sqdist, ids, sqdist);
+    knn_exact_kernel<<<dim3((unsigned)blocks, (unsigned)ranges), kThreads>>>(
         ref, n, span, queries, m, dim, (int)k, max_sqdist, ids, sqdist);
     return cudaGetLastError();
 }
@@ -331,8 +330,7 @@ cudaError_t enqueue_ranges(bool few, const float *ref, size_t n, size_t span, si
 } // namespace
 
 grip_status grip_bruteforce_cuda_launch(grip_ctx *ctx, const float *ref, size_t n, const float *queries, size_t m,
-                                 size_t dim, uint32_t k, float max_sqdist, uint32_t *ids, float *sqdist,
-                                 cudaStream_t stream)
+                                 size_t dim, uint32_t k, float max_sqdist, uint32_t *ids, float *sqdist)
 {
     const size_t blocks = (m + kBlockQueries - 1) / kBlockQueries;
     if (blocks > (size_t)INT_MAX)
@@ -346,27 +344,27 @@ grip_status grip_bruteforce_cuda_launch(grip_ctx *ctx, const float *ref, size_t 
         return st;
     if (splits == 1) {
         GRIP_CUDA_CHECK_LAUNCH(
-            ctx, enqueue_ranges(few, ref, n, n, 1, queries, m, blocks, dim, k, max_sqdist, ids, sqdist, stream));
+            ctx, enqueue_ranges(few, ref, n, n, 1, queries, m, blocks, dim, k, max_sqdist, ids, sqdist));
         return GRIP_OK;
     }
     // the ranges' lists, stream-ordered: freed once the merge that reads them has run
     const size_t span = (n + splits - 1) / splits;
     splits = (n + span - 1) / span; // every range holds rows
     const size_t cells = splits * m * (size_t)k;
-    void *lists = NULL; // allocated on the legacy default stream, which `stream` (0, or a blocking one) is ordered with
+    void *lists = NULL;
     grip_status st_lists = grip_cuda_alloc(ctx, cells * (sizeof(uint32_t) + sizeof(float)), &lists);
     if (st_lists != GRIP_OK)
         return st_lists;
     uint32_t *split_ids = (uint32_t *)lists;
     float *split_d = (float *)(split_ids + cells);
     cudaError_t err = GRIP_CUDA_LAUNCH(
-        enqueue_ranges(few, ref, n, span, splits, queries, m, blocks, dim, k, max_sqdist, split_ids, split_d, stream));
+        enqueue_ranges(few, ref, n, span, splits, queries, m, blocks, dim, k, max_sqdist, split_ids, split_d));
     if (err == cudaSuccess) {
-        merge_splits_kernel<<<(unsigned)((m + kSplitMergeWarps - 1) / kSplitMergeWarps), 32 * kSplitMergeWarps, 0,
-                              stream>>>(split_ids, split_d, m, (int)k, (int)splits, ids, sqdist);
+        merge_splits_kernel<<<(unsigned)((m + kSplitMergeWarps - 1) / kSplitMergeWarps), 32 * kSplitMergeWarps>>>(
+            split_ids, split_d, m, (int)k, (int)splits, ids, sqdist);
         err = GRIP_CUDA_LAUNCH(cudaGetLastError());
     }
-    grip_cuda_free(lists); // on the legacy default stream: after the merge on `stream`
+    grip_cuda_free(lists); // stream-ordered: after the merge
     GRIP_CUDA_CHECK(ctx, err);
     return GRIP_OK;
 }
@@ -441,7 +439,7 @@ static grip_status search_rows(grip_ctx *ctx, const ref_batch &b, const float *q
 {
     if (b.screen && k <= GRIP_BRUTEFORCE_SCREEN_MAX_K)
         return grip_bruteforce_screen_search(ctx, b.screen, b.rows, queries, m, k, max_sqdist, ids, sqdist);
-    return grip_bruteforce_cuda_launch(ctx, b.rows, b.n, queries, m, b.dim, k, max_sqdist, ids, sqdist, 0);
+    return grip_bruteforce_cuda_launch(ctx, b.rows, b.n, queries, m, b.dim, k, max_sqdist, ids, sqdist);
 }
 
 // Device bytes of `rows` of the handle's reference rows with their screening.

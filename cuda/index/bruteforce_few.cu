@@ -183,17 +183,14 @@ size_t grip_bruteforce_few_ranges(size_t m, size_t n, int sms)
 }
 
 cudaError_t grip_bruteforce_few_enqueue(const float *ref, size_t n, size_t span, size_t ranges, const float *queries,
-                                        size_t m, size_t dim, int k, float max_sqdist, uint32_t *ids, float *sqdist,
-                                        cudaStream_t stream)
+                                        size_t m, size_t dim, int k, float max_sqdist, uint32_t *ids, float *sqdist)
 {
     const dim3 grid((unsigned)((m + GRIP_BRUTEFORCE_FEW_GROUP - 1) / GRIP_BRUTEFORCE_FEW_GROUP), (unsigned)ranges);
     const size_t smem = few_smem_bytes(dim);
     // float4 reads need every row, and the staged queries, 16-byte aligned
     if (dim % 4 == 0 && ((uintptr_t)ref % 16) == 0)
-        knn_few_kernel<true><<<grid, kFewThreads, smem, stream>>>(ref, n, span, queries, m, dim, k, max_sqdist, ids,
-                                                                  sqdist);
+        knn_few_kernel<true><<<grid, kFewThreads, smem>>>(ref, n, span, queries, m, dim, k, max_sqdist, ids, sqdist);
     else
-        knn_few_kernel<false><<<grid, kFewThreads, smem, stream>>>(ref, n, span, queries, m, dim, k, max_sqdist,
-                                                                   ids, sqdist);
+        knn_few_kernel<false><<<grid, kFewThreads, smem>>>(ref, n, span, queries, m, dim, k, max_sqdist, ids, sqdist);
     return cudaGetLastError();
 }

@@ -25,8 +25,8 @@ size_t grip_bruteforce_few_ranges(size_t m, size_t n, int sms);
 // Enqueues the search of m queries (m <= GRIP_BRUTEFORCE_FEW_MAX_QUERIES, dim <= GRIP_BRUTEFORCE_FEW_MAX_DIM, 1 <= k <=
 // 32) against n rows split into `ranges` ranges of `span` rows: range y's k-lists go to ids and sqdist + y m k (m x k
 // each, padded with UINT32_MAX / +inf), for the caller to merge in range order. All pointers are device memory.
+// Enqueued on the calling thread's default stream.
 cudaError_t grip_bruteforce_few_enqueue(const float *ref, size_t n, size_t span, size_t ranges, const float *queries,
-                                        size_t m, size_t dim, int k, float max_sqdist, uint32_t *ids, float *sqdist,
-                                        cudaStream_t stream);
+                                        size_t m, size_t dim, int k, float max_sqdist, uint32_t *ids, float *sqdist);
 
 #endif

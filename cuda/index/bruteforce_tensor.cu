@@ -797,7 +797,7 @@ static grip_status search_failed(grip_ctx *ctx, screen_scratch *w, const float *
                                                                                             w->out.failed, count,
                                                                                             sub_q);
     GRIP_CUDA_CHECK_LAUNCHED(ctx);
-    grip_status st = grip_bruteforce_cuda_launch(ctx, ref, n, sub_q, count, dim, k, max_sqdist, sub_ids, sub_d, 0);
+    grip_status st = grip_bruteforce_cuda_launch(ctx, ref, n, sub_q, count, dim, k, max_sqdist, sub_ids, sub_d);
     if (st != GRIP_OK)
         return st;
     const size_t cells = (size_t)count * k;

@@ -1055,7 +1055,7 @@ static grip_status finish_by_brute_force(grip_ctx *ctx, const grip_kdtree_hd_cud
     }
     if (st == GRIP_OK)
         st = grip_bruteforce_cuda_launch(ctx, h->rows, h->n_rows, (const float *)q, n_active, h->dim, j.k, j.max_sqdist,
-                                         (uint32_t *)ids, (float *)d, 0);
+                                         (uint32_t *)ids, (float *)d);
     if (st == GRIP_OK) {
         k_scatter<<<blocks_for((size_t)n_active * j.k, 256), 256>>>(s->active, n_active, j.k, (const uint32_t *)ids,
                                                                      (const float *)d, j.ids, j.sqdist);

@@ -12,8 +12,9 @@
  *    (shot_math.h) but added in another order, so the values agree with the CPU twin's to float rounding (2.1e-7
  *    at most on the tutorial pair, tests/gpu/test_shot_cuda.c) and NaN rows are the same.
  *
- * Every pointer is device memory of the context's device. Calls are queued on the legacy default stream, which
- * every grip CUDA call uses: their results are ready for any later call (a copy to the host waits for them).
+ * Every pointer is device memory of the context's device. Calls are queued on the calling thread's default
+ * stream, which every grip CUDA call uses: their results are ready for any later call of the thread (a copy to
+ * the host waits for them).
  * A CPU-only build links src/no_cuda.c, whose functions fail with GRIP_EUNSUPPORTED. */
 #ifndef GRIP_DESCRIPTOR_SHOT_CUDA_H
 #define GRIP_DESCRIPTOR_SHOT_CUDA_H

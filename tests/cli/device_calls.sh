@@ -3,7 +3,7 @@
 # the context's pool (grip_cuda_alloc/grip_cuda_free in cuda/core/device.cu, never cudaMalloc/cudaFree elsewhere),
 # no kernel file waits for the whole device (cudaDeviceSynchronize), and every copy between host and device goes
 # through grip_cuda_memcpy, which counts it for grip_plugin.ctx_stats (a copy within the device may stay a plain
-# cudaMemcpy). Reads the sources only.
+# cudaMemcpy), and no kernel file makes or names a stream of its own or launches on one. Reads the sources only.
 set -euo pipefail
 src=${GRIP_SOURCE_DIR:?GRIP_SOURCE_DIR is not set}
 cd "$src"
@@ -30,6 +30,19 @@ for my $file (sort glob("cuda/*/*.cu cuda/*/*/*.cu cuda/*/*.cuh cuda/*/*/*.cuh")
     while ($text =~ /\bcudaDeviceSynchronize\(/g) {
         $seen++;
         $report->($-[0], "a wait for the whole device (wait for the default stream: cudaStreamSynchronize(0))");
+    }
+    # every call queues on the default stream of the calling thread (plugin.h, "Synchrony"; CMake builds the
+    # kernels with --default-stream per-thread): a stream made here, or the legacy one, would leave that order
+    while ($text =~ /\bcudaStream(?:Create\w*|Legacy|PerThread)\b|\bcudaStream_t\b/g) {
+        $seen++;
+        $report->($-[0], "a stream other than the default stream of the calling thread");
+    }
+    while ($text =~ /<<<((?:[^<>]|<[^<>]*>)*)>>>/g) {
+        my ($config, $at) = ($1, $-[0]);
+        $seen++;
+        1 while $config =~ s/\([^()]*\)//g; # commas inside parentheses out
+        my $args = () = $config =~ /,/g;
+        $report->($at, "a launch on a stream of its own (grid, block and shared memory only)") if $args >= 3;
     }
     while ($text =~ /\bcudaMemcpy\w*\(([^;]*);/g) {
         $seen++;
