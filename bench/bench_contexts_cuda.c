@@ -11,7 +11,6 @@
 #include "host_util.h"
 #include "pipeline.h"
 
-#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,32 +28,9 @@ typedef struct worker {
     pthread_barrier_t *start;
 } worker;
 
-static int accepted_of(const pipeline_result *r)
-{
-    int n = 0;
-    for (size_t i = 0; i < r->n_hypotheses; i++)
-        n += r->hypotheses[i].accepted != 0;
-    return n;
-}
-
 static int same_instances(const pipeline_result *a, const pipeline_result *b)
 {
-    if (accepted_of(a) != accepted_of(b))
-        return 0;
-    for (size_t i = 0; i < a->n_hypotheses; i++) {
-        const pipeline_instance *x = &a->hypotheses[i];
-        int matched = !x->accepted;
-        for (size_t j = 0; j < b->n_hypotheses && !matched; j++) {
-            const pipeline_instance *y = &b->hypotheses[j];
-            int close = y->accepted && y->model == x->model;
-            for (int e = 0; e < 16 && close; e++)
-                close = fabs(x->pose[e] - y->pose[e]) <= 1e-4;
-            matched = close;
-        }
-        if (!matched)
-            return 0;
-    }
-    return 1;
+    return pipeline_result_same_instances(a, b, 1e-4);
 }
 
 static int run_once(worker *w, pipeline_result *r)
@@ -142,7 +118,7 @@ int main(int argc, char **argv)
     qsort(all, (size_t)threads * (size_t)runs, sizeof *all, compare_ms);
     printf("bench contexts threads=%d runs=%d median_ms=%.3f wall_ms=%.1f runs_per_s=%.1f instances=%d%s\n", threads,
            runs, all[(size_t)threads * (size_t)runs / 2], wall, 1000.0 * threads * runs / wall,
-           failed ? -1 : accepted_of(&w[0].first), failed ? " FAILED" : same ? "" : " DIFFERENT");
+           failed ? -1 : (int)pipeline_result_accepted(&w[0].first), failed ? " FAILED" : same ? "" : " DIFFERENT");
     for (int t = 0; t < threads; t++) {
         if (!w[t].failed)
             pipeline_result_free(&w[t].first);

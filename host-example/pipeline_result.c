@@ -80,6 +80,26 @@ size_t pipeline_result_accepted(const pipeline_result *r)
     return n;
 }
 
+int pipeline_result_same_instances(const pipeline_result *a, const pipeline_result *b, double tolerance)
+{
+    if (pipeline_result_accepted(a) != pipeline_result_accepted(b))
+        return 0;
+    for (size_t i = 0; i < a->n_hypotheses; i++) { /* each instance of a is one of b's */
+        const pipeline_instance *x = &a->hypotheses[i];
+        int matched = !x->accepted;
+        for (size_t j = 0; j < b->n_hypotheses && !matched; j++) {
+            const pipeline_instance *y = &b->hypotheses[j];
+            int close = y->accepted && y->model == x->model;
+            for (int e = 0; e < 16 && close; e++)
+                close = fabs(x->pose[e] - y->pose[e]) <= tolerance;
+            matched = close;
+        }
+        if (!matched)
+            return 0;
+    }
+    return 1;
+}
+
 static double total_ms(const pipeline_result *r)
 {
     double t = 0;

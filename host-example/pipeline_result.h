@@ -84,6 +84,9 @@ void pipeline_result_free(pipeline_result *r);
 const char *pipeline_normals_word(uint32_t source);
 /* Number of accepted hypotheses. */
 size_t pipeline_result_accepted(const pipeline_result *r);
+/* Whether a and b accepted the same instances: as many, and each of a's of the same model as one of b's, their
+ * poses' entries within tolerance. */
+int pipeline_result_same_instances(const pipeline_result *a, const pipeline_result *b, double tolerance);
 
 /* Human-readable report: counts, instances with pose, fitness and RMSE, each rejected hypothesis with the test
  * that rejected it, per-stage times. Lengths (resolutions, resolved lengths, RMSE, translations) are printed in the

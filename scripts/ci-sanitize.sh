@@ -68,8 +68,8 @@ asan() {
   build "$work/asan" "" -DGRIP_FAULT_INJECTION=ON "-DGRIP_SANITIZE=address;undefined" || return 1
   ASAN_OPTIONS=detect_leaks=1 \
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    ctest --test-dir "$work/asan" -LE gpu -E '^(cli_install|python_pytest|cli_regress|cli_eval|cli_explain|cli_json|cli_overlay|cli_warnings)$' -j"$jobs" \
-      --output-on-failure
+    ctest --test-dir "$work/asan" -LE gpu --output-on-failure -j"$jobs" \
+      -E '^(cli_install|python_pytest|cli_regress|cli_eval|cli_explain|cli_json|cli_overlay|cli_warnings)$'
 }
 
 tsan() {
@@ -125,9 +125,9 @@ memcheck() {
   # (rejections included) with an overlay; then the model found in itself (hypotheses refined and accepted): two
   # threads, as a host runs it
   valgrind_ok "$work/vg/run-scene.log" -- "$host" run --config "$root/configs/pcl_tutorial.conf" --model "$model" \
-    --scene "$out/scene.pcd" --json --overlay "$work/vg/overlay.ply" --set pipeline.threads=2 --set descriptor.normals_k=5 --set descriptor.scene_leaf=0.03 \
-    --set descriptor.radius=0.04 --set group.frames=descriptor --set group.threshold=3 --set group.bin_size=0.02 \
-    --set match.max_sqdist=1 || bad=1
+    --scene "$out/scene.pcd" --json --overlay "$work/vg/overlay.ply" --set pipeline.threads=2 \
+    --set descriptor.normals_k=5 --set descriptor.scene_leaf=0.03 --set descriptor.radius=0.04 \
+    --set group.frames=descriptor --set group.threshold=3 --set group.bin_size=0.02 --set match.max_sqdist=1 || bad=1
   valgrind_ok "$work/vg/run-model.log" -- "$host" run --config "$root/configs/pcl_tutorial.conf" --model "$model" \
     --scene "$model" --set pipeline.threads=2 || bad=1
   # bad_input.sh's cases with grip-host under memcheck (a wrapper), each log checked afterwards: the cases

@@ -330,7 +330,7 @@ cudaError_t enqueue_ranges(bool few, const float *ref, size_t n, size_t span, si
 } // namespace
 
 grip_status grip_bruteforce_cuda_launch(grip_ctx *ctx, const float *ref, size_t n, const float *queries, size_t m,
-                                 size_t dim, uint32_t k, float max_sqdist, uint32_t *ids, float *sqdist)
+                                        size_t dim, uint32_t k, float max_sqdist, uint32_t *ids, float *sqdist)
 {
     const size_t blocks = (m + kBlockQueries - 1) / kBlockQueries;
     if (blocks > (size_t)INT_MAX)

@@ -3,15 +3,15 @@
  * context), run a generated scene twice while the others run theirs, and every run gives the results of a run on
  * the main thread alone, bit for bit. The pipelines are made on the main thread and released there after the
  * threads end, so that a context's frees queued from a worker's stream are waited for at release.
- * The scene is the demo's (2 objects, models of 8 views). Index, match, group and verify run on CUDA (device = cuda), deterministic kernels whose results repeat bit for
- * bit; the descriptor stage runs on the CPU for that reason (SHOT's GPU votes are added with float atomics). A second
- * pass runs every stage on CUDA in the threads at once and checks what does not depend on the order of those
- * additions: the keypoints and the objects found. Skips (77) without a usable device. */
+ * The scene is the demo's (2 objects, models of 8 views). Index, match, group and verify run on CUDA
+ * (device = cuda), deterministic kernels whose results repeat bit for bit; the descriptor stage runs on the CPU for
+ * that reason (SHOT's GPU votes are added with float atomics). A second pass runs every stage on CUDA in the
+ * threads at once and checks what does not depend on the order of those additions: the keypoints and the objects
+ * found. Skips (77) without a usable device. */
 #include "test_support.h"
 #include "judge/task.h"
 #include "pipeline.h"
 
-#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,27 +88,7 @@ static int same_results(const pipeline_result *a, const pipeline_result *b, int 
         }
         return 1;
     }
-    size_t found_a = 0, found_b = 0;
-    for (size_t i = 0; i < a->n_hypotheses; i++)
-        found_a += a->hypotheses[i].accepted != 0;
-    for (size_t i = 0; i < b->n_hypotheses; i++)
-        found_b += b->hypotheses[i].accepted != 0;
-    if (found_a != found_b)
-        return 0;
-    for (size_t i = 0; i < a->n_hypotheses; i++) { /* each instance of a is one of b's */
-        const pipeline_instance *x = &a->hypotheses[i];
-        int matched = !x->accepted;
-        for (size_t j = 0; j < b->n_hypotheses && !matched; j++) {
-            const pipeline_instance *y = &b->hypotheses[j];
-            int close = y->accepted && y->model == x->model;
-            for (int e = 0; e < 16 && close; e++)
-                close = fabs(x->pose[e] - y->pose[e]) <= 1e-4;
-            matched = close;
-        }
-        if (!matched)
-            return 0;
-    }
-    return 1;
+    return pipeline_result_same_instances(a, b, 1e-4);
 }
 
 static void threads_against_one(const char *descriptor_device, int bits)
@@ -129,9 +109,7 @@ static void threads_against_one(const char *descriptor_device, int bits)
 
     pipeline_result want;
     ck_assert_msg(run(&p[N_THREADS], &task, &want, err, sizeof err) == 0, "the main thread's run: %s", err);
-    size_t found = 0;
-    for (size_t i = 0; i < want.n_hypotheses; i++)
-        found += want.hypotheses[i].accepted != 0;
+    const size_t found = pipeline_result_accepted(&want);
     printf("descriptor on %s: %zu scene keypoints, %zu correspondences, %zu hypotheses, %zu accepted\n",
            descriptor_device, want.scene_keypoints, want.correspondences, want.n_hypotheses, found);
     ck_assert_uint_gt(found, 0); /* results worth comparing: every stage had something to do */
