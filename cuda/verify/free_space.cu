@@ -74,8 +74,8 @@ void call_buffers_free(call_buffers *d)
     grip_cuda_free(d->counts);
 }
 
-// The jobs' distinct models in one buffer (by pointer and size: a model several poses share crosses once), the jobs with
-// their models' places, and the table of blocks. Host arrays are malloc'd and freed here.
+// The jobs' distinct models in one buffer (by pointer and size: a model several poses share crosses once), the
+// jobs with their models' places, and the table of blocks. Host arrays are malloc'd and freed here.
 grip_status upload_jobs(grip_ctx *ctx, const grip_free_space_job *jobs, size_t n, call_buffers *d, size_t *n_blocks)
 {
     pose_job *pj = (pose_job *)calloc(n + 1, sizeof *pj);
@@ -102,7 +102,8 @@ grip_status upload_jobs(grip_ctx *ctx, const grip_free_space_job *jobs, size_t n
         blocks += (jobs[k].n_model + kPoints - 1) / kPoints;
     }
     if (st == GRIP_OK && (blocks > 0x7fffffffu || total > UINT32_MAX))
-        st = grip_fail(ctx, GRIP_EUNSUPPORTED, "verify (cuda): %llu model points are more than one free-space launch takes",
+        st = grip_fail(ctx, GRIP_EUNSUPPORTED,
+                       "verify (cuda): %llu model points are more than one free-space launch takes",
                        (unsigned long long)total);
     block_job *bj = st == GRIP_OK ? (block_job *)malloc((blocks + 1) * sizeof *bj) : NULL;
     if (st == GRIP_OK && !bj)
