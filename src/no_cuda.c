@@ -458,11 +458,11 @@ grip_status grip_kdtree_hd_cuda_search(grip_ctx *ctx, const grip_kdtree_hd_cuda 
 
 /* ---- verify/ghv_cuda.h ---- */
 
-grip_status grip_ghv_scene_cuda_create(grip_ctx *ctx, const float *xyz, const float *xyz_dev, size_t n,
-                                       uint32_t width, uint32_t height, const grip_ghv_params *p,
-                                       grip_ghv_scene_cuda **out)
+grip_status grip_ghv_scene_cuda_create(grip_ctx *ctx, const float *xyz, const float *xyz_dev,
+                                       const grip_surface_cuda *kept, size_t n, uint32_t width, uint32_t height,
+                                       const grip_ghv_params *p, grip_ghv_scene_cuda **out)
 {
-    (void)xyz; (void)xyz_dev; (void)n; (void)width; (void)height; (void)p;
+    (void)xyz; (void)xyz_dev; (void)kept; (void)n; (void)width; (void)height; (void)p;
     *out = NULL;
     return no_cuda(ctx, "GHV scene");
 }
@@ -490,6 +490,12 @@ grip_status grip_ghv_terms_cuda(grip_ctx *ctx, grip_ghv_scene_cuda *s, const gri
 
 grip_status grip_board_lrf_cuda(grip_ctx *ctx, const grip_surface_cuda *surface, const float *keypoint_xyz, uint32_t k,
                                 float radius, int find_holes, float *frames_out)
+{
+    (void)surface; (void)keypoint_xyz; (void)k; (void)radius; (void)find_holes; (void)frames_out;
+    return no_cuda(ctx, "BOARD frames");
+}
+grip_status grip_board_lrf_cuda_on_surface(grip_ctx *ctx, const grip_surface_cuda *surface, const float *keypoint_xyz,
+                                           size_t k, float radius, int find_holes, float *frames_out)
 {
     (void)surface; (void)keypoint_xyz; (void)k; (void)radius; (void)find_holes; (void)frames_out;
     return no_cuda(ctx, "BOARD frames");

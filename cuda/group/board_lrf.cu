@@ -136,6 +136,30 @@ extern "C" grip_status grip_board_lrf_cuda(grip_ctx *ctx, const grip_surface_cud
     return st;
 }
 
+extern "C" grip_status grip_board_lrf_cuda_on_surface(grip_ctx *ctx, const grip_surface_cuda *surface,
+                                                     const float *keypoint_xyz, size_t k, float radius, int find_holes,
+                                                     float *frames_out)
+{
+    if (k == 0)
+        return GRIP_OK;
+    if (!surface || !keypoint_xyz || !frames_out)
+        return grip_fail(ctx, GRIP_EINVAL, "board: surface, keypoints and frames_out must not be NULL");
+    if (k >= UINT32_MAX)
+        return grip_fail(ctx, GRIP_EINVAL, "board (cuda): %zu keypoints, more than the GPU indexes", k);
+    void *kp = NULL, *frames = NULL;
+    int device = -1;
+    grip_status st = grip_cuda_upload(ctx, keypoint_xyz, k * 3 * sizeof(float), &kp, &device);
+    if (st == GRIP_OK)
+        st = grip_cuda_alloc(ctx, k * 9 * sizeof(float), &frames);
+    if (st == GRIP_OK)
+        st = grip_board_lrf_cuda(ctx, surface, (const float *)kp, (uint32_t)k, radius, find_holes, (float *)frames);
+    if (st == GRIP_OK)
+        st = grip_cuda_copy_to_host(ctx, frames_out, frames, k * 9 * sizeof(float));
+    grip_cuda_free(frames);
+    grip_cuda_free(kp);
+    return st;
+}
+
 extern "C" grip_status grip_board_lrf_cuda_host(grip_ctx *ctx, const float *surface_xyz, grip_memory xyz_mem,
                                                 const float *surface_normals, grip_memory normals_mem, size_t n,
                                                 const float *keypoint_xyz, size_t k, float radius, int find_holes,
@@ -147,26 +171,14 @@ extern "C" grip_status grip_board_lrf_cuda_host(grip_ctx *ctx, const float *surf
         return grip_fail(ctx, GRIP_EINVAL, "board: keypoints and frames_out must not be NULL");
     if (n > 0 && (!surface_xyz || !surface_normals))
         return grip_fail(ctx, GRIP_EINVAL, "board: surface points and normals must not be NULL");
-    if (k >= UINT32_MAX)
-        return grip_fail(ctx, GRIP_EINVAL, "board (cuda): %zu keypoints, more than the GPU indexes", k);
     grip_surface_cuda *surface = NULL;
-    void *kp = NULL, *frames = NULL;
-    int device = -1;
     grip_status st = xyz_mem == GRIP_MEM_CUDA ? grip_surface_cuda_create_on_device(ctx, surface_xyz, n, &surface)
                                               : grip_surface_cuda_create(ctx, surface_xyz, n, &surface);
     if (st == GRIP_OK)
         st = normals_mem == GRIP_MEM_CUDA ? grip_surface_cuda_set_normals_on_device(ctx, surface, surface_normals)
                                           : grip_surface_cuda_set_normals(ctx, surface, surface_normals, 4);
     if (st == GRIP_OK)
-        st = grip_cuda_upload(ctx, keypoint_xyz, k * 3 * sizeof(float), &kp, &device);
-    if (st == GRIP_OK)
-        st = grip_cuda_alloc(ctx, k * 9 * sizeof(float), &frames);
-    if (st == GRIP_OK)
-        st = grip_board_lrf_cuda(ctx, surface, (const float *)kp, (uint32_t)k, radius, find_holes, (float *)frames);
-    if (st == GRIP_OK)
-        st = grip_cuda_copy_to_host(ctx, frames_out, frames, k * 9 * sizeof(float));
-    grip_cuda_free(frames);
-    grip_cuda_free(kp);
+        st = grip_board_lrf_cuda_on_surface(ctx, surface, keypoint_xyz, k, radius, find_holes, frames_out);
     grip_surface_cuda_free(surface);
     return st;
 }

@@ -25,7 +25,8 @@ extern "C" {
 
 struct grip_ghv_scene_cuda {
     grip_ghv_scene host;
-    grip_surface_cuda *surface; // the full cloud on the device: visibility reads its points
+    const grip_surface_cuda *surface; // the full cloud on the device: visibility reads its points
+    grip_surface_cuda *own_surface;   // the same when built here, not lent by the descriptor stage's features
     float *xyz;                 // sampled points, n x 3
     grip_kdtree3d_cuda *tree;   // over them
     uint32_t *neighbors;        // n x GRIP_GHV_NEIGHBORS
@@ -369,7 +370,7 @@ extern "C" void grip_ghv_scene_cuda_free(grip_ghv_scene_cuda *s)
     if (!s)
         return;
     grip_ghv_scene_free(&s->host);
-    grip_surface_cuda_free(s->surface);
+    grip_surface_cuda_free(s->own_surface);
     grip_kdtree3d_cuda_free(s->tree);
     grip_cuda_free(s->xyz);
     grip_cuda_free(s->neighbors);
@@ -438,9 +439,9 @@ static grip_status sample_scene(grip_ctx *ctx, grip_ghv_scene_cuda *s)
     return st;
 }
 
-extern "C" grip_status grip_ghv_scene_cuda_create(grip_ctx *ctx, const float *xyz, const float *xyz_dev, size_t n,
-                                                  uint32_t width, uint32_t height, const grip_ghv_params *p,
-                                                  grip_ghv_scene_cuda **out)
+extern "C" grip_status grip_ghv_scene_cuda_create(grip_ctx *ctx, const float *xyz, const float *xyz_dev,
+                                                  const grip_surface_cuda *kept, size_t n, uint32_t width,
+                                                  uint32_t height, const grip_ghv_params *p, grip_ghv_scene_cuda **out)
 {
     *out = NULL;
     grip_status st = grip_ghv_params_check(ctx, p);
@@ -451,8 +452,13 @@ extern "C" grip_status grip_ghv_scene_cuda_create(grip_ctx *ctx, const float *xy
     grip_ghv_scene_cuda *s = (grip_ghv_scene_cuda *)calloc(1, sizeof *s);
     if (!s)
         return grip_fail(ctx, GRIP_ENOMEM, "verify: out of memory");
-    st = xyz_dev ? grip_surface_cuda_create_on_device(ctx, xyz_dev, n, &s->surface)
-                 : grip_surface_cuda_create(ctx, xyz, n, &s->surface);
+    if (kept)
+        s->surface = kept;
+    else
+        st = xyz_dev ? grip_surface_cuda_create_on_device(ctx, xyz_dev, n, &s->own_surface)
+                     : grip_surface_cuda_create(ctx, xyz, n, &s->own_surface);
+    if (!kept && !st)
+        s->surface = s->own_surface;
     if (!st)
         st = measure_resolution(ctx, s, n);
     if (!st)

@@ -30,6 +30,11 @@ extern "C" {
 grip_status grip_board_lrf_cuda(grip_ctx *ctx, const grip_surface_cuda *surface, const float *keypoint_xyz, uint32_t k,
                                 float radius, int find_holes, float *frames_out);
 
+/* The same for host keypoints (k x 3) into host frames_out (k x 9, the caller's), over a surface already on the
+ * device (a descriptor stage's, stages/results.h): uploads the keypoints, frees what it allocates before it returns. */
+grip_status grip_board_lrf_cuda_on_surface(grip_ctx *ctx, const grip_surface_cuda *surface, const float *keypoint_xyz,
+                                           size_t k, float radius, int find_holes, float *frames_out);
+
 /* The same from host arrays (grip_board_lrf's arguments, without a tree): takes the cloud (n x 3) from xyz_mem and
  * the normals (n x 4) from normals_mem (host memory, uploaded; or the context's device, copied there: what a
  * descriptor stage left on the device), uploads the keypoints, and writes frames_out (host, k x 9, the caller's).

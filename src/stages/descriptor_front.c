@@ -414,6 +414,14 @@ static grip_status device_feature_xyz(grip_descriptor_front *front)
     return device_feature_rows(front, &front->features->xyz, v.xyz, 3);
 }
 
+/* Device features keep the cloud's surface (stages/results.h): the group and verify stages search it as it is. */
+static void keep_cloud_surface(grip_descriptor_front *front)
+{
+    grip_surface_cuda **cloud = front->cloud_surface ? &front->cloud_surface : &front->surface;
+    grip_features_keep_surface(front->features, *cloud);
+    *cloud = NULL;
+}
+
 grip_status grip_descriptor_front_finish(grip_descriptor_front *front, uint32_t out_memory, grip_features **out)
 {
     *out = NULL;
@@ -422,6 +430,8 @@ grip_status grip_descriptor_front_finish(grip_descriptor_front *front, uint32_t 
         s = grip_features_place(front->ctx, front->features, out_memory);
     if (s)
         return s;
+    if (front->on_device && out_memory == GRIP_MEM_CUDA)
+        keep_cloud_surface(front);
     *out = front->features;
     front->features = NULL;
     return GRIP_OK;

@@ -7,6 +7,7 @@
 #include "stages/cloud_input.h"
 #include "stages/group_common.h"
 #include "stages/registry.h"
+#include "stages/results.h"
 #include "group/board_lrf.h"
 #include "group/board_lrf_cuda.h"
 #include "group/hough3d.h"
@@ -84,11 +85,15 @@ static grip_status view_frames(grip_stage *st, const grip_view *view, const grip
     /* normals a descriptor left on this context's device stay there for the GPU frames */
     const int normals_on_device = on_device && grip_array_on_ctx_device(ctx, &f->normals);
     const float *xyz_dev = !s && on_device ? grip_view_device_xyz(ctx, view, cloud.n) : NULL;
+    /* the descriptor's own surface of this cloud, grid and normals, when it left one with the features */
+    const grip_surface_cuda *kept = !s && on_device ? grip_features_kept_surface(ctx, f, cloud.n) : NULL;
     if (!s && normals_on_device)
         normals = f->normals;
     else if (!s)
         s = grip_array_to_host(ctx, &f->normals, &normals, &own_normals, "group: features.normals");
-    if (!s && on_device)
+    if (!s && kept)
+        s = grip_board_lrf_cuda_on_surface(ctx, kept, kp->xyz, kp->n, radius, holes, *frames);
+    else if (!s && on_device)
         s = grip_board_lrf_cuda_host(ctx, xyz_dev ? xyz_dev : cloud.xyz, xyz_dev ? GRIP_MEM_CUDA : GRIP_MEM_HOST,
                                      normals.data, normals_on_device ? GRIP_MEM_CUDA : GRIP_MEM_HOST, cloud.n, kp->xyz,
                                      kp->n, radius, holes, *frames);

@@ -1,7 +1,9 @@
 /* results.c -- see results.h. */
 #include "stages/results.h"
+#include "stages/cloud_input.h"
 #include "stages/stage.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 
 /* The cookies of live objects, one per type, so that an object is never taken for one of another type. */
@@ -14,6 +16,11 @@
 typedef struct features_object {
     grip_features pub;
     uint32_t live;
+    /* the described cloud's device surface, kept for the later stages (grip_features_keep_surface), or NULL; while
+       set, the object is on the kept list below, and xyz_data and normals_data are what pub's arrays held then */
+    grip_surface_cuda *surface;
+    const void *xyz_data, *normals_data;
+    struct features_object *next_kept;
 } features_object;
 
 typedef struct matches_object {
@@ -31,6 +38,27 @@ typedef struct verdicts_object {
     uint32_t live;
 } verdicts_object;
 
+/* ---- surfaces kept with features ---------------------------------------------------------------------------- */
+
+/* The features objects that keep a surface. A list for the whole plugin, not one per context: an object may be
+ * released from any thread, after its context is gone. It is found by the public struct's address, so a lookup
+ * never reads past what a host handed in. */
+static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
+static features_object *kept_first;
+
+static void kept_remove(features_object *o)
+{
+    pthread_mutex_lock(&kept_lock);
+    for (features_object **p = &kept_first; *p; p = &(*p)->next_kept)
+        if (*p == o) {
+            *p = o->next_kept;
+            break;
+        }
+    pthread_mutex_unlock(&kept_lock);
+    grip_surface_cuda_free(o->surface);
+    o->surface = NULL;
+}
+
 /* ---- release ----------------------------------------------------------------------------------------------- */
 
 static void features_release(grip_features *f)
@@ -39,6 +67,8 @@ static void features_release(grip_features *f)
     if (!o || o->live != FEATURES_LIVE)
         return;
     grip_cookie_clear(&o->live);
+    if (o->surface)
+        kept_remove(o);
     grip_result_array_free(&f->keypoints);
     grip_result_array_free(&f->keypoint_xyz);
     grip_result_array_free(&f->normals);
@@ -151,4 +181,40 @@ grip_status grip_verdicts_new(grip_ctx *ctx, uint32_t count, grip_verdicts **out
     o->live = VERDICTS_LIVE;
     *out = v;
     return GRIP_OK;
+}
+
+/* ---- surfaces kept with features ---------------------------------------------------------------------------- */
+
+void grip_features_keep_surface(grip_features *f, grip_surface_cuda *surface)
+{
+    features_object *o = (features_object *)f;
+    if (o->surface)
+        kept_remove(o);
+    o->surface = surface;
+    o->xyz_data = f->xyz.data;
+    o->normals_data = f->normals.data;
+    pthread_mutex_lock(&kept_lock);
+    o->next_kept = kept_first;
+    kept_first = o;
+    pthread_mutex_unlock(&kept_lock);
+}
+
+const grip_surface_cuda *grip_features_kept_surface(const grip_ctx *ctx, const grip_features *f, size_t n)
+{
+    if (!f)
+        return NULL;
+    const grip_surface_cuda *found = NULL;
+    pthread_mutex_lock(&kept_lock);
+    for (const features_object *o = kept_first; o; o = o->next_kept)
+        if (&o->pub == f) {
+            found = o->surface;
+            /* the arrays still the ones described, on this context's device, of the cloud's rows */
+            if (f->xyz.data != o->xyz_data || f->normals.data != o->normals_data ||
+                !grip_array_on_ctx_device(ctx, &f->xyz) || f->xyz.rows != n || f->normals.rows != n ||
+                grip_surface_cuda_get_view(o->surface).n != n)
+                found = NULL;
+            break;
+        }
+    pthread_mutex_unlock(&kept_lock);
+    return found;
 }

@@ -7,6 +7,7 @@
 #include "stages/stage.h"
 #include "stages/cloud_input.h"
 #include "stages/registry.h"
+#include "stages/results.h"
 #include "stages/verify_common.h"
 #include "stages/verify_model_cache.h"
 #include "verify/free_space.h"
@@ -378,7 +379,8 @@ static grip_status ghv_verify_once(grip_stage *st, const grip_view *models, uint
     grip_ghv_params p = ghv_params_of(st);
     s = grip_cloud_input_open(st->ctx, scene->cloud, "verify: scene.cloud", &sc);
     if (!s && st->use_cuda) {
-        s = grip_ghv_scene_cuda_create(st->ctx, sc.xyz, grip_view_device_xyz(st->ctx, scene, sc.n), sc.n, sc.width,
+        s = grip_ghv_scene_cuda_create(st->ctx, sc.xyz, grip_view_device_xyz(st->ctx, scene, sc.n),
+                                       grip_features_kept_surface(st->ctx, scene->features, sc.n), sc.n, sc.width,
                                        sc.height, &p, &r.gpu_scene);
         r.scene = r.gpu_scene ? grip_ghv_scene_cuda_host(r.gpu_scene) : NULL;
     } else if (!s) {

@@ -25,6 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "core/ctx.h"
+#include "spatial/neighborhood_cuda.h"
 #include "verify/ghv.h"
 
 #ifdef __cplusplus
@@ -35,11 +36,12 @@ typedef struct grip_ghv_scene_cuda grip_ghv_scene_cuda;
 
 /* The GPU scene of xyz (host, n x 3, kept by the caller while the scene lives; width x height as for
  * grip_ghv_scene_prepare); xyz_dev: the same points already on the context's device, read instead of uploading xyz,
- * or NULL. *out is NULL after a failure: GRIP_EINVAL / GRIP_ECONFIG as the CPU twin, GRIP_ENOMEM, GRIP_ENODEV,
- * GRIP_ECUDA, GRIP_EUNSUPPORTED. */
-grip_status grip_ghv_scene_cuda_create(grip_ctx *ctx, const float *xyz, const float *xyz_dev, size_t n,
-                                       uint32_t width, uint32_t height, const grip_ghv_params *p,
-                                       grip_ghv_scene_cuda **out);
+ * or NULL; kept: a surface of those points already on the device (a descriptor stage's, stages/results.h), borrowed
+ * for the scene's life instead of building one, or NULL. *out is NULL after a failure: GRIP_EINVAL / GRIP_ECONFIG
+ * as the CPU twin, GRIP_ENOMEM, GRIP_ENODEV, GRIP_ECUDA, GRIP_EUNSUPPORTED. */
+grip_status grip_ghv_scene_cuda_create(grip_ctx *ctx, const float *xyz, const float *xyz_dev,
+                                       const grip_surface_cuda *kept, size_t n, uint32_t width, uint32_t height,
+                                       const grip_ghv_params *p, grip_ghv_scene_cuda **out);
 /* The host part: resolution, resolved parameters, the sampled points (xyz, rows), the camera. Its neighbourhood
  * arrays are NULL and its tree is built on demand (grip_ghv_scene_tree). Owned by the GPU scene. */
 grip_ghv_scene *grip_ghv_scene_cuda_host(grip_ghv_scene_cuda *s);

@@ -7,6 +7,8 @@
  *    (and, for a k the GPU does not keep, the host front's, bit for bit); a scene keeps its viewpoint;
  *  - describe() with a body that writes its descriptors on the device hands every array back in device memory
  *    when asked (no round trip) and in host memory otherwise, with the same values;
+ *  - features left on the device keep the cloud's surface (points, normals, grid) for the later stages, found only
+ *    from the struct handed out and while its arrays are the described ones;
  *  - the bruteforce index on CUDA accepts its reference rows in device memory (copied on the device: the caller
  *    may free its own) and answers host or device queries into host or device outputs exactly as the CPU index,
  *    also for a k the GPU does not keep.
@@ -18,6 +20,7 @@
 #include "descriptor/normals_cuda.h"
 #include "stages/descriptor_front.h"
 #include "stages/registry.h"
+#include "stages/results.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -409,6 +412,51 @@ START_TEST(descriptors_stay_on_the_device)
 }
 END_TEST
 
+/* Features described into device memory keep the cloud's surface for the group and verify stages: found from the
+ * very struct handed out, with the cloud's points and the features' normals, bit for bit; not from a copy of the
+ * struct, nor for another row count, nor once the features' arrays are not the described ones; host features keep
+ * none. */
+START_TEST(device_features_keep_their_surface)
+{
+    grip_ctx *ctx = grip_test_ctx();
+    test_cloud t;
+    cloud_load(&t);
+    size_t n = t.host.n;
+    grip_stage *gpu = stage_new(ctx, &grip_test_front_stage, "cuda", "uniform", "10");
+    grip_features *on_device = NULL, *on_host = NULL;
+    ck_assert_int_eq(grip_descriptor_front_describe(gpu, &t.cloud, GRIP_ROLE_SCENE, NULL, GRIP_MEM_CUDA, 4,
+                                                    normals_body, &on_device), GRIP_OK);
+    ck_assert_int_eq(grip_descriptor_front_describe(gpu, &t.cloud, GRIP_ROLE_SCENE, NULL, GRIP_MEM_HOST, 4,
+                                                    normals_body, &on_host), GRIP_OK);
+    const grip_surface_cuda *kept = grip_features_kept_surface(ctx, on_device, n);
+    ck_assert_ptr_nonnull(kept);
+    grip_surface_cuda_view v = grip_surface_cuda_get_view(kept);
+    ck_assert_uint_eq(v.n, n);
+    ck_assert_int_eq(v.has_normals, 1);
+    float *xyz = download(ctx, v.xyz, n * 3 * sizeof(float)), *nrm = download(ctx, v.normals, n * 4 * sizeof(float)),
+          *features_nrm = download(ctx, on_device->normals.data, n * 4 * sizeof(float));
+    ck_assert(same_floats(xyz, t.host.xyz, n * 3));
+    ck_assert(same_floats(nrm, features_nrm, n * 4));
+    grip_features copy = *on_device;
+    ck_assert_ptr_null(grip_features_kept_surface(ctx, &copy, n));
+    ck_assert_ptr_null(grip_features_kept_surface(ctx, on_device, n - 1));
+    ck_assert_ptr_null(grip_features_kept_surface(ctx, on_host, n));
+    void *described = on_device->normals.data;
+    on_device->normals.data = on_device->xyz.data; /* a host that put other normals in */
+    ck_assert_ptr_null(grip_features_kept_surface(ctx, on_device, n));
+    on_device->normals.data = described;
+    ck_assert_ptr_eq(grip_features_kept_surface(ctx, on_device, n), kept);
+    free(xyz);
+    free(nrm);
+    free(features_nrm);
+    on_device->release(on_device);
+    on_host->release(on_host);
+    grip_stage_destroy(gpu);
+    host_cloud_free(&t.host);
+    grip_ctx_free(ctx);
+}
+END_TEST
+
 /* One search of ix: queries and outputs in the memory spaces asked for; the results land in ids/sqdist (host). */
 static void search(grip_ctx *ctx, grip_index *ix, const float *q, size_t m, uint32_t k, uint32_t q_memory,
                    uint32_t out_memory, uint32_t *ids, float *sqdist)
@@ -510,6 +558,7 @@ int main(void)
     tcase_add_test(tc, device_front_honours_the_normals_choice);
     tcase_add_test(tc, device_front_points_models_outward);
     tcase_add_test(tc, descriptors_stay_on_the_device);
+    tcase_add_test(tc, device_features_keep_their_surface);
     tcase_add_test(tc, bruteforce_index_takes_device_rows);
     suite_add_tcase(s, tc);
     return grip_test_run_gpu(s);

@@ -24,7 +24,7 @@ static size_t check_twins(const float *scene, size_t n, uint32_t width, uint32_t
     grip_ghv_scene cpu;
     grip_ghv_scene_cuda *gpu = NULL;
     ck_assert_int_eq(grip_ghv_scene_prepare(ctx, scene, n, width, height, p, &cpu), GRIP_OK);
-    ck_assert_msg(grip_ghv_scene_cuda_create(ctx, scene, NULL, n, width, height, p, &gpu) == GRIP_OK, "%s",
+    ck_assert_msg(grip_ghv_scene_cuda_create(ctx, scene, NULL, NULL, n, width, height, p, &gpu) == GRIP_OK, "%s",
                   grip_ctx_error_text(ctx));
     const grip_ghv_scene *g = grip_ghv_scene_cuda_host(gpu);
     ck_assert_double_eq(g->resolution, cpu.resolution);
