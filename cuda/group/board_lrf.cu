@@ -3,17 +3,19 @@
 // twin's own per-keypoint code (group/board_lrf_math.h) over its list.
 //
 // The warp: its lanes copy the support's points (the search's gathered coordinates and normals, coalesced) into
-// shared memory together, then lane 0 computes z (the support's mean and covariance, the mean normal: sums that
-// must run in list order to give the CPU twin's bits), then every lane measures its share of the margin points
-// (each point's normal cosine and angle about z, the acosf-heavy part, independent of the other points), then lane
-// 0 folds those measures in list order (the most different normal and each sector's first and last point are "first
-// in that order") and writes the frame. Every value is computed by the same function from the same inputs as on the
-// CPU, and every order-sensitive step runs in list order on one lane, so the bits are the CPU twin's, but where an x
-// axis points into a hole: there the device's cosf/sinf and glibc's differ by a few 1e-7 (board_lrf_cuda.h).
+// shared memory together. Every sum and every order-sensitive choice of the frame is an accumulator of its own
+// that runs over the list in order, and the warp runs them side by side, one a lane, each with the CPU twin's
+// function: the three coordinate means, then the six covariance entries and the three normal sums; lane 0 solves
+// the plane (z) from them. Then every lane measures its share of the margin points (each point's normal cosine,
+// its angle about z and so its sector: the acosf-heavy part, independent of the other points), and every lane folds
+// the list in order: lane s < 24 into sector s's extremes, each lane into the most different normal. Lane 0
+// assembles the sectors and writes the frame. Each accumulator sees the CPU's operations in the CPU's order, so the
+// bits are the CPU twin's, but where an x axis points into a hole: there the device's cosf/sinf and glibc's differ by
+// a few 1e-7 (board_lrf_cuda.h).
 //
-// Why not a thread per keypoint walking global memory (the earlier kernel): a scene's 3,747 keypoints were 118 warps
-// for 132 SMs, each lane a chain of dependent, scattered loads repeated over four passes, and each warp waited for
-// its longest list. One block (one warp) per keypoint spreads the work over every SM and keeps the passes in shared
+// Why the accumulators a lane each: one lane running every sum and the fold was a chain of about 150 dependent
+// instructions a support point, and a scene keypoint of 633 points then took the whole launch's time (0.4 ms on an
+// H200). One block (one warp) per keypoint spreads the keypoints over every SM and keeps the passes in shared
 // memory.
 #include "cuda/core/check.cuh"
 
@@ -28,11 +30,13 @@ extern "C" {
 namespace {
 
 constexpr int kThreads = 32; // one warp, one keypoint per block
-// Support points staged in shared memory (40 B each: xyz, normal padded to a float4, squared distance, and the two
-// margin measures): 40 KiB, under the 48 KiB a block has without opting in. A longer support is walked from global
-// memory by lane 0 alone, as the CPU twin walks it (slower, the same bits).
+static_assert(GRIP_BOARD_SECTORS <= kThreads, "a lane folds each sector");
+static_assert(GRIP_BOARD_COV_ENTRIES <= kThreads && 3 <= kThreads, "a lane sums each mean and covariance entry");
+// Support points staged in shared memory (41 B each: xyz, normal padded to a float4, squared distance, the two
+// margin measures and the sector): at most 1024 points, 41 KiB, under the 48 KiB a block has without opting in. A
+// longer support is walked from global memory by lane 0 alone, as the CPU twin walks it (slower, the same bits).
 constexpr uint32_t kMaxStaged = 1024;
-constexpr size_t kStagedBytesPerPoint = sizeof(float4) + 3 * sizeof(float) + 3 * sizeof(float);
+constexpr size_t kStagedBytesPerPoint = sizeof(float4) + 3 * sizeof(float) + 3 * sizeof(float) + 1;
 
 // Grid-strided over keypoints (one keypoint per block and pass); dynamic shared memory: staged_cap points, as
 // kStagedBytesPerPoint says. The support's entries [offsets[i], offsets[i + 1]) are in list order; idx, xyz and
@@ -45,12 +49,15 @@ __global__ void __launch_bounds__(kThreads)
                         const float *__restrict__ nx, const float *__restrict__ ny, const float *__restrict__ nz,
                         uint32_t staged_cap, int find_holes, float *__restrict__ frames)
 {
-    extern __shared__ float4 staged_normals[]; // staged_cap, then the float arrays below
-    __shared__ float axes[6];                  // z, x_ref from lane 0
+    extern __shared__ float4 staged_normals[]; // staged_cap, then the float arrays below, then the sectors
+    __shared__ double mean[3], upper[GRIP_BOARD_COV_ENTRIES];
+    __shared__ float normal_sum[3], axes[6]; // axes: z, x_ref from lane 0
+    __shared__ grip_board_sectors folded;
     float *staged_xyz = reinterpret_cast<float *>(staged_normals + staged_cap);
     float *staged_sqdist = staged_xyz + 3 * (size_t)staged_cap;
     float *measured_cos = staged_sqdist + staged_cap;
     float *measured_angle = measured_cos + staged_cap;
+    unsigned char *measured_sector = reinterpret_cast<unsigned char *>(measured_angle + staged_cap);
     const uint32_t lane = threadIdx.x;
 
     for (uint64_t i = blockIdx.x; i < k; i += gridDim.x) { // 64 bits: i + gridDim.x must not wrap
@@ -75,12 +82,21 @@ __global__ void __launch_bounds__(kThreads)
             staged_normals[j] = make_float4(nx[e], ny[e], nz[e], 0.0f);
             staged_sqdist[j] = sqdist[e];
         }
-        __syncwarp(); // the staged support, written by every lane, before lane 0 reads it
+        __syncwarp(); // the staged support, written by every lane, before any lane reads it
         const grip_board_support s = {staged_xyz, reinterpret_cast<const float *>(staged_normals), NULL, staged_sqdist,
                                       count};
+        if (lane < 3)
+            mean[lane] = grip_board_mean_coordinate(&s, (int)lane);
+        __syncwarp(); // the means before the covariance lanes read them
+        if (lane < GRIP_BOARD_COV_ENTRIES)
+            upper[lane] = grip_board_covariance_entry(&s, mean, (int)lane);
+        else if (lane < GRIP_BOARD_COV_ENTRIES + 3)
+            normal_sum[lane - GRIP_BOARD_COV_ENTRIES] = grip_board_normal_sum(&s, (int)lane - GRIP_BOARD_COV_ENTRIES);
+        __syncwarp(); // the covariance and the normal sums before lane 0 reads them
         if (lane == 0) {
             float z[3], x_ref[3];
-            grip_board_axes(&s, find_holes, z, x_ref);
+            grip_board_plane_from_covariance(upper, z);
+            grip_board_axes_finish(normal_sum, find_holes, z, x_ref);
             for (int d = 0; d < 3; ++d) {
                 axes[d] = z[d];
                 axes[3 + d] = x_ref[d];
@@ -89,11 +105,31 @@ __global__ void __launch_bounds__(kThreads)
         __syncwarp(); // lane 0's axes before every lane reads them
         const float z[3] = {axes[0], axes[1], axes[2]}, x_ref[3] = {axes[3], axes[4], axes[5]};
         for (uint32_t j = lane; j < count; j += kThreads)
-            if (!grip_board_off_margin(&s, j))
+            if (!grip_board_off_margin(&s, j)) {
                 grip_board_margin_measure(&s, j, q, z, x_ref, find_holes, &measured_cos[j], &measured_angle[j]);
-        __syncwarp(); // every lane's measures before lane 0 folds them
+                measured_sector[j] = (unsigned char)grip_board_sector_of(measured_angle[j]);
+            }
+        __syncwarp(); // every lane's measures before the folds read them
+        // every lane folds the whole list in order: its sector (lanes below GRIP_BOARD_SECTORS) and the most
+        // different normal (lane 0's is used); the same code on every lane, so the warp does not diverge
+        grip_board_sector mine;
+        grip_board_sector_reset(&mine);
+        int64_t min_index = -1;
+        float min_cos = FLT_MAX;
+        int margin = 0;
+        for (uint32_t j = 0; j < count; ++j) {
+            if (grip_board_off_margin(&s, j))
+                continue;
+            margin = 1;
+            grip_board_min_cos_fold((int64_t)j, measured_cos[j], &min_index, &min_cos);
+            if (find_holes && measured_sector[j] == lane)
+                grip_board_sector_fold(&mine, measured_angle[j], measured_cos[j]);
+        }
+        if (lane < GRIP_BOARD_SECTORS)
+            folded.s[lane] = mine;
+        __syncwarp(); // every sector before lane 0 reads them
         if (lane == 0) {
-            grip_board_frame_from_axes(&s, q, z, x_ref, find_holes, measured_cos, measured_angle, f);
+            grip_board_frame_from_scan(&s, q, z, x_ref, find_holes, margin, &folded, min_index, min_cos, f);
             for (int j = 0; j < 9; ++j)
                 frames[9 * (size_t)i + j] = f[j];
         }

@@ -55,12 +55,16 @@ GRIP_HD static inline int grip_board_off_margin(const grip_board_support *s, uin
     return s->sqdist[i] <= GRIP_BOARD_MARGIN_SQDIST;
 }
 
-/* The border of the support seen around z: per sector whether a margin point falls in it, and its points of
- * smallest and largest angle with their normals' cosines to z. */
+/* One sector of the support's border seen around z: whether a margin point falls in it, and its points of smallest
+ * and largest angle with their normals' cosines to z. */
+typedef struct grip_board_sector {
+    unsigned char hit;
+    float min_angle, max_angle;
+    float min_angle_cos, max_angle_cos;
+} grip_board_sector;
+
 typedef struct grip_board_sectors {
-    unsigned char hit[GRIP_BOARD_SECTORS];
-    float min_angle[GRIP_BOARD_SECTORS], max_angle[GRIP_BOARD_SECTORS];
-    float min_angle_cos[GRIP_BOARD_SECTORS], max_angle_cos[GRIP_BOARD_SECTORS];
+    grip_board_sector s[GRIP_BOARD_SECTORS];
 } grip_board_sectors;
 
 GRIP_HD static inline float grip_board_dot3(const float a[3], const float b[3])
@@ -87,40 +91,57 @@ GRIP_HD static inline void grip_board_normalize3(float v[3])
     }
 }
 
-/* The normal of the least-squares plane through the support (unit, sign arbitrary): the smallest eigenvector of the
- * double covariance. */
-GRIP_HD static inline void grip_board_plane_normal(const grip_board_support *s, float z[3])
+/* The plane and its orientation are sums over the support, each its own accumulator run over the list in order:
+ * the CPU runs them one after another, the GPU one a lane, and each gives the same bits either way. */
+
+/* The mean of coordinate d (0, 1, 2) of the support's points, summed in double. */
+GRIP_HD static inline double grip_board_mean_coordinate(const grip_board_support *s, int d)
 {
-    double mean[3] = {0.0, 0.0, 0.0}, cov[9] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+    double sum = 0.0;
     for (uint32_t i = 0; i < s->count; ++i)
-        for (int d = 0; d < 3; ++d)
-            mean[d] = GRIP_DADD(mean[d], (double)s->xyz[grip_board_row(s, i) * 3 + d]);
-    for (int d = 0; d < 3; ++d)
-        mean[d] = GRIP_DDIV(mean[d], (double)s->count);
+        sum = GRIP_DADD(sum, (double)s->xyz[grip_board_row(s, i) * 3 + d]);
+    return GRIP_DDIV(sum, (double)s->count);
+}
+
+/* Entry e of the upper triangle of the support's covariance about mean (unnormalised), in the order 00 01 02 11 12
+ * 22. */
+#define GRIP_BOARD_COV_ENTRIES 6
+GRIP_HD static inline double grip_board_covariance_entry(const grip_board_support *s, const double mean[3], int e)
+{
+    const int r = e < 3 ? 0 : (e < 5 ? 1 : 2), c = e < 3 ? e : (e < 5 ? e - 2 : 2);
+    double sum = 0.0;
     for (uint32_t i = 0; i < s->count; ++i) {
         const float *p = s->xyz + grip_board_row(s, i) * 3;
-        for (int r = 0; r < 3; ++r)
-            for (int c = r; c < 3; ++c)
-                cov[r * 3 + c] = GRIP_DADD(
-                    cov[r * 3 + c], GRIP_DMUL(GRIP_DSUB((double)p[r], mean[r]), GRIP_DSUB((double)p[c], mean[c])));
+        sum = GRIP_DADD(sum, GRIP_DMUL(GRIP_DSUB((double)p[r], mean[r]), GRIP_DSUB((double)p[c], mean[c])));
     }
-    cov[3] = cov[1];
-    cov[6] = cov[2];
-    cov[7] = cov[5];
+    return sum;
+}
+
+/* Component d of the sum of the support's normals, in float. */
+GRIP_HD static inline float grip_board_normal_sum(const grip_board_support *s, int d)
+{
+    float sum = 0.0f;
+    for (uint32_t i = 0; i < s->count; ++i)
+        sum = GRIP_FADD(sum, s->normals[grip_board_row(s, i) * 4 + d]);
+    return sum;
+}
+
+/* The normal of the least-squares plane (unit, sign arbitrary): the smallest eigenvector of the covariance whose
+ * upper triangle is upper (grip_board_covariance_entry's order). */
+GRIP_HD static inline void grip_board_plane_from_covariance(const double upper[GRIP_BOARD_COV_ENTRIES], float z[3])
+{
+    double cov[9] = {upper[0], upper[1], upper[2], upper[1], upper[3], upper[4], upper[2], upper[4], upper[5]};
     double values[3], vecs[9];
     grip_sym3_jacobi(cov, values, vecs);
     for (int d = 0; d < 3; ++d)
         z[d] = (float)vecs[d * 3 + 0];
 }
 
-/* PCL normalDisambiguation: z turns toward the mean of the support's normals (a NaN normal makes the mean NaN
- * and leaves z as it is, as in PCL). */
-GRIP_HD static inline void grip_board_orient_by_normals(const grip_board_support *s, float z[3])
+/* PCL normalDisambiguation: z turns toward the mean of the support's normals, whose sum is normal_sum (a NaN normal
+ * makes the mean NaN and leaves z as it is, as in PCL). */
+GRIP_HD static inline void grip_board_orient(const float normal_sum[3], float z[3])
 {
-    float mean[3] = {0.0f, 0.0f, 0.0f};
-    for (uint32_t i = 0; i < s->count; ++i)
-        for (int d = 0; d < 3; ++d)
-            mean[d] = GRIP_FADD(mean[d], s->normals[grip_board_row(s, i) * 4 + d]);
+    float mean[3] = {normal_sum[0], normal_sum[1], normal_sum[2]};
     grip_board_normalize3(mean);
     if (grip_board_dot3(z, mean) < 0.0f)
         for (int d = 0; d < 3; ++d)
@@ -162,30 +183,34 @@ GRIP_HD static inline void grip_board_reference_axis(const float z[3], float x[3
     grip_board_normalize3(x);
 }
 
-GRIP_HD static inline void grip_board_sectors_reset(grip_board_sectors *m)
+GRIP_HD static inline void grip_board_sector_reset(grip_board_sector *t)
 {
-    for (int i = 0; i < GRIP_BOARD_SECTORS; ++i) {
-        m->hit[i] = 0;
-        m->min_angle[i] = FLT_MAX;
-        m->max_angle[i] = -FLT_MAX;
-        m->min_angle_cos[i] = -1.0f;
-        m->max_angle_cos[i] = -1.0f;
-    }
+    t->hit = 0;
+    t->min_angle = FLT_MAX;
+    t->max_angle = -FLT_MAX;
+    t->min_angle_cos = -1.0f;
+    t->max_angle_cos = -1.0f;
 }
 
-GRIP_HD static inline void grip_board_sectors_add(grip_board_sectors *m, float angle, float normal_cos)
+/* The sector of an angle in [0, 2 pi] about z. */
+GRIP_HD static inline int grip_board_sector_of(float angle)
 {
     int i = (int)floorf(GRIP_FDIV(angle, GRIP_FDIV(GRIP_BOARD_TWO_PI, (float)GRIP_BOARD_SECTORS)));
-    if (i > GRIP_BOARD_SECTORS - 1)
-        i = GRIP_BOARD_SECTORS - 1;
-    m->hit[i] = 1;
-    if (angle < m->min_angle[i]) {
-        m->min_angle[i] = angle;
-        m->min_angle_cos[i] = normal_cos;
+    return i > GRIP_BOARD_SECTORS - 1 ? GRIP_BOARD_SECTORS - 1 : i;
+}
+
+/* Folds a margin point of the sector (its angle, its normal's cosine to z) into it. A sector's fold reads no other
+ * sector: the GPU folds each sector on a lane of its own, over the list in order, as the CPU folds them all. */
+GRIP_HD static inline void grip_board_sector_fold(grip_board_sector *t, float angle, float normal_cos)
+{
+    t->hit = 1;
+    if (angle < t->min_angle) {
+        t->min_angle = angle;
+        t->min_angle_cos = normal_cos;
     }
-    if (angle > m->max_angle[i]) {
-        m->max_angle[i] = angle;
-        m->max_angle_cos[i] = normal_cos;
+    if (angle > t->max_angle) {
+        t->max_angle = angle;
+        t->max_angle_cos = normal_cos;
     }
 }
 
@@ -196,29 +221,29 @@ GRIP_HD static inline int grip_board_widest_hole(const grip_board_sectors *m, fl
 {
     const int n = GRIP_BOARD_SECTORS;
     int first = 0;
-    if (!m->hit[n - 1])
-        while (first < n && !m->hit[first])
+    if (!m->s[n - 1].hit)
+        while (first < n && !m->s[first].hit)
             ++first;
     float best = -FLT_MAX;
     for (int ch = first; ch < n; ++ch) {
-        if (m->hit[ch])
+        if (m->s[ch].hit)
             continue;
         int hole_end = ch + 1;
-        while (!m->hit[hole_end % n])
+        while (!m->s[hole_end % n].hit)
             ++hole_end;
         int before = (ch - 1 + n) % n, after = hole_end % n;
         float range = GRIP_FSUB(1.0f, min_cos);
-        float steep_begin = GRIP_FSUB(1.0f, GRIP_FDIV(GRIP_FSUB(m->max_angle_cos[before], min_cos), range));
-        float steep_end = GRIP_FSUB(1.0f, GRIP_FDIV(GRIP_FSUB(m->min_angle_cos[after], min_cos), range));
+        float steep_begin = GRIP_FSUB(1.0f, GRIP_FDIV(GRIP_FSUB(m->s[before].max_angle_cos, min_cos), range));
+        float steep_end = GRIP_FSUB(1.0f, GRIP_FDIV(GRIP_FSUB(m->s[after].min_angle_cos, min_cos), range));
         float width = after < before
-                          ? GRIP_FSUB(GRIP_FADD(m->min_angle[after], GRIP_BOARD_TWO_PI), m->max_angle[before])
-                          : GRIP_FSUB(m->min_angle[after], m->max_angle[before]);
+                          ? GRIP_FSUB(GRIP_FADD(m->s[after].min_angle, GRIP_BOARD_TWO_PI), m->s[before].max_angle)
+                          : GRIP_FSUB(m->s[after].min_angle, m->s[before].max_angle);
         float fraction = GRIP_FDIV(width, GRIP_BOARD_TWO_PI);
         if (fraction > GRIP_BOARD_HOLE_MIN_FRACTION &&
             GRIP_FDIV(GRIP_FADD(steep_end, steep_begin), 2.0f) > GRIP_BOARD_STEEP_MIN && fraction > best) {
             best = fraction;
             float weight = GRIP_FDIV(GRIP_FADD(GRIP_FSUB(steep_end, steep_begin), 1.0f), 2.0f);
-            *angle = GRIP_FADD(m->max_angle[before], GRIP_FMUL(width, weight));
+            *angle = GRIP_FADD(m->s[before].max_angle, GRIP_FMUL(width, weight));
         }
         if (hole_end >= n)
             break;
@@ -270,17 +295,23 @@ GRIP_HD static inline void grip_board_margin_measure(const grip_board_support *s
     }
 }
 
-/* Folds one margin entry (its row and measures) into the choice so far: the point whose normal differs most from
- * z (strictly less: the first of equal ones) and, with holes, the sectors. Order-sensitive: call in list order. */
-GRIP_HD static inline void grip_board_margin_fold(int64_t row, float normal_cos, float angle, int find_holes,
-                                                  grip_board_sectors *m, int64_t *min_index, float *min_cos)
+/* Folds one point (its row, its normal's cosine to z) into the choice of the point whose normal differs most from z
+ * (strictly less: the first of equal ones). Order-sensitive: call in list order. */
+GRIP_HD static inline void grip_board_min_cos_fold(int64_t row, float normal_cos, int64_t *min_index, float *min_cos)
 {
     if (normal_cos < *min_cos) {
         *min_index = row;
         *min_cos = normal_cos;
     }
+}
+
+/* Folds one margin entry (its row and measures) into the choice so far and, with holes, into its sector. */
+GRIP_HD static inline void grip_board_margin_fold(int64_t row, float normal_cos, float angle, int find_holes,
+                                                  grip_board_sectors *m, int64_t *min_index, float *min_cos)
+{
+    grip_board_min_cos_fold(row, normal_cos, min_index, min_cos);
     if (find_holes)
-        grip_board_sectors_add(m, angle, normal_cos);
+        grip_board_sector_fold(&m->s[grip_board_sector_of(angle)], angle, normal_cos);
 }
 
 /* Scans the margin: the point whose normal differs most from z (the first of equal ones; -1 if none has a normal)
@@ -309,15 +340,55 @@ GRIP_HD static inline int grip_board_scan_margin(const grip_board_support *s, co
     return found;
 }
 
+/* z, the plane's normal, oriented by the normals' sum, and the sectors' origin x_ref (zero without holes). */
+GRIP_HD static inline void grip_board_axes_finish(const float normal_sum[3], int find_holes, float z[3], float x_ref[3])
+{
+    grip_board_orient(normal_sum, z);
+    x_ref[0] = x_ref[1] = x_ref[2] = 0.0f;
+    if (find_holes)
+        grip_board_reference_axis(z, x_ref);
+}
+
 /* z, oriented by the normals, and the sectors' origin x_ref (zero without holes) of a support of at least
  * GRIP_BOARD_MIN_SUPPORT entries. */
 GRIP_HD static inline void grip_board_axes(const grip_board_support *s, int find_holes, float z[3], float x_ref[3])
 {
-    grip_board_plane_normal(s, z);
-    grip_board_orient_by_normals(s, z);
-    x_ref[0] = x_ref[1] = x_ref[2] = 0.0f;
-    if (find_holes)
-        grip_board_reference_axis(z, x_ref);
+    double mean[3], upper[GRIP_BOARD_COV_ENTRIES];
+    float normal_sum[3];
+    for (int d = 0; d < 3; ++d)
+        mean[d] = grip_board_mean_coordinate(s, d);
+    for (int e = 0; e < GRIP_BOARD_COV_ENTRIES; ++e)
+        upper[e] = grip_board_covariance_entry(s, mean, e);
+    for (int d = 0; d < 3; ++d)
+        normal_sum[d] = grip_board_normal_sum(s, d);
+    grip_board_plane_from_covariance(upper, z);
+    grip_board_axes_finish(normal_sum, find_holes, z, x_ref);
+}
+
+/* The frame from the scanned margin (grip_board_scan_margin's result `margin`, the sectors m and the choice
+ * min_index, min_cos). */
+GRIP_HD static inline void grip_board_frame_from_scan(const grip_board_support *s, const float kp[3], const float z[3],
+                                                      const float x_ref[3], int find_holes, int margin,
+                                                      const grip_board_sectors *m, int64_t min_index, float min_cos,
+                                                      float frame[9])
+{
+    float x[3];
+    if (!margin) /* only points at the keypoint's position: the most different normal among them */
+        for (uint32_t j = 0; j < s->count; ++j) {
+            const size_t row = grip_board_row(s, j);
+            grip_board_min_cos_fold((int64_t)row, grip_board_dot3(z, s->normals + row * 4), &min_index, &min_cos);
+        }
+
+    float hole_angle = 0.0f;
+    if (margin && find_holes && grip_board_widest_hole(m, min_cos, &hole_angle)) {
+        grip_board_rotate_about(z, hole_angle, x_ref, x);
+    } else if (min_index >= 0) {
+        grip_board_directed_axis(z, kp, s->xyz + (size_t)min_index * 3, x);
+    } else {
+        grip_board_write_nan(frame); /* no support point has a normal */
+        return;
+    }
+    grip_board_write_frame(frame, x, z);
 }
 
 /* The frame of a support of at least GRIP_BOARD_MIN_SUPPORT entries whose axes (grip_board_axes) are z and x_ref:
@@ -328,30 +399,12 @@ GRIP_HD static inline void grip_board_frame_from_axes(const grip_board_support *
 {
     grip_board_sectors m;
     int64_t min_index = -1;
-    float min_cos = FLT_MAX, x[3];
-    if (find_holes)
-        grip_board_sectors_reset(&m);
+    float min_cos = FLT_MAX;
+    for (int i = 0; i < GRIP_BOARD_SECTORS; ++i)
+        grip_board_sector_reset(&m.s[i]);
     int margin = grip_board_scan_margin(s, kp, z, x_ref, find_holes, measured_cos, measured_angle, &m, &min_index,
                                         &min_cos);
-    if (!margin) /* only points at the keypoint's position: the most different normal among them */
-        for (uint32_t j = 0; j < s->count; ++j) {
-            float normal_cos = grip_board_dot3(z, s->normals + grip_board_row(s, j) * 4);
-            if (normal_cos < min_cos) {
-                min_index = (int64_t)grip_board_row(s, j);
-                min_cos = normal_cos;
-            }
-        }
-
-    float hole_angle = 0.0f;
-    if (margin && find_holes && grip_board_widest_hole(&m, min_cos, &hole_angle)) {
-        grip_board_rotate_about(z, hole_angle, x_ref, x);
-    } else if (min_index >= 0) {
-        grip_board_directed_axis(z, kp, s->xyz + (size_t)min_index * 3, x);
-    } else {
-        grip_board_write_nan(frame); /* no support point has a normal */
-        return;
-    }
-    grip_board_write_frame(frame, x, z);
+    grip_board_frame_from_scan(s, kp, z, x_ref, find_holes, margin, &m, min_index, min_cos, frame);
 }
 
 /* PCL computePointLRF for one keypoint kp given its support; writes 9 floats (rows x, y, z axis, or NaN). */
