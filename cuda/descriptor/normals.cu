@@ -239,22 +239,23 @@ struct list_neighbours {
     }
 };
 
+// Thread t: row t's NaN when that row is not finite, and the normal of the grid's t-th finite point (in cell order:
+// the threads of a warp search the same few cells, and no lane idles on a missing point of a range image). Each
+// point's normal depends on nothing but the point, so the order changes no bit.
 __global__ void __launch_bounds__(kThreads) knn_normals_kernel(const float *__restrict__ xyz, uint32_t n,
-                                                               grip_grid3d_view grid, int k, float3 vp,
-                                                               float4 *__restrict__ out)
+                                                               grip_grid3d_view grid, uint32_t finite, int k,
+                                                               float3 vp, float4 *__restrict__ out)
 {
-    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n)
+    const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t < n && !grip_finite3(xyz[3 * (size_t)t], xyz[3 * (size_t)t + 1], xyz[3 * (size_t)t + 2]))
+        out[t] = make_float4(NAN, NAN, NAN, NAN);
+    if (t >= finite)
         return;
-    const float qx = xyz[3 * (size_t)i], qy = xyz[3 * (size_t)i + 1], qz = xyz[3 * (size_t)i + 2];
-    if (!grip_finite3(qx, qy, qz)) {
-        out[i] = make_float4(NAN, NAN, NAN, NAN);
-        return;
-    }
+    const float4 q = grid.pts[t];
     knn_list l;
     l.init(k);
-    grip_grid3d_knn(grid, qx, qy, qz, l);
-    out[i] = normal_of(knn_neighbours{l, xyz}, qx, qy, qz, vp);
+    grip_grid3d_knn(grid, q.x, q.y, q.z, l);
+    out[__float_as_uint(q.w)] = normal_of(knn_neighbours{l, xyz}, q.x, q.y, q.z, vp);
 }
 
 // Normals of the m queries (the surface's points first .. first + m) from their radius lists.
@@ -291,7 +292,7 @@ grip_status knn_normals(grip_ctx *ctx, grip_surface_cuda *s, uint32_t k, float3 
 {
     const grip_grid3d_view grid = grip_grid3d_get_view(s->grid);
     float4 *out = reinterpret_cast<float4 *>(s->normals);
-    knn_normals_kernel<<<blocks_for(s->n), kThreads>>>(s->xyz, s->n, grid, (int)k, vp, out);
+    knn_normals_kernel<<<blocks_for(s->n), kThreads>>>(s->xyz, s->n, grid, s->grid.finite, (int)k, vp, out);
     GRIP_CUDA_CHECK_LAUNCHED(ctx);
     return GRIP_OK;
 }
