@@ -11,6 +11,7 @@
 //  4. the voxels' points sorted ascending.
 #include "cuda/core/device.cuh"
 #include "cuda/descriptor/voxel_sort.cuh"
+#include "cuda/spatial/surface.cuh"
 
 extern "C" {
 #include "descriptor/uniform_sampling_cuda.h"
@@ -67,9 +68,9 @@ unsigned blocks_for(uint32_t n)
 
 // Steps 1-3: the voxels' best keys in b->keys[0], their number in *voxels.
 grip_status find_voxels(grip_ctx *ctx, grip_voxel_sort *b, const float *xyz, uint32_t n, float leaf,
-                        uint32_t *voxels)
+                        const grip_voxel_range *range, uint32_t *voxels)
 {
-    grip_status st = grip_voxel_sort_run(ctx, b, xyz, n, leaf, "uniform_sampling", voxels);
+    grip_status st = grip_voxel_sort_run(ctx, b, xyz, n, leaf, range, "uniform_sampling", voxels);
     if (st != GRIP_OK)
         return st;
     GRIP_CUDA_CHECK_COPY(ctx, cudaMemset(b->keys[0], 0xff, (size_t)*voxels * sizeof(uint64_t)));
@@ -113,9 +114,13 @@ extern "C" grip_status grip_uniform_sampling_cuda(grip_ctx *ctx, const grip_surf
     grip_voxel_sort b = {};
     uint32_t voxels = 0;
     void *idx = NULL;
+    // the surface's bounds give the voxel range: the sorts read only the bits that vary
+    grip_voxel_range range;
+    const bool ranged =
+        s->bounds.finite > 0 && grip_voxel_range_of_box(s->bounds.lo, s->bounds.hi, 1.0f / leaf, &range);
     st = v.n > 0 ? grip_voxel_sort_alloc(ctx, &b, v.n) : GRIP_OK;
     if (st == GRIP_OK && v.n > 0)
-        st = find_voxels(ctx, &b, v.xyz, v.n, leaf, &voxels);
+        st = find_voxels(ctx, &b, v.xyz, v.n, leaf, ranged ? &range : NULL, &voxels);
     if (st == GRIP_OK)
         st = grip_cuda_alloc(ctx, (size_t)voxels * sizeof(uint32_t), &idx);
     if (st == GRIP_OK)

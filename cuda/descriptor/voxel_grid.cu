@@ -81,7 +81,7 @@ grip_status sort_and_number(grip_ctx *ctx, grip_voxel_sort *b, const char *what,
 {
     const uint32_t n = (uint32_t)grid->n;
     uint32_t voxels = 0, finite = 0;
-    grip_status st = grip_voxel_sort_run(ctx, b, xyz, n, leaf, what, &voxels);
+    grip_status st = grip_voxel_sort_run(ctx, b, xyz, n, leaf, NULL, what, &voxels);
     if (st != GRIP_OK)
         return st;
     number_kernel<<<blocks_for(n), kThreads>>>(xyz, n, b->vals[0], b->voxel, grid->order, grid->start, grid->voxel_of);

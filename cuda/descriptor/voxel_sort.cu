@@ -19,25 +19,49 @@ unsigned blocks_for(uint32_t n)
     return (n + kThreads - 1) / kThreads;
 }
 
-// Pass 1 keys: (j, k) of each finite point, its index as the value; the first point whose voxel does not fit in
-// an int goes to *bad.
-__global__ void jk_keys_kernel(const float *__restrict__ xyz, uint32_t n, float inv, uint64_t *keys, uint32_t *vals,
-                               uint32_t *bad)
+// How a coordinate becomes key bits: (c - lo) in `bits` bits when the range is known; else the whole int, its sign
+// flipped so that the unsigned order is the int order (lo 0x80000000 as a uint: the same subtraction).
+struct key_layout {
+    uint32_t lo[3];
+    int bits[3];
+};
+
+key_layout layout_of(const grip_voxel_range *range)
+{
+    key_layout k;
+    for (int a = 0; a < 3; ++a) {
+        k.lo[a] = range ? (uint32_t)range->lo[a] : kSignFlip;
+        const uint32_t span = range ? (uint32_t)range->hi[a] - (uint32_t)range->lo[a] : UINT32_MAX;
+        k.bits[a] = span ? 32 - __builtin_clz(span) : 0;
+    }
+    return k;
+}
+
+__device__ __forceinline__ uint64_t key_part(const key_layout &k, const int32_t ijk[3], int a)
+{
+    return (uint64_t)((uint32_t)ijk[a] - k.lo[a]); // modulo 2^32: (c - lo) for a range, c ^ 0x80000000 without one
+}
+
+// Pass 1 keys: (j, k) of each finite point (0 for the others), its index as the value; the first point whose voxel
+// does not fit in an int goes to *bad.
+__global__ void jk_keys_kernel(const float *__restrict__ xyz, uint32_t n, float inv, key_layout layout, uint64_t *keys,
+                               uint32_t *vals, uint32_t *bad)
 {
     const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n)
         return;
     const float *p = xyz + 3 * (size_t)i;
     int32_t ijk[3] = {0, 0, 0};
-    if (grip_voxel_point_finite(p) && grip_voxel_of(p, inv, ijk) != 0)
+    const bool finite = grip_voxel_point_finite(p);
+    if (finite && grip_voxel_of(p, inv, ijk) != 0)
         atomicMin(bad, i);
-    keys[i] = (uint64_t)((uint32_t)ijk[1] ^ kSignFlip) << 32 | (uint64_t)((uint32_t)ijk[2] ^ kSignFlip);
+    keys[i] = finite ? key_part(layout, ijk, 1) << layout.bits[2] | key_part(layout, ijk, 2) : 0;
     vals[i] = i;
 }
 
-// Pass 2 keys, in pass 1's order: (non-finite, i) in 33 bits.
-__global__ void i_keys_kernel(const float *__restrict__ xyz, uint32_t n, float inv, const uint32_t *__restrict__ vals,
-                              uint64_t *keys)
+// Pass 2 keys, in pass 1's order: (non-finite, i) in bits[0] + 1 bits.
+__global__ void i_keys_kernel(const float *__restrict__ xyz, uint32_t n, float inv, key_layout layout,
+                              const uint32_t *__restrict__ vals, uint64_t *keys)
 {
     const uint32_t p = blockIdx.x * blockDim.x + threadIdx.x;
     if (p >= n)
@@ -47,7 +71,7 @@ __global__ void i_keys_kernel(const float *__restrict__ xyz, uint32_t n, float i
     const bool finite = grip_voxel_point_finite(pt);
     if (finite)
         grip_voxel_of(pt, inv, ijk);
-    keys[p] = (uint64_t)!finite << 32 | (uint64_t)((uint32_t)ijk[0] ^ kSignFlip);
+    keys[p] = finite ? key_part(layout, ijk, 0) : (uint64_t)1 << layout.bits[0];
 }
 
 // heads[p] = 1 where a voxel's run of finite points starts in the sorted order.
@@ -123,20 +147,28 @@ void grip_voxel_sort_free(grip_voxel_sort *b)
     *b = grip_voxel_sort{};
 }
 
+bool grip_voxel_range_of_box(const float lo[3], const float hi[3], float inv, grip_voxel_range *out)
+{
+    return grip_voxel_of(lo, inv, out->lo) == 0 && grip_voxel_of(hi, inv, out->hi) == 0;
+}
+
 grip_status grip_voxel_sort_run(grip_ctx *ctx, grip_voxel_sort *b, const float *xyz, uint32_t n, float leaf,
-                                const char *what, uint32_t *voxels)
+                                const grip_voxel_range *range, const char *what, uint32_t *voxels)
 {
     const float inv = 1.0f / leaf;
     const unsigned blocks = blocks_for(n);
+    const key_layout layout = layout_of(range);
+    const int jk_bits = layout.bits[1] + layout.bits[2], i_bits = layout.bits[0] + 1; // at most 64 and 33
     GRIP_CUDA_CHECK_COPY(ctx, cudaMemset(b->found, 0xff, sizeof(uint32_t)));
-    jk_keys_kernel<<<blocks, kThreads>>>(xyz, n, inv, b->keys[0], b->vals[0], b->found);
+    jk_keys_kernel<<<blocks, kThreads>>>(xyz, n, inv, layout, b->keys[0], b->vals[0], b->found);
     GRIP_CUDA_CHECK_LAUNCHED(ctx);
     GRIP_CUDA_CHECK_LAUNCH(ctx, cub::DeviceRadixSort::SortPairs(b->tmp, b->tmp_bytes, b->keys[0], b->keys[1],
-                                                                b->vals[0], b->vals[1], (int)n));
-    i_keys_kernel<<<blocks, kThreads>>>(xyz, n, inv, b->vals[1], b->keys[0]);
+                                                                b->vals[0], b->vals[1], (int)n, 0,
+                                                                jk_bits > 0 ? jk_bits : 1));
+    i_keys_kernel<<<blocks, kThreads>>>(xyz, n, inv, layout, b->vals[1], b->keys[0]);
     GRIP_CUDA_CHECK_LAUNCHED(ctx);
     GRIP_CUDA_CHECK_LAUNCH(ctx, cub::DeviceRadixSort::SortPairs(b->tmp, b->tmp_bytes, b->keys[0], b->keys[1],
-                                                                b->vals[1], b->vals[0], (int)n, 0, 33));
+                                                                b->vals[1], b->vals[0], (int)n, 0, i_bits));
     heads_kernel<<<blocks, kThreads>>>(xyz, n, inv, b->vals[0], b->vals[1]);
     GRIP_CUDA_CHECK_LAUNCHED(ctx);
     GRIP_CUDA_CHECK_LAUNCH(ctx, cub::DeviceScan::InclusiveSum(b->tmp, b->tmp_bytes, b->vals[1], b->voxel, (int)n));
