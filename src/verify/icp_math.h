@@ -134,17 +134,23 @@ GRIP_HD static inline void grip_icp_pair_terms(uint32_t metric, const double s[3
  * collects the eigenvectors as columns. */
 GRIP_HD static inline void grip_icp_jacobi(int n, double m[36], double v[36])
 {
+    GRIP_UNROLL
     for (int r = 0; r < n; ++r)
+        GRIP_UNROLL
         for (int c = 0; c < n; ++c)
             v[6 * r + c] = r == c ? 1.0 : 0.0;
     for (int sweep = 0; sweep < GRIP_ICP_JACOBI_SWEEPS; ++sweep) {
         double off = 0.0;
+        GRIP_UNROLL
         for (int p = 0; p < n; ++p)
+            GRIP_UNROLL
             for (int q = p + 1; q < n; ++q)
                 off = GRIP_DADD(off, fabs(m[6 * p + q]));
         if (!(off > 0.0))
             return;
+        GRIP_UNROLL
         for (int p = 0; p < n; ++p)
+            GRIP_UNROLL
             for (int q = p + 1; q < n; ++q) {
                 const double apq = m[6 * p + q];
                 if (apq == 0.0)
@@ -160,17 +166,20 @@ GRIP_HD static inline void grip_icp_jacobi(int n, double m[36], double v[36])
                 if (theta < 0.0)
                     t = -t;
                 const double c = GRIP_DDIV(1.0, sqrt(GRIP_DADD(GRIP_DMUL(t, t), 1.0))), s = GRIP_DMUL(t, c);
+                GRIP_UNROLL
                 for (int k = 0; k < n; ++k) { /* columns p, q: m <- m J */
                     const double mkp = m[6 * k + p], mkq = m[6 * k + q];
                     m[6 * k + p] = GRIP_DSUB(GRIP_DMUL(c, mkp), GRIP_DMUL(s, mkq));
                     m[6 * k + q] = GRIP_DADD(GRIP_DMUL(s, mkp), GRIP_DMUL(c, mkq));
                 }
+                GRIP_UNROLL
                 for (int k = 0; k < n; ++k) { /* rows p, q: m <- J^T m */
                     const double mpk = m[6 * p + k], mqk = m[6 * q + k];
                     m[6 * p + k] = GRIP_DSUB(GRIP_DMUL(c, mpk), GRIP_DMUL(s, mqk));
                     m[6 * q + k] = GRIP_DADD(GRIP_DMUL(s, mpk), GRIP_DMUL(c, mqk));
                 }
                 m[6 * p + q] = m[6 * q + p] = 0.0;
+                GRIP_UNROLL
                 for (int k = 0; k < n; ++k) {
                     const double vkp = v[6 * k + p], vkq = v[6 * k + q];
                     v[6 * k + p] = GRIP_DSUB(GRIP_DMUL(c, vkp), GRIP_DMUL(s, vkq));
@@ -216,11 +225,18 @@ GRIP_HD static inline void grip_icp_solve_p2p(const double *sum, double delta[16
     N[15] = N[20] = GRIP_DADD(yz, zy);
     N[21] = GRIP_DSUB(GRIP_DSUB(zz, xx), yy);
     grip_icp_jacobi(4, N, V);
-    int best = 0; /* the largest eigenvalue; ties to the lower column (H = 0 gives the identity) */
+    /* the eigenvector of the largest eigenvalue; ties to the lower column (H = 0 gives the identity). Constant
+       indices only: the device keeps N and V in registers */
+    double top = N[0], q0 = V[0], qx = V[6], qy = V[12], qz = V[18];
+    GRIP_UNROLL
     for (int k = 1; k < 4; ++k)
-        if (N[7 * k] > N[7 * best])
-            best = k;
-    double q0 = V[best], qx = V[6 + best], qy = V[12 + best], qz = V[18 + best];
+        if (N[7 * k] > top) {
+            top = N[7 * k];
+            q0 = V[k];
+            qx = V[6 + k];
+            qy = V[12 + k];
+            qz = V[18 + k];
+        }
     const double norm = sqrt(
         GRIP_DADD(GRIP_DADD(GRIP_DADD(GRIP_DMUL(q0, q0), GRIP_DMUL(qx, qx)), GRIP_DMUL(qy, qy)), GRIP_DMUL(qz, qz)));
     q0 = GRIP_DDIV(q0, norm);
