@@ -49,8 +49,8 @@
  *     }
  *
  * Ownership: the front owns everything it opens (cloud input, tree, surface, keypoint normals) and the features
- * until grip_descriptor_front_finish hands them to the caller; grip_descriptor_front_close frees whatever it
- * still owns, also after a failure. The pointers below stay valid until close. The stage borrows them. */
+ * until grip_descriptor_front_finish hands them to the caller (device features take the whole cloud's surface
+ * along, stages/results.h); grip_descriptor_front_close frees whatever it still owns, also after a failure. The pointers below stay valid until close. The stage borrows them. */
 #ifndef GRIP_STAGES_DESCRIPTOR_FRONT_H
 #define GRIP_STAGES_DESCRIPTOR_FRONT_H
 
@@ -140,7 +140,8 @@ grip_status grip_descriptor_front_open(grip_stage *st, const grip_cloud *cloud, 
                                        const grip_array *keypoints, uint32_t descriptor_dim,
                                        grip_descriptor_front *front);
 /* Places the features in out_memory (grip_features_place) and hands them to *out; the front no longer owns them.
- * On failure *out is NULL and the front still owns them. */
+ * Device output on the device side also hands them the whole cloud's surface (grip_features_keep_surface), for the
+ * group and verify stages. On failure *out is NULL and the front still owns them. */
 grip_status grip_descriptor_front_finish(grip_descriptor_front *front, uint32_t out_memory, grip_features **out);
 /* Frees what the front still owns and zeroes it. Safe on a zeroed front and after a failed open. */
 void grip_descriptor_front_close(grip_descriptor_front *front);
