@@ -25,6 +25,7 @@ namespace {
 
 constexpr int kThreads = 128;
 using knn_list = grip_knn_list<GRIP_NORMALS_CUDA_MAX_K>;
+constexpr int kRegisterK = 16; // k up to this keeps its nearest list in registers (knn_regs)
 constexpr uint32_t kRadiusChunk = 1u
                                   << 16; // radius queries per neighbourhood search (halved while the lists do not fit)
 
@@ -117,8 +118,8 @@ __device__ void pcl_largest_cross(const float m[9], float vec[3])
             best_len = len;
         }
     }
-    for (int i = 0; i < 3; ++i)
-        vec[i] = GRIP_FDIV(cross[best][i], best_len);
+    for (int i = 0; i < 3; ++i) // the row picked with constant indices: cross stays in registers
+        vec[i] = GRIP_FDIV(best == 0 ? cross[0][i] : (best == 1 ? cross[1][i] : cross[2][i]), best_len);
 }
 
 __device__ float sym3_smallest_pcl(const float a[9], float vec[3])
@@ -143,12 +144,13 @@ __device__ float sym3_smallest_pcl(const float a[9], float vec[3])
 // ---- normals.c's per-point steps --------------------------------------------------------------------------
 
 // covariance_as_pcl: shifted by the first neighbour, nine float sums in neighbour order, / count, E[xy]-E[x]E[y].
-// Neighbours: nb.count() of them, nb.get(j, p) gives the j-th one's coordinates.
+// Neighbours: nb.count() of them, nb.first(p) gives the first one's coordinates, nb.for_each(f) calls f on each one's
+// in order.
 template <class Neighbours>
 __device__ __forceinline__ void covariance_as_pcl(const Neighbours &nb, float cov[9])
 {
     float k0[3], accu[9] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
-    nb.get(0, k0);
+    nb.first(k0);
     nb.for_each([&](const float p[3]) {
         const float x = GRIP_FSUB(p[0], k0[0]), y = GRIP_FSUB(p[1], k0[1]), z = GRIP_FSUB(p[2], k0[2]);
         accu[0] = GRIP_FADD(accu[0], GRIP_FMUL(x, x));
@@ -195,11 +197,88 @@ __device__ __forceinline__ float4 normal_of(const Neighbours &nb, float qx, floa
     return make_float4(nrm[0], nrm[1], nrm[2], curvature);
 }
 
+// The k (<= C) nearest as grip_knn_list keeps them (sorted by distance, ties to the lower index; every offer taken
+// while fewer than k are held), but in registers: every index into the arrays is a constant once the loops are
+// unrolled. Slots C - k .. C - 1 hold the list and the slots before them markers below any distance, so the k-th
+// nearest is always slot C - 1: an offer compares with a fixed slot and shifts the slots after its place by one.
+template <int C>
+struct knn_regs {
+    float d[C];
+    uint32_t id[C];
+    int count, k;
+    float nearest_d;  // the list's first entry, kept apart so that reading it needs no index
+    uint32_t nearest;
+
+    __device__ static bool before(float da, uint32_t ia, float db, uint32_t ib)
+    {
+        return da < db || (da == db && ia < ib);
+    }
+    __device__ void init(int want)
+    {
+        count = 0;
+        k = want;
+        nearest_d = INFINITY;
+        nearest = UINT32_MAX;
+#pragma unroll
+        for (int s = 0; s < C; ++s) {
+            d[s] = s < C - want ? -1.0f : INFINITY; // markers, then the places not filled yet
+            id[s] = s < C - want ? 0u : UINT32_MAX;
+        }
+    }
+    __device__ bool full() const { return count == k; }
+    __device__ float worst() const { return d[C - 1]; }
+    __device__ void offer(float dist, uint32_t index)
+    {
+        if (!before(dist, index, d[C - 1], id[C - 1])) // also when not full: a place not filled yet is last of all
+            return;
+        if (count < k)
+            ++count;
+        if (before(dist, index, nearest_d, nearest))
+            nearest_d = dist, nearest = index;
+#pragma unroll
+        for (int s = C - 1; s > 0; --s) {
+            const bool shift = before(dist, index, d[s - 1], id[s - 1]); // the offer goes before slot s - 1
+            const bool here = !shift && before(dist, index, d[s], id[s]);
+            d[s] = shift ? d[s - 1] : (here ? dist : d[s]);
+            id[s] = shift ? id[s - 1] : (here ? index : id[s]);
+        }
+        if (before(dist, index, d[0], id[0]))
+            d[0] = dist, id[0] = index;
+    }
+};
+
+// knn_regs' entries, in list order (slots C - k .. C - k + count - 1), their coordinates read from the cloud.
+template <int C>
+struct knn_regs_neighbours {
+    const knn_regs<C> &l;
+    const float *xyz;
+    __device__ int count() const { return l.count; }
+    __device__ void first(float p[3]) const
+    {
+        const float *q = xyz + 3 * (size_t)l.nearest;
+        p[0] = q[0];
+        p[1] = q[1];
+        p[2] = q[2];
+    }
+    template <class F>
+    __device__ void for_each(F f) const
+    {
+#pragma unroll
+        for (int s = 0; s < C; ++s)
+            if (s >= C - l.k && s < C - l.k + l.count) {
+                const float *q = xyz + 3 * (size_t)l.id[s];
+                const float p[3] = {q[0], q[1], q[2]};
+                f(p);
+            }
+    }
+};
+
 // The k nearest in a grip_knn_list, their coordinates read from the cloud.
 struct knn_neighbours {
     const knn_list &l;
     const float *xyz;
     __device__ int count() const { return l.count; }
+    __device__ void first(float p[3]) const { get(0, p); }
     __device__ void get(int j, float p[3]) const
     {
         const float *s = xyz + 3 * (size_t)l.id[j];
@@ -223,6 +302,7 @@ struct list_neighbours {
     const float *x, *y, *z;
     size_t begin, end;
     __device__ int count() const { return (int)(end - begin); }
+    __device__ void first(float p[3]) const { get(0, p); }
     __device__ void get(int j, float p[3]) const
     {
         p[0] = x[begin + j];
@@ -242,6 +322,8 @@ struct list_neighbours {
 // Thread t: row t's NaN when that row is not finite, and the normal of the grid's t-th finite point (in cell order:
 // the threads of a warp search the same few cells, and no lane idles on a missing point of a range image). Each
 // point's normal depends on nothing but the point, so the order changes no bit.
+// k nearest held in registers (knn_regs, k <= kRegisterK) or in a grip_knn_list; the same list either way.
+template <bool InRegisters>
 __global__ void __launch_bounds__(kThreads) knn_normals_kernel(const float *__restrict__ xyz, uint32_t n,
                                                                grip_grid3d_view grid, uint32_t finite, int k,
                                                                float3 vp, float4 *__restrict__ out)
@@ -252,10 +334,19 @@ __global__ void __launch_bounds__(kThreads) knn_normals_kernel(const float *__re
     if (t >= finite)
         return;
     const float4 q = grid.pts[t];
-    knn_list l;
-    l.init(k);
-    grip_grid3d_knn(grid, q.x, q.y, q.z, l);
-    out[__float_as_uint(q.w)] = normal_of(knn_neighbours{l, xyz}, q.x, q.y, q.z, vp);
+    float4 normal;
+    if constexpr (InRegisters) {
+        knn_regs<kRegisterK> l;
+        l.init(k);
+        grip_grid3d_knn(grid, q.x, q.y, q.z, l);
+        normal = normal_of(knn_regs_neighbours<kRegisterK>{l, xyz}, q.x, q.y, q.z, vp);
+    } else {
+        knn_list l;
+        l.init(k);
+        grip_grid3d_knn(grid, q.x, q.y, q.z, l);
+        normal = normal_of(knn_neighbours{l, xyz}, q.x, q.y, q.z, vp);
+    }
+    out[__float_as_uint(q.w)] = normal;
 }
 
 // Normals of the m queries (the surface's points first .. first + m) from their radius lists.
@@ -292,7 +383,10 @@ grip_status knn_normals(grip_ctx *ctx, grip_surface_cuda *s, uint32_t k, float3 
 {
     const grip_grid3d_view grid = grip_grid3d_get_view(s->grid);
     float4 *out = reinterpret_cast<float4 *>(s->normals);
-    knn_normals_kernel<<<blocks_for(s->n), kThreads>>>(s->xyz, s->n, grid, s->grid.finite, (int)k, vp, out);
+    if (k <= (uint32_t)kRegisterK)
+        knn_normals_kernel<true><<<blocks_for(s->n), kThreads>>>(s->xyz, s->n, grid, s->grid.finite, (int)k, vp, out);
+    else
+        knn_normals_kernel<false><<<blocks_for(s->n), kThreads>>>(s->xyz, s->n, grid, s->grid.finite, (int)k, vp, out);
     GRIP_CUDA_CHECK_LAUNCHED(ctx);
     return GRIP_OK;
 }
