@@ -127,7 +127,9 @@ int main(int argc, char **argv)
         grip_ghv_scene_cuda_free(gpu);
         gpu = NULL;
         double t0 = host_now_ms();
-        bad = check(ctx, grip_ghv_scene_cuda_create(ctx, scene.xyz, NULL, NULL, scene.n, scene.width, scene.height, &p, &gpu),
+        bad = check(ctx,
+                    grip_ghv_scene_cuda_create(ctx, scene.xyz, NULL, NULL, scene.n, scene.width, scene.height, &p,
+                                               &gpu),
                     "scene (gpu)");
         if (r >= 0)
             t_scene[r] = host_now_ms() - t0;

@@ -27,9 +27,9 @@ struct grip_ghv_scene_cuda {
     grip_ghv_scene host;
     const grip_surface_cuda *surface; // the full cloud on the device: visibility reads its points
     grip_surface_cuda *own_surface;   // the same when built here, not lent by the descriptor stage's features
-    float *xyz;                 // sampled points, n x 3
-    grip_kdtree3d_cuda *tree;   // over them
-    uint32_t *neighbors;        // n x GRIP_GHV_NEIGHBORS
+    float *xyz;                       // sampled points, n x 3
+    grip_kdtree3d_cuda *tree;         // over them
+    uint32_t *neighbors;              // n x GRIP_GHV_NEIGHBORS
     float *neighbor_sqdist;
 };
 

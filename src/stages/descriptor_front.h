@@ -50,7 +50,8 @@
  *
  * Ownership: the front owns everything it opens (cloud input, tree, surface, keypoint normals) and the features
  * until grip_descriptor_front_finish hands them to the caller (device features take the whole cloud's surface
- * along, stages/results.h); grip_descriptor_front_close frees whatever it still owns, also after a failure. The pointers below stay valid until close. The stage borrows them. */
+ * along, stages/results.h); grip_descriptor_front_close frees whatever it still owns, also after a failure. The
+ * pointers below stay valid until close. The stage borrows them. */
 #ifndef GRIP_STAGES_DESCRIPTOR_FRONT_H
 #define GRIP_STAGES_DESCRIPTOR_FRONT_H
 
