@@ -144,8 +144,8 @@ __device__ float sym3_smallest_pcl(const float a[9], float vec[3])
 // ---- normals.c's per-point steps --------------------------------------------------------------------------
 
 // covariance_as_pcl: shifted by the first neighbour, nine float sums in neighbour order, / count, E[xy]-E[x]E[y].
-// Neighbours: nb.count() of them, nb.first(p) gives the first one's coordinates, nb.for_each(f) calls f on each one's
-// in order.
+// Neighbours: nb.count() of them, nb.first(p) gives the first one's coordinates, nb.for_each(f) calls f on every
+// one's coordinates in order.
 template <class Neighbours>
 __device__ __forceinline__ void covariance_as_pcl(const Neighbours &nb, float cov[9])
 {
