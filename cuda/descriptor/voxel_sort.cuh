@@ -6,8 +6,8 @@
 // (non-finite, i), so any int voxel coordinate works, with no hashing. The voxels are numbered in that order by an
 // inclusive scan of the voxel heads. When the caller knows the range of the finite points' voxel coordinates
 // (grip_voxel_range_of_box, from the cloud's bounding box), the keys hold each coordinate less its minimum in as
-// many bits as its range needs, and the sorts read only those bits: a cloud a few hundred voxels wide sorts in 3
-// passes of 8 bits instead of 13. The order is the same.
+// many bits as its range needs, and the sorts read only those bits: a cloud under 64 voxels wide on each axis (the
+// tutorial's clouds) sorts in 3 passes of 8 bits instead of 13. The order is the same.
 //
 // Ownership: grip_voxel_sort_alloc allocates every buffer with grip_cuda_alloc; grip_voxel_sort_free frees them
 // (also after a failed alloc, and on a zeroed struct).
