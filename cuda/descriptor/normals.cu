@@ -11,6 +11,7 @@
 // the CPU (only atan2f/cosf/sinf are the device's own, within 2 ulp).
 #include "cuda/core/check.cuh"
 #include "cuda/spatial/grid3d.cuh"
+#include "cuda/spatial/kdtree3d.cuh" // pair_before, list_insert: the register list's order and insertion
 #include "cuda/spatial/surface.cuh"
 #include "math/rounded.h"
 
@@ -200,7 +201,8 @@ __device__ __forceinline__ float4 normal_of(const Neighbours &nb, float qx, floa
 // The k (<= C) nearest as grip_knn_list keeps them (sorted by distance, ties to the lower index; every offer taken
 // while fewer than k are held), but in registers: every index into the arrays is a constant once the loops are
 // unrolled. Slots C - k .. C - 1 hold the list and the slots before them markers below any distance, so the k-th
-// nearest is always slot C - 1: an offer compares with a fixed slot and shifts the slots after its place by one.
+// nearest is always slot C - 1: an offer compares with a fixed slot and is inserted as the kd-tree's lists are
+// (grip_kd::list_insert).
 template <int C>
 struct knn_regs {
     float d[C];
@@ -209,10 +211,6 @@ struct knn_regs {
     float nearest_d;  // the list's first entry, kept apart so that reading it needs no index
     uint32_t nearest;
 
-    __device__ static bool before(float da, uint32_t ia, float db, uint32_t ib)
-    {
-        return da < db || (da == db && ia < ib);
-    }
     __device__ void init(int want)
     {
         count = 0;
@@ -229,21 +227,16 @@ struct knn_regs {
     __device__ float worst() const { return d[C - 1]; }
     __device__ void offer(float dist, uint32_t index)
     {
-        if (!before(dist, index, d[C - 1], id[C - 1])) // also when not full: a place not filled yet is last of all
+        // also when not full: a place not filled yet is last of all
+        if (!grip_kd::pair_before(dist, index, d[C - 1], id[C - 1]))
             return;
         if (count < k)
             ++count;
-        if (before(dist, index, nearest_d, nearest))
-            nearest_d = dist, nearest = index;
-#pragma unroll
-        for (int s = C - 1; s > 0; --s) {
-            const bool shift = before(dist, index, d[s - 1], id[s - 1]); // the offer goes before slot s - 1
-            const bool here = !shift && before(dist, index, d[s], id[s]);
-            d[s] = shift ? d[s - 1] : (here ? dist : d[s]);
-            id[s] = shift ? id[s - 1] : (here ? index : id[s]);
+        if (grip_kd::pair_before(dist, index, nearest_d, nearest)) {
+            nearest_d = dist;
+            nearest = index;
         }
-        if (before(dist, index, d[0], id[0]))
-            d[0] = dist, id[0] = index;
+        grip_kd::list_insert<C>(d, id, dist, index);
     }
 };
 
