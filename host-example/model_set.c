@@ -154,10 +154,50 @@ int model_set_copy(model_set *s, const grip_view *views, const char *const *name
     return 0;
 }
 
+int model_set_hold(model_set *s, const grip_cloud *cloud, grip_features *features, const char *name,
+                   const char *settings, uint32_t abi_major, uint32_t abi_minor)
+{
+    memset(s, 0, sizeof *s);
+    s->n_models = 1;
+    s->dim = features->descriptor_dim;
+    s->rows = features->descriptors.rows;
+    s->models = calloc(1, sizeof *s->models);
+    s->views = calloc(1, sizeof *s->views);
+    s->settings = host_strdup(settings ? settings : "");
+    char *label = host_strdup(name ? name : "");
+    if (!s->models || !s->views || !s->settings || !label) {
+        free(label);
+        model_set_free(s);
+        return -1;
+    }
+    s->abi_major = abi_major;
+    s->abi_minor = abi_minor;
+    stored_model *sm = &s->models[0];
+    sm->name = label;
+    sm->cloud = *cloud;
+    sm->cloud.name = label;
+    s->views[0] = (grip_view){sizeof(grip_view), &sm->cloud, features};
+    s->held = features;
+    return 0;
+}
+
+int model_set_reference(const model_set *s, grip_array *rows, grip_array *ids)
+{
+    if (s->held) {
+        *rows = s->held->descriptors;
+        return 0;
+    }
+    *rows = host_array(GRIP_F32, s->rows, s->dim, s->reference);
+    *ids = host_array(GRIP_U32, s->rows, 1, s->model_ids);
+    return 1;
+}
+
 void model_set_free(model_set *s)
 {
     if (!s)
         return;
+    if (s->held)
+        s->held->release(s->held);
     for (uint32_t m = 0; s->models && m < s->n_models; m++) {
         stored_model *sm = &s->models[m];
         free(sm->name);

@@ -1,7 +1,8 @@
 /* model_set.h -- the described models a run recognises, held by grip-host apart from any plugin: each model's
  * cloud and features copied into host memory, and every model's descriptor rows in one array tagged by model id
  * (what the index stage builds from). Made by describing model clouds (pipeline.h) or by reading a model database
- * (model_db.h); kept across scenes, so that a stream of scenes describes its models once. */
+ * (model_db.h); kept across scenes, so that a stream of scenes describes its models once. A run of one model that
+ * keeps its features where the descriptor stage left them (on the device) holds them instead (model_set_hold). */
 #ifndef GRIP_HOST_MODEL_SET_H
 #define GRIP_HOST_MODEL_SET_H
 
@@ -34,6 +35,7 @@ typedef struct model_set {
     uint32_t *model_ids;   /* rows: the model of each reference row (ascending) */
     char *settings;        /* what described them (pipeline.h, pipeline_model_settings); malloc'd */
     uint32_t abi_major, abi_minor; /* the ABI of the plugin that described them */
+    grip_features *held;   /* model_set_hold's features (then reference and model_ids are NULL), else NULL */
 } model_set;
 
 /* Sizes of one model, as a reader or a copier knows them before filling it. An optional array's rows are 0 when
@@ -59,6 +61,20 @@ int model_set_shape(model_set *s, uint32_t m, const char *name, const stored_mod
  * the shapes stored_model_shape allows; descriptor dimensions that differ). */
 int model_set_copy(model_set *s, const grip_view *views, const char *const *names, uint32_t n, const char *settings,
                    uint32_t abi_major, uint32_t abi_minor, char *err, size_t errlen);
+
+/* A set of the one model described from cloud, holding its features as the descriptor stage returned them, in
+ * whatever memory they lie: the set takes `features` (released by model_set_free) and borrows cloud's arrays, which
+ * must outlive it; models[0].cloud is a copy of *cloud and its own buffers stay NULL. The index builds from the
+ * features' descriptors where they lie (model_set_reference). One model only: an index takes all its models' rows
+ * in one array, and the host can join only rows in its own memory. name and settings are copied. Returns 0, or -1
+ * when out of memory (*s zeroed, features not taken). */
+int model_set_hold(model_set *s, const grip_cloud *cloud, grip_features *features, const char *name,
+                   const char *settings, uint32_t abi_major, uint32_t abi_minor);
+
+/* The rows the index builds from, as an array over the set's memory (host rows, or a held model's descriptors
+ * where they lie), and their model ids. Returns 1 with *ids set, or 0 when every row is model 0's (the index's
+ * build then takes NULL ids). */
+int model_set_reference(const model_set *s, grip_array *rows, grip_array *ids);
 
 /* Frees everything and zeroes *s; safe on a zeroed set and on NULL. */
 void model_set_free(model_set *s);

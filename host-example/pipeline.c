@@ -315,15 +315,22 @@ static int stage_failed(grip_pipeline *p, uint32_t kind, grip_status s, const ch
     return -1;
 }
 
+/* describe() on c, its features into `memory`. */
+static int describe_into(grip_pipeline *p, const grip_cloud *c, uint32_t role, const char *what, uint32_t memory,
+                         grip_features **out, grip_diag *diag)
+{
+    grip_status s = p->impl[GRIP_STAGE_DESCRIPTOR]->describe(p->stage[GRIP_STAGE_DESCRIPTOR], c, role, NULL, memory,
+                                                             out);
+    return s == GRIP_OK ? 0 : stage_failed(p, GRIP_STAGE_DESCRIPTOR, s, what, diag);
+}
+
 /* describe() on c: a model's features into host memory (a model set copies them), the scene's where
  * p->scene_memory says, but on the host for an index sharded across ranks (its merge reads the queries). */
 static int describe_cloud(grip_pipeline *p, const grip_cloud *c, uint32_t role, const char *what, grip_features **out,
                           grip_diag *diag)
 {
     const uint32_t memory = role == GRIP_ROLE_SCENE && !p->comm ? p->scene_memory : GRIP_MEM_HOST;
-    grip_status s = p->impl[GRIP_STAGE_DESCRIPTOR]->describe(p->stage[GRIP_STAGE_DESCRIPTOR], c, role, NULL, memory,
-                                                             out);
-    return s == GRIP_OK ? 0 : stage_failed(p, GRIP_STAGE_DESCRIPTOR, s, what, diag);
+    return describe_into(p, c, role, what, memory, out, diag);
 }
 
 /* The models index, group and verify see: each cloud, or the merge of each model's views. */
@@ -466,8 +473,8 @@ int pipeline_build_index(grip_pipeline *p, const model_set *m, grip_index **out,
         grip_diag_add(diag, "no model to look for (give at least one --model)");
         return -1;
     }
-    grip_array ref = host_array(GRIP_F32, m->rows, m->dim, m->reference);
-    grip_array ids = host_array(GRIP_U32, m->rows, 1, m->model_ids);
+    grip_array ref, ids = {0};
+    const grip_array *ids_given = model_set_reference(m, &ref, &ids) ? &ids : NULL;
     if (p->comm) { /* run --mpi: this rank's rows only, the search merged across ranks */
         char why[1024];
         int slot = p->of_stage[GRIP_STAGE_INDEX];
@@ -478,7 +485,7 @@ int pipeline_build_index(grip_pipeline *p, const model_set *m, grip_index **out,
         }
         return 0;
     }
-    grip_status s = p->impl[GRIP_STAGE_INDEX]->build(p->stage[GRIP_STAGE_INDEX], &ref, &ids, out);
+    grip_status s = p->impl[GRIP_STAGE_INDEX]->build(p->stage[GRIP_STAGE_INDEX], &ref, ids_given, out);
     return s == GRIP_OK ? 0 : stage_failed(p, GRIP_STAGE_INDEX, s, "the models' descriptors", diag);
 }
 
@@ -550,6 +557,7 @@ static int collect_result(const model_set *m, const scene_state *st, pipeline_re
     r->n_described = m->n_models + 1; /* the models, then the scene */
     r->model_orientation = models_orientation(m);
     r->scene_features_on_device = st->features->descriptors.memory == GRIP_MEM_CUDA;
+    r->model_features_on_device = m->held && m->held->descriptors.memory == GRIP_MEM_CUDA;
     for (uint32_t i = 0; i <= m->n_models; i++) {
         const grip_features *f = i < m->n_models ? m->views[i].features : st->features;
         const grip_cloud *c = i < m->n_models ? m->views[i].cloud : &st->cloud;
@@ -635,7 +643,7 @@ static void explain_result(const grip_pipeline *p, const model_set *m, const hos
 {
     host_cloud *models = calloc((size_t)m->n_models + 1, sizeof *models);
     for (uint32_t k = 0; models && k < m->n_models; k++) /* borrowed points: not freed */
-        models[k] = (host_cloud){.n = (size_t)m->models[k].cloud.xyz.rows, .xyz = m->models[k].xyz};
+        models[k] = (host_cloud){.n = (size_t)m->models[k].cloud.xyz.rows, .xyz = m->models[k].cloud.xyz.data};
     explain_empty_run(r->hint, sizeof r->hint, r->scene_keypoints, r->correspondences, r->n_hypotheses, models,
                       models ? m->n_models : 0, scene, &p->explain);
     free(models);
@@ -658,6 +666,27 @@ int pipeline_run_scene(grip_pipeline *p, const model_set *m, grip_index *index, 
     return 0;
 }
 
+/* The model of a run of one model cloud whose scene's features stay on the device (pipeline_run): its features stay
+ * there too, held by the set (model_set_hold), so that the index builds from its descriptors where they lie, group
+ * takes its BOARD frames from the descriptor's own surface of it, and none of it is copied back to be uploaded
+ * again. A model set kept across scenes (run_scenes.c, a database) keeps host copies instead: a later scene may run
+ * stages of another plugin, which cannot read this context's device memory. */
+static int describe_model_held(grip_pipeline *p, const host_cloud *cloud, model_set *out, grip_diag *diag)
+{
+    memset(out, 0, sizeof *out);
+    grip_cloud view = pipeline_cloud_view(cloud);
+    grip_features *f = NULL;
+    if (describe_into(p, &view, GRIP_ROLE_MODEL, cloud->path, GRIP_MEM_CUDA, &f, diag) != 0)
+        return -1;
+    const grip_plugin *t = &p->plugins[p->of_stage[GRIP_STAGE_DESCRIPTOR]].table;
+    if (model_set_hold(out, &view, f, view.name, p->model_settings, t->abi_major, t->abi_minor) != 0) {
+        f->release(f);
+        grip_diag_add(diag, "out of host memory");
+        return -1;
+    }
+    return 0;
+}
+
 int pipeline_run(grip_pipeline *p, const host_cloud *clouds, uint32_t n_clouds, const uint32_t *model_of_cloud,
                  uint32_t n_models, const host_cloud *scene, pipeline_result *r, grip_diag *diag)
 {
@@ -669,7 +698,9 @@ int pipeline_run(grip_pipeline *p, const host_cloud *clouds, uint32_t n_clouds, 
     accounting_mark mark;
     accounting_mark_now(p, &mark);
     double t0 = host_now_ms();
-    if (pipeline_describe_models(p, clouds, n_clouds, model_of_cloud, n_models, NULL, &models, diag) != 0)
+    const int held = p->scene_memory == GRIP_MEM_CUDA && !p->comm && n_clouds == 1 && !model_of_cloud;
+    if ((held ? describe_model_held(p, &clouds[0], &models, diag)
+              : pipeline_describe_models(p, clouds, n_clouds, model_of_cloud, n_models, NULL, &models, diag)) != 0)
         return -1;
     double t1 = host_now_ms();
     accounting_charge(p, &mark, &models_cost, GRIP_STAGE_DESCRIPTOR);

@@ -203,7 +203,8 @@ void pipeline_result_print_json(FILE *out, const pipeline_result *r, const char 
     fprintf(out, "],\"scene\":\"%s\",\"model_orientation\":\"%s\"}",
             r->n_described ? pipeline_normals_word(r->normals_source[r->n_described - 1]) : "unsaid",
             r->model_orientation ? r->model_orientation : "viewpoint");
-    fprintf(out, ",\"scene_features\":\"%s\"", r->scene_features_on_device ? "device" : "host");
+    fprintf(out, ",\"scene_features\":\"%s\",\"model_features\":\"%s\"",
+            r->scene_features_on_device ? "device" : "host", r->model_features_on_device ? "device" : "host");
     print_json_warnings(out, &r->warnings);
     accounting_print_json(out, &r->accounting);
     fputs("}\n", out);

@@ -63,6 +63,7 @@ typedef struct pipeline_result {
                                       "outward" (away from their centroids) or "propagate" (outward, made
                                       consistent along the surface); a static string */
     int scene_features_on_device; /* 1 when the scene's features stayed in device memory between the stages */
+    int model_features_on_device; /* 1 when the models' did (a run of one model described for it: model_set_hold) */
     size_t n_lengths;
     char **lengths;              /* n_lengths malloc'd texts, one per length written in mr, as it was resolved:
                                     "descriptor.radius = 20 mr = 0.0358" */
@@ -104,6 +105,8 @@ void pipeline_result_print_text(FILE *out, const pipeline_result *r, const char 
  *             "model_orientation":"viewpoint"|"outward"|"propagate"},   (how the models' computed normals were oriented)
  *  "scene_features":"device"|"host",   (where the scene's features stayed between the stages: host when a stage
  *                                       comes from another plugin or the descriptor runs on the CPU)
+ *  "model_features":"device"|"host",   (where the models' stayed: device only for one model described for this
+ *                                       run when the scene's stay there; kept models and databases are host copies)
  *  "transfers":{"run":T,"stages":{"descriptor":T,…,"verify":T},"pool_grows":n,"pool_reserved_bytes":n,
  *               "pool_reserved_high_bytes":n}}   (when a plugin reports its counters: accounting.h)
  * where T = {"h2d_bytes":n,"d2h_bytes":n,"h2d_copies":n,"d2h_copies":n,"upload_ms":x,"download_ms":x}: bytes and

@@ -4,8 +4,9 @@
  * group.device=cuda, everything else on the CPU (deterministic descriptors and verification). Both runs must give
  * the same hypotheses: count, correspondences, votes (the bits) and refined poses within 1e-4; and the tutorial's
  * one accepted instance. Then everything on the GPU (hough3d + icp, gc + ghv), the scene's features once in host
- * memory and once left on the device: the same hypotheses and verdicts, bit for bit, and the scene's points
- * uploaded by neither group nor verify when they stay on the device. Prints the group stage's time of the runs. Skips (77) without a usable
+ * memory and once left on the device with the model's: the same hypotheses and verdicts, bit for bit; the scene's
+ * points uploaded by neither group nor verify, no descriptor copied back, and the index built from the model's
+ * descriptors where they lie. Prints the group stage's time of the runs. Skips (77) without a usable
  * device; passes without checking anything when the data is absent (it says so). */
 #include "test_support.h"
 #include "pipeline.h"
@@ -16,6 +17,7 @@
 
 #define MODEL_REL "pcl/data_repo/correspondence_grouping/milk.pcd"
 #define SCENE_REL "pcl/milk_cartoon_all_small_clorox.pcd"
+#define SHOT_DIM 352
 
 /* One run of config_name with the sets applied; scene_memory, when not -1, overrides where the runner asks for the
  * scene's features (grip_pipeline.scene_memory). */
@@ -140,6 +142,8 @@ static void device_features_same_as_host_features(const char *config_name, const
             d.timings_ms[4], (unsigned long long)dv->h2d_bytes, (unsigned long long)points);
     ck_assert_int_eq(h.scene_features_on_device, 0);
     ck_assert_int_eq(d.scene_features_on_device, 1);
+    ck_assert_int_eq(h.model_features_on_device, 0);
+    ck_assert_int_eq(d.model_features_on_device, 1);
     ck_assert_uint_eq(h.correspondences, d.correspondences);
     ck_assert_uint_eq(h.n_hypotheses, d.n_hypotheses);
     for (size_t i = 0; i < h.n_hypotheses; ++i) {
@@ -150,9 +154,16 @@ static void device_features_same_as_host_features(const char *config_name, const
     }
     ck_assert_uint_eq(pipeline_result_accepted(&d), 1);
     ck_assert(h.accounting.available && d.accounting.available);
-    if (frames_on_gpu) { /* the GPU's BOARD frames need the scene's points */
+    /* the model's features held on the device: neither its descriptors nor the scene's come back to the host, and
+     * the index builds from the model's where they lie */
+    const pipeline_transfer *hd = &h.accounting.stage[0], *dd = &d.accounting.stage[0], *di = &d.accounting.stage[1];
+    const uint64_t model_rows = (uint64_t)d.model_keypoints[0] * SHOT_DIM * sizeof(float),
+                   scene_rows = (uint64_t)d.scene_keypoints * SHOT_DIM * sizeof(float);
+    ck_assert_uint_ge(hd->d2h_bytes, dd->d2h_bytes + model_rows + scene_rows);
+    ck_assert_uint_lt(di->h2d_bytes, model_rows);
+    if (frames_on_gpu) { /* the GPU's BOARD frames need both clouds' points: on the device, the descriptor's */
         ck_assert_uint_ge(hg->h2d_bytes, points);
-        ck_assert_uint_lt(dg->h2d_bytes, points);
+        ck_assert_uint_ge(hg->h2d_bytes - dg->h2d_bytes, points + (uint64_t)model.n * 3 * sizeof(float));
     }
     ck_assert_uint_ge(hv->h2d_bytes, points);
     ck_assert_uint_lt(dv->h2d_bytes, points);
