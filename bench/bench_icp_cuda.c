@@ -104,7 +104,8 @@ static int run_case(grip_ctx *ctx, const bench_case *bc, uint32_t metric, int gp
         for (int r = -WARMUPS; r < GPU_REPS; ++r) {
             grip_icp_cuda_scene *ds = NULL;
             t0 = host_now_ms();
-            grip_status st = grip_icp_cuda_scene_build(ctx, scene.xyz, NULL, scene.n, scene.normals, 3, NULL, &ds);
+            grip_status st =
+                grip_icp_cuda_scene_build(ctx, scene.xyz, NULL, NULL, scene.n, scene.normals, 3, NULL, &ds);
             const double t1 = host_now_ms();
             if (st == GRIP_OK)
                 st = grip_icp_cuda_refine(ctx, &p, ds, &b, dev);

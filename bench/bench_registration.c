@@ -216,8 +216,8 @@ int main(int argc, char **argv)
             for (uint32_t k = 0; k < n; ++k)
                 grip_icp_perturb(&seed, truth, center, 10.0, 0.02, poses + 16 * (size_t)k);
             grip_icp_cuda_scene *dev = NULL;
-            if (use_gpu &&
-                grip_icp_cuda_scene_build(ctx, a->cloud.xyz, NULL, a->cloud.n, a->normals, 3, NULL, &dev) != GRIP_OK) {
+            if (use_gpu && grip_icp_cuda_scene_build(ctx, a->cloud.xyz, NULL, NULL, a->cloud.n, a->normals, 3, NULL,
+                                                     &dev) != GRIP_OK) {
                 fprintf(stderr, "gpu scene: %s\n", ctx->last_error);
                 return 1;
             }

@@ -554,11 +554,11 @@ grip_status grip_gc_cluster_cuda(grip_ctx *ctx, const grip_gc_params *params, co
 
 /* ---- verify/icp_cuda.h ---- */
 
-grip_status grip_icp_cuda_scene_build(grip_ctx *ctx, const float *xyz, const float *xyz_dev, size_t n,
-                                      const float *normals, size_t normal_stride, const double viewpoint[3],
-                                      grip_icp_cuda_scene **out)
+grip_status grip_icp_cuda_scene_build(grip_ctx *ctx, const float *xyz, const float *xyz_dev,
+                                      const grip_surface_cuda *kept, size_t n, const float *normals,
+                                      size_t normal_stride, const double viewpoint[3], grip_icp_cuda_scene **out)
 {
-    (void)xyz; (void)xyz_dev; (void)n; (void)normals; (void)normal_stride; (void)viewpoint;
+    (void)xyz; (void)xyz_dev; (void)kept; (void)n; (void)normals; (void)normal_stride; (void)viewpoint;
     if (out)
         *out = NULL;
     return no_cuda(ctx, "verify icp");

@@ -4,7 +4,7 @@
 // Why this tree. The build must be a few linear passes, not one pass per level: level-by-level builds (Hu 2017,
 // Elstad & Granlund 2014, Wald's left-balanced trees) repeat a partition or a sort of all n points about
 // log2(n) = 20 times for 1e6 points. Here the build is one radix sort of 64-bit keys and three linear kernels:
-//   1. the bounding box and the number of finite points (one reduction);
+//   1. the bounding box and the number of finite points (grid3d's reduction, or the box a caller has measured);
 //   2. each point's 63-bit Morton code over the cube around that box (non-finite points get the largest key,
 //      so the sort places them after every finite point) and one cub radix sort of (code, index);
 //   3. the binary radix tree over the sorted codes (Karras 2012: each internal node found in parallel from its
@@ -31,6 +31,7 @@
 // longer than its parent's, and prefixes run over 64 code bits and 32 position bits, so no path is deeper
 // than 96 nodes and the stack never holds more than kStackMax entries.
 #include "cuda/core/device.cuh"
+#include "cuda/spatial/grid3d.cuh"
 #include "cuda/spatial/kdtree3d.cuh"
 
 extern "C" {
@@ -54,21 +55,6 @@ constexpr uint32_t kQueryAxisMax = (1u << 10) - 1;
 constexpr size_t kSortQueriesMin = 1024;    // fewer queries are searched in the caller's order
 
 // ---- small helpers ---------------------------------------------------------------------------------------
-
-__host__ __device__ inline uint32_t float_order_key(float v)
-{
-    uint32_t b;
-    memcpy(&b, &v, sizeof b);
-    return (b & 0x80000000u) ? ~b : b | 0x80000000u;
-}
-
-__host__ __device__ inline float float_from_order_key(uint32_t k)
-{
-    uint32_t b = (k & 0x80000000u) ? k & 0x7fffffffu : ~k;
-    float v;
-    memcpy(&v, &b, sizeof v);
-    return v;
-}
 
 // Spreads the low 21 bits of v to every third bit of a 64-bit word.
 __device__ __forceinline__ uint64_t spread21(uint32_t v)
@@ -118,37 +104,6 @@ grid_frame grid_frame_make(const float lo[3], const float hi[3], uint32_t axis_m
 }
 
 // ---- build kernels ---------------------------------------------------------------------------------------
-
-// bounds[0..2]: order keys of the smallest x, y, z; bounds[3..5]: of the largest; bounds[6]: finite points.
-__global__ void bounds_kernel(const float *__restrict__ xyz, uint32_t n, uint32_t *bounds)
-{
-    uint32_t lo[3] = {~0u, ~0u, ~0u}, hi[3] = {0u, 0u, 0u}, finite = 0;
-    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-        const float p[3] = {xyz[3 * (size_t)i], xyz[3 * (size_t)i + 1], xyz[3 * (size_t)i + 2]};
-        if (!finite3(p[0], p[1], p[2]))
-            continue;
-        ++finite;
-        for (int a = 0; a < 3; ++a) {
-            const uint32_t k = float_order_key(p[a]);
-            lo[a] = min(lo[a], k);
-            hi[a] = max(hi[a], k);
-        }
-    }
-    for (int off = 16; off > 0; off >>= 1) {
-        for (int a = 0; a < 3; ++a) {
-            lo[a] = min(lo[a], __shfl_down_sync(0xffffffffu, lo[a], off));
-            hi[a] = max(hi[a], __shfl_down_sync(0xffffffffu, hi[a], off));
-        }
-        finite += __shfl_down_sync(0xffffffffu, finite, off);
-    }
-    if ((threadIdx.x & 31) == 0 && finite > 0) {
-        for (int a = 0; a < 3; ++a) {
-            atomicMin(&bounds[a], lo[a]);
-            atomicMax(&bounds[3 + a], hi[a]);
-        }
-        atomicAdd(&bounds[6], finite);
-    }
-}
 
 __global__ void morton_keys_kernel(const float *__restrict__ xyz, uint32_t n, grid_frame g, uint64_t *keys,
                                    uint32_t *ids)
@@ -360,7 +315,6 @@ namespace {
 // Device memory of one build; whatever is set is freed by build_buffers_free.
 struct build_buffers {
     float *xyz;             // the uploaded points (host input only)
-    uint32_t *bounds;       // 7 words: see bounds_kernel
     uint64_t *keys[2];
     uint32_t *ids[2];
     void *sort_tmp;
@@ -371,7 +325,6 @@ struct build_buffers {
 void build_buffers_free(build_buffers *b)
 {
     grip_cuda_free(b->xyz);
-    grip_cuda_free(b->bounds);
     for (int t = 0; t < 2; ++t) {
         grip_cuda_free(b->keys[t]);
         grip_cuda_free(b->ids[t]);
@@ -391,27 +344,8 @@ template <typename T> grip_status alloc(grip_ctx *ctx, T **p, size_t bytes)
     return st;
 }
 
-// The box and the number of the finite points among the n, into t (host side).
-grip_status build_bounds(grip_ctx *ctx, build_buffers *b, const float *xyz, uint32_t n, grip_kdtree3d_cuda *t)
-{
-    const uint32_t init[7] = {~0u, ~0u, ~0u, 0u, 0u, 0u, 0u};
-    GRIP_CUDA_CHECK(ctx, grip_cuda_memcpy(ctx, b->bounds, init, sizeof init, cudaMemcpyHostToDevice));
-    int sms = 0;
-    GRIP_CUDA_CHECK(ctx, cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, ctx->device));
-    const unsigned blocks = min(blocks_for(n, kThreads), 4u * (unsigned)sms); // grid-stride beyond that
-    bounds_kernel<<<blocks, kThreads>>>(xyz, n, b->bounds);
-    GRIP_CUDA_CHECK_LAUNCHED(ctx);
-    uint32_t got[7];
-    GRIP_CUDA_CHECK(ctx, grip_cuda_memcpy(ctx, got, b->bounds, sizeof got, cudaMemcpyDeviceToHost));
-    t->count = got[6];
-    for (int a = 0; a < 3; ++a) {
-        t->lo[a] = t->count ? float_from_order_key(got[a]) : 0.0f;
-        t->hi[a] = t->count ? float_from_order_key(got[3 + a]) : 0.0f;
-    }
-    return GRIP_OK;
-}
-
-grip_status build_alloc(grip_ctx *ctx, build_buffers *b, uint32_t n, grip_kdtree3d_cuda *t)
+// The sort's and the tree's arrays of n points: the build's first allocations (the first chooses the device).
+grip_status build_alloc_points(grip_ctx *ctx, build_buffers *b, uint32_t n, grip_kdtree3d_cuda *t)
 {
     grip_status st = GRIP_OK;
     for (int i = 0; i < 2 && st == GRIP_OK; ++i) {
@@ -425,11 +359,16 @@ grip_status build_alloc(grip_ctx *ctx, build_buffers *b, uint32_t n, grip_kdtree
         return st;
     GRIP_CUDA_CHECK(ctx, cub::DeviceRadixSort::SortPairs(NULL, b->sort_bytes, b->keys[0], b->keys[1], b->ids[0],
                                                          b->ids[1], (int)n));
-    st = alloc(ctx, &b->sort_tmp, b->sort_bytes);
-    if (st != GRIP_OK || t->count <= t->leaf_size)
-        return st;
+    return alloc(ctx, &b->sort_tmp, b->sort_bytes);
+}
+
+// The nodes of a tree of t->count finite points (none when the root is a leaf).
+grip_status build_alloc_nodes(grip_ctx *ctx, build_buffers *b, grip_kdtree3d_cuda *t)
+{
+    if (t->count <= t->leaf_size)
+        return GRIP_OK;
     const size_t inner = (size_t)t->count - 1;
-    st = alloc(ctx, &t->nodes, inner * sizeof(kd_node));
+    grip_status st = alloc(ctx, &t->nodes, inner * sizeof(kd_node));
     if (st == GRIP_OK)
         st = alloc(ctx, &b->node_parent, inner * sizeof(uint32_t));
     if (st == GRIP_OK)
@@ -439,7 +378,8 @@ grip_status build_alloc(grip_ctx *ctx, build_buffers *b, uint32_t n, grip_kdtree
     return st;
 }
 
-grip_status build_run(grip_ctx *ctx, build_buffers *b, const float *xyz, uint32_t n, grip_kdtree3d_cuda *t)
+// Queues the build's kernels; waits for them when `wait`.
+grip_status build_run(grip_ctx *ctx, build_buffers *b, const float *xyz, uint32_t n, bool wait, grip_kdtree3d_cuda *t)
 {
     const grid_frame g = grid_frame_make(t->lo, t->hi, kMortonAxisMax);
     morton_keys_kernel<<<blocks_for(n, kThreads), kThreads>>>(xyz, n, g, b->keys[0], b->ids[0]);
@@ -458,15 +398,18 @@ grip_status build_run(grip_ctx *ctx, build_buffers *b, const float *xyz, uint32_
                                                              b->arrived);
         GRIP_CUDA_CHECK_LAUNCHED(ctx);
     }
-    GRIP_CUDA_CHECK(ctx, cudaStreamSynchronize(0));
+    if (wait)
+        GRIP_CUDA_CHECK(ctx, cudaStreamSynchronize(0));
     return GRIP_OK;
 }
 
-// The build proper, with its buffers owned by the caller (freed there on every path).
+// The build proper, with its buffers owned by the caller (freed there on every path; the frees are
+// stream-ordered, so a build that does not wait may free them while its kernels are still queued). known: the
+// finite points' box and count, or NULL to measure them (which waits on the device).
 grip_status build_tree(grip_ctx *ctx, build_buffers *b, const float *xyz, grip_memory xyz_mem, uint32_t n,
-                       grip_kdtree3d_cuda *t)
+                       const grip_grid3d_bounds *known, bool wait, grip_kdtree3d_cuda *t)
 {
-    grip_status st = alloc(ctx, &b->bounds, 7 * sizeof(uint32_t));
+    grip_status st = build_alloc_points(ctx, b, n, t);
     if (st != GRIP_OK)
         return st;
     t->device = ctx->device; // chosen by the first allocation
@@ -481,9 +424,19 @@ grip_status build_tree(grip_ctx *ctx, build_buffers *b, const float *xyz, grip_m
     } else if ((st = check_device_array(ctx, xyz, t->device, "xyz")) != GRIP_OK) {
         return st;
     }
-    if ((st = build_bounds(ctx, b, xyz, n, t)) != GRIP_OK || (st = build_alloc(ctx, b, n, t)) != GRIP_OK)
+    grip_grid3d_bounds box;
+    if (known)
+        box = *known;
+    else if ((st = grip_grid3d_measure(ctx, xyz, n, &box)) != GRIP_OK)
         return st;
-    return build_run(ctx, b, xyz, n, t);
+    t->count = box.finite;
+    for (int a = 0; a < 3; ++a) {
+        t->lo[a] = t->count ? box.lo[a] : 0.0f;
+        t->hi[a] = t->count ? box.hi[a] : 0.0f;
+    }
+    if ((st = build_alloc_nodes(ctx, b, t)) != GRIP_OK)
+        return st;
+    return build_run(ctx, b, xyz, n, wait, t);
 }
 
 // ---- search ----------------------------------------------------------------------------------------------
@@ -608,8 +561,11 @@ bool memory_kind_valid(grip_memory mem)
 
 } // namespace
 
-extern "C" grip_status grip_kdtree3d_cuda_build(grip_ctx *ctx, const float *xyz, size_t n, grip_memory xyz_mem,
-                                                uint32_t leaf_size, grip_kdtree3d_cuda **out)
+namespace {
+
+// grip_kdtree3d_cuda_build, with the box of the finite points when the caller knows it, waiting or not.
+grip_status build_checked(grip_ctx *ctx, const float *xyz, size_t n, grip_memory xyz_mem, uint32_t leaf_size,
+                          const grip_grid3d_bounds *known, bool wait, grip_kdtree3d_cuda **out)
 {
     if (!out)
         return grip_fail(ctx, GRIP_EINVAL, "kdtree3d (cuda) build: out is NULL");
@@ -632,7 +588,7 @@ extern "C" grip_status grip_kdtree3d_cuda_build(grip_ctx *ctx, const float *xyz,
     grip_status st = GRIP_OK;
     if (n > 0) {
         build_buffers b = {};
-        st = build_tree(ctx, &b, xyz, xyz_mem, (uint32_t)n, t);
+        st = build_tree(ctx, &b, xyz, xyz_mem, (uint32_t)n, known, wait, t);
         build_buffers_free(&b);
     }
     if (st != GRIP_OK) {
@@ -641,6 +597,21 @@ extern "C" grip_status grip_kdtree3d_cuda_build(grip_ctx *ctx, const float *xyz,
     }
     *out = t;
     return GRIP_OK;
+}
+
+} // namespace
+
+extern "C" grip_status grip_kdtree3d_cuda_build(grip_ctx *ctx, const float *xyz, size_t n, grip_memory xyz_mem,
+                                                uint32_t leaf_size, grip_kdtree3d_cuda **out)
+{
+    return build_checked(ctx, xyz, n, xyz_mem, leaf_size, NULL, true, out);
+}
+
+grip_status grip_kdtree3d_cuda_build_queued(grip_ctx *ctx, const float *xyz_dev, uint32_t n,
+                                            const grip_grid3d_bounds &box, uint32_t leaf_size,
+                                            grip_kdtree3d_cuda **out)
+{
+    return build_checked(ctx, xyz_dev, n, GRIP_MEM_CUDA, leaf_size, &box, false, out);
 }
 
 grip_kd::kd_view grip_kdtree3d_cuda_view(const grip_kdtree3d_cuda *t)

@@ -7,6 +7,8 @@
 
 #include <stdint.h>
 
+#include "cuda/spatial/grid3d.cuh"
+
 extern "C" {
 #include "spatial/kdtree3d_cuda.h"
 }
@@ -157,6 +159,14 @@ __device__ __forceinline__ void knn_search(const kd_view &a, float qx, float qy,
 }
 
 } // namespace grip_kd
+
+// grip_kdtree3d_cuda_build over the n points xyz_dev (device memory of the context's device) whose finite points'
+// box and count the caller has measured over those very points (a surface's bounds), without waiting: the kernels
+// are queued on the calling thread's stream and may still run on return. Work queued after them on that stream
+// sees the finished tree; a kernel's fault shows in the next call that waits.
+grip_status grip_kdtree3d_cuda_build_queued(grip_ctx *ctx, const float *xyz_dev, uint32_t n,
+                                            const grip_grid3d_bounds &box, uint32_t leaf_size,
+                                            grip_kdtree3d_cuda **out);
 
 // The device view of a tree built by grip_kdtree3d_cuda_build (a non-NULL tree; host side, no CUDA call).
 grip_kd::kd_view grip_kdtree3d_cuda_view(const grip_kdtree3d_cuda *tree);

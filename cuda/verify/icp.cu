@@ -22,6 +22,7 @@
 // same bits on both sides.
 #include "cuda/core/device.cuh"
 #include "cuda/spatial/kdtree3d.cuh"
+#include "cuda/spatial/surface.cuh"
 
 extern "C" {
 #include "verify/icp_cuda.h"
@@ -349,9 +350,10 @@ extern "C" const float *grip_icp_cuda_scene_points(const grip_icp_cuda_scene *s,
     return (const float *)s->xyz;
 }
 
-extern "C" grip_status grip_icp_cuda_scene_build(grip_ctx *ctx, const float *xyz, const float *xyz_dev, size_t n,
-                                                 const float *normals, size_t normal_stride,
-                                                 const double viewpoint[3], grip_icp_cuda_scene **out)
+extern "C" grip_status grip_icp_cuda_scene_build(grip_ctx *ctx, const float *xyz, const float *xyz_dev,
+                                                 const grip_surface_cuda *kept, size_t n, const float *normals,
+                                                 size_t normal_stride, const double viewpoint[3],
+                                                 grip_icp_cuda_scene **out)
 {
     if (!out)
         return grip_fail(ctx, GRIP_EINVAL, "verify (cuda): scene out is NULL");
@@ -366,12 +368,15 @@ extern "C" grip_status grip_icp_cuda_scene_build(grip_ctx *ctx, const float *xyz
     for (int a = 0; a < 3; ++a)
         s->viewpoint[a] = viewpoint ? viewpoint[a] : 0.0;
     // the points cross once, unless a descriptor left them on the device: the tree is built from the device copy,
-    // which is then packed
+    // which is then packed. On a kept surface the tree takes the box the surface measured, and nothing here waits.
+    if (kept && kept->n != n)
+        kept = NULL;
     float *uploaded = NULL;
-    grip_status st = xyz_dev ? GRIP_OK : upload(ctx, &uploaded, xyz, 3 * n);
-    const float *points = xyz_dev ? xyz_dev : uploaded;
+    grip_status st = kept || xyz_dev ? GRIP_OK : upload(ctx, &uploaded, xyz, 3 * n);
+    const float *points = kept ? kept->xyz : xyz_dev ? xyz_dev : uploaded;
     if (st == GRIP_OK)
-        st = grip_kdtree3d_cuda_build(ctx, points, n, GRIP_MEM_CUDA, 0, &s->tree);
+        st = kept ? grip_kdtree3d_cuda_build_queued(ctx, points, (uint32_t)n, kept->bounds, 0, &s->tree)
+                  : grip_kdtree3d_cuda_build(ctx, points, n, GRIP_MEM_CUDA, 0, &s->tree);
     if (st == GRIP_OK)
         st = pack4_device(ctx, &s->xyz, points, n, 3);
     grip_cuda_free(uploaded);

@@ -220,7 +220,7 @@ static grip_status refine_cuda(ghv_run *r, const grip_icp_params *ip)
         model[i] = grip_verify_hypothesis_at(r->h, r->order[i])->model_id;
     grip_icp_cuda_scene *scene = NULL;
     if (!s)
-        s = grip_icp_cuda_scene_build(ctx, r->scene->xyz, NULL, r->scene->n, NULL, 0, NULL, &scene);
+        s = grip_icp_cuda_scene_build(ctx, r->scene->xyz, NULL, NULL, r->scene->n, NULL, 0, NULL, &scene);
     if (!s) {
         grip_icp_batch b = {xyz, NULL, first, r->n_models, (uint32_t)n, model, r->poses};
         s = grip_icp_cuda_refine(ctx, ip, scene, &b, res);

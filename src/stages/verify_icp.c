@@ -16,6 +16,7 @@
 #include "stages/normals_choice.h"
 #include "stages/normals_orientation.h"
 #include "stages/registry.h"
+#include "stages/results.h"
 #include "stages/verify_common.h"
 #include "stages/verify_model_cache.h"
 #include "spatial/kdtree3d.h"
@@ -416,9 +417,8 @@ static grip_status batch_points(grip_stage *st, const open_models *om, grip_icp_
  * the device (else uploaded). The scene built on the device stays in *dev (the caller frees it, also after a failure)
  * for the free-space check. */
 static grip_status refine_cuda(grip_stage *st, const grip_icp_params *p, const open_models *om,
-                               const grip_cloud_input *scene, const view_normals *sn, const grip_hypotheses *h,
-                               const uint32_t *kept, uint32_t n_kept, grip_icp_result *res, const float *xyz_dev,
-                               grip_icp_cuda_scene **dev)
+                               const grip_hypotheses *h, const uint32_t *kept, uint32_t n_kept, grip_icp_result *res,
+                               const grip_icp_cuda_scene *dev)
 {
     grip_icp_batch b;
     memset(&b, 0, sizeof b);
@@ -436,11 +436,8 @@ static grip_status refine_cuda(grip_stage *st, const grip_icp_params *p, const o
         for (int e = 0; e < 16; e++)
             poses[16 * (size_t)k + e] = hy->pose[e];
     }
-    const double vp[3] = {scene->viewpoint[0], scene->viewpoint[1], scene->viewpoint[2]};
     if (!s)
-        s = grip_icp_cuda_scene_build(st->ctx, scene->xyz, xyz_dev, scene->n, sn->rows, sn->stride, vp, dev);
-    if (!s)
-        s = grip_icp_cuda_refine(st->ctx, p, *dev, &b, res);
+        s = grip_icp_cuda_refine(st->ctx, p, dev, &b, res);
     batch_points_free(&b);
     return s;
 }
@@ -560,8 +557,6 @@ static grip_status refine_all(grip_stage *st, const grip_view *models, uint32_t 
                               const grip_cloud_input *scene, const grip_hypotheses *h, grip_verdicts *v,
                               grip_model_spread *spreads)
 {
-    grip_pinhole cam;
-    grip_pinhole_estimate(scene->xyz, scene->width, scene->height, grip_ctx_threads(st->ctx), &cam);
     grip_ctx *ctx = st->ctx;
     grip_support_plane support;
     memset(&support, 0, sizeof support);
@@ -573,22 +568,30 @@ static grip_status refine_all(grip_stage *st, const grip_view *models, uint32_t 
     memset(&sn, 0, sizeof sn);
     uint32_t *kept = NULL, n_kept = 0;
     grip_icp_result *res = NULL;
-    grip_icp_cuda_scene *dev = NULL; /* the scene on the device, when ICP ran there */
+    grip_icp_cuda_scene *dev = NULL; /* the scene on the device, when ICP runs there */
     float *violation = NULL;
     grip_status s = grip_icp_params_check(ctx, &p);
+    if (!s && p.metric == GRIP_ICP_POINT_TO_PLANE)
+        s = view_normals_open(st, scene_view, scene, GRIP_MODEL_NORMALS_VIEWPOINT, "verify: scene.cloud", &sn);
+    /* the scene's tree first (none without a hypothesis): on the descriptor's kept surface its kernels are queued
+     * and run while the host fits the camera and the support plane and opens the models */
+    const double vp[3] = {scene->viewpoint[0], scene->viewpoint[1], scene->viewpoint[2]};
+    if (!s && st->use_cuda && h->count > 0)
+        s = grip_icp_cuda_scene_build(ctx, scene->xyz, grip_view_device_xyz(ctx, scene_view, scene->n),
+                                      grip_features_kept_surface(ctx, scene_view->features, scene->n), scene->n,
+                                      sn.rows, sn.stride, vp, &dev);
+    grip_pinhole cam;
+    grip_pinhole_estimate(scene->xyz, scene->width, scene->height, grip_ctx_threads(ctx), &cam);
     if (!s && support_margin > 0)
         s = grip_support_plane_fit(ctx, scene->xyz, scene->n, support_margin / 2, scene->viewpoint, &support);
     if (!s)
         s = open_models_open(st, models, n_models, spreads, &om);
-    if (!s && p.metric == GRIP_ICP_POINT_TO_PLANE)
-        s = view_normals_open(st, scene_view, scene, GRIP_MODEL_NORMALS_VIEWPOINT, "verify: scene.cloud", &sn);
     if (!s)
         s = rank_and_cap(st, h, &kept, &n_kept);
     if (!s && !(res = calloc((size_t)n_kept + 1, sizeof *res)))
         s = grip_fail(ctx, GRIP_ENOMEM, "verify: out of memory for %u results", n_kept);
-    if (!s && n_kept > 0) /* no hypothesis: no scene tree to build */
-        s = st->use_cuda ? refine_cuda(st, &p, &om, scene, &sn, h, kept, n_kept, res,
-                                       grip_view_device_xyz(ctx, scene_view, scene->n), &dev)
+    if (!s && n_kept > 0)
+        s = st->use_cuda ? refine_cuda(st, &p, &om, h, kept, n_kept, res, dev)
                          : refine_cpu(st, &p, &om, scene, &sn, h, kept, n_kept, res);
     for (uint32_t i = 0; i < h->count && !s; i++) { /* left out by the cap */
         grip_verdict *vd = &v->items[i];

@@ -10,13 +10,16 @@
  *
  * Ownership: the scene is allocated by grip_icp_cuda_scene_build and freed by grip_icp_cuda_scene_free; every
  * other argument is the caller's, read during the call only. Calls are synchronous (results ready on return) and
- * run on the context's device. A CPU-only build links src/no_cuda.c: GRIP_EUNSUPPORTED. */
+ * run on the context's device, but for a scene built on a kept surface: its kernels are queued on the calling
+ * thread's stream, where grip_icp_cuda_refine's follow them, so the host may work while they run. A CPU-only build
+ * links src/no_cuda.c: GRIP_EUNSUPPORTED. */
 #ifndef GRIP_VERIFY_ICP_CUDA_H
 #define GRIP_VERIFY_ICP_CUDA_H
 
 #include <stddef.h>
 #include <stdint.h>
 #include "core/ctx.h"
+#include "spatial/neighborhood_cuda.h"
 #include "verify/icp.h"
 
 #ifdef __cplusplus
@@ -27,12 +30,14 @@ typedef struct grip_icp_cuda_scene grip_icp_cuda_scene;
 
 /* Builds the scene of n points xyz (host, n x 3; non-finite rows are never paired) with optional normals (host,
  * rows of normal_stride >= 3 floats, or NULL) and the sensor's viewpoint (NULL: the origin). xyz_dev: the same
- * points already on the context's device (n x 3, the caller's), read instead of uploading xyz; or NULL. *out is NULL
- * after a failure: GRIP_EINVAL (NULL out, both xyz NULL with n > 0, stride below 3, n >= 2^31), GRIP_ENOMEM,
- * GRIP_ENODEV, GRIP_ECUDA, GRIP_EUNSUPPORTED (CPU-only build). */
-grip_status grip_icp_cuda_scene_build(grip_ctx *ctx, const float *xyz, const float *xyz_dev, size_t n,
-                                      const float *normals, size_t normal_stride, const double viewpoint[3],
-                                      grip_icp_cuda_scene **out);
+ * points already on the context's device (n x 3, the caller's), read instead of uploading xyz; or NULL. kept: a
+ * surface of those n points on the device (a descriptor stage's, stages/results.h), read instead of either, its
+ * measured box taken for the tree's, so that the build does not wait (above); or NULL (also ignored when its
+ * size is not n). *out is NULL after a failure: GRIP_EINVAL (NULL out, both xyz NULL with n > 0, stride below 3,
+ * n >= 2^31), GRIP_ENOMEM, GRIP_ENODEV, GRIP_ECUDA, GRIP_EUNSUPPORTED (CPU-only build). */
+grip_status grip_icp_cuda_scene_build(grip_ctx *ctx, const float *xyz, const float *xyz_dev,
+                                      const grip_surface_cuda *kept, size_t n, const float *normals,
+                                      size_t normal_stride, const double viewpoint[3], grip_icp_cuda_scene **out);
 void grip_icp_cuda_scene_free(grip_icp_cuda_scene *scene);
 /* The scene's points on the device, by row (an organized scene keeps its layout), *stride floats each (x, y, z
  * first); owned by the scene. */
