@@ -580,6 +580,26 @@ grip_status grip_icp_cuda_refine(grip_ctx *ctx, const grip_icp_params *params, c
     return no_cuda(ctx, "verify icp");
 }
 
+grip_status grip_icp_cuda_refine_start(grip_ctx *ctx, const grip_icp_params *params, const grip_icp_cuda_scene *scene,
+                                       const grip_icp_batch *batch, grip_icp_cuda_run **out)
+{
+    (void)params; (void)scene; (void)batch;
+    if (out)
+        *out = NULL;
+    return no_cuda(ctx, "verify icp");
+}
+
+grip_status grip_icp_cuda_refine_finish(grip_ctx *ctx, grip_icp_cuda_run *run, grip_icp_result *out)
+{
+    (void)run; (void)out;
+    return no_cuda(ctx, "verify icp");
+}
+
+void grip_icp_cuda_run_free(grip_icp_cuda_run *run)
+{
+    (void)run;
+}
+
 /* ---- verify/free_space_cuda.h ---- */
 
 grip_status grip_free_space_violations_cuda(grip_ctx *ctx, const grip_pinhole *cam, const float *scene_dev,

@@ -13,7 +13,8 @@
 //      (icp_math.h: Horn's quaternion or the point-to-plane 6x6 solve, on the device), the composed pose and the
 //      stop rules. A hypothesis that stops is inactive: its chunks return at once in later iterations.
 // No host round trip inside an iteration; the host looks at the number of active hypotheses every
-// kActiveCheckEvery iterations, to stop launching when every hypothesis has stopped. Then score_kernel and
+// kActiveCheckEvery iterations, to stop launching when every hypothesis has stopped (grip_icp_cuda_refine_start
+// returns before the first look, so that the host can work while those iterations run). Then score_kernel and
 // score_finish_kernel count, per hypothesis, the model points facing the viewpoint and the inliers among them.
 //
 // Determinism. Every sum is ordered: within a block a fixed shuffle tree per warp, then the warps' sums added in
@@ -417,12 +418,12 @@ void batch_free(batch_buffers *b)
 }
 
 grip_status check_batch(grip_ctx *ctx, const grip_icp_params *p, const grip_icp_cuda_scene *scene,
-                        const grip_icp_batch *b, const grip_icp_result *out)
+                        const grip_icp_batch *b)
 {
     grip_status st = grip_icp_params_check(ctx, p);
     if (st != GRIP_OK)
         return st;
-    if (!scene || !b || !out || !b->model_first || (b->n_hypotheses && (!b->hypothesis_model || !b->init_poses)))
+    if (!scene || !b || !b->model_first || (b->n_hypotheses && (!b->hypothesis_model || !b->init_poses)))
         return grip_fail(ctx, GRIP_EINVAL, "verify (cuda): ICP got a NULL scene, batch or output");
     if (b->model_first[b->n_models] > 0 && !b->model_xyz)
         return grip_fail(ctx, GRIP_EINVAL, "verify (cuda): ICP batch has model points but model_xyz is NULL");
@@ -526,9 +527,12 @@ grip_status upload_batch(grip_ctx *ctx, const grip_icp_params *p, const grip_icp
     return st;
 }
 
+// Launches the iterations from *next on, looking at the number of active hypotheses before every
+// kActiveCheckEvery-th (a wait on the device) and stopping once none is. With queue_only it returns at its first
+// look instead, *next the iteration that look comes before; else *next ends at max_iterations.
 template <uint32_t METRIC>
 grip_status iterate(grip_ctx *ctx, const grip_icp_params *p, const grip_icp_cuda_scene *s, const batch_buffers *d,
-                    uint32_t n_hyp, size_t n_chunks)
+                    uint32_t n_hyp, size_t n_chunks, bool queue_only, uint32_t *next)
 {
     const kd_view tree = grip_kdtree3d_cuda_view(s->tree);
     loop_params lp;
@@ -537,7 +541,17 @@ grip_status iterate(grip_ctx *ctx, const grip_icp_params *p, const grip_icp_cuda
     lp.transformation_epsilon = p->transformation_epsilon;
     lp.rotation_threshold = p->rotation_epsilon > 0.0 ? p->rotation_epsilon : 1.0 - p->transformation_epsilon;
     lp.euclidean_fitness_epsilon = p->euclidean_fitness_epsilon;
-    for (uint32_t k = 0; k < p->max_iterations; ++k) {
+    for (uint32_t k = *next; k < p->max_iterations; ++k) {
+        if (k > 0 && k % kActiveCheckEvery == 0) {
+            if (queue_only && k > *next) {
+                *next = k;
+                return GRIP_OK;
+            }
+            uint32_t active = 0;
+            GRIP_CUDA_CHECK(ctx, grip_cuda_memcpy(ctx, &active, d->active, sizeof active, cudaMemcpyDeviceToHost));
+            if (active == 0)
+                break;
+        }
         GRIP_CUDA_CHECK_COPY(ctx, cudaMemsetAsync(d->active, 0, sizeof(uint32_t), 0));
         pairs_kernel<METRIC><<<(unsigned)n_chunks, kChunk>>>(tree, d->chunks, d->states, d->model, s->xyz, s->normals,
                                                              d->bounds, k, d->partial);
@@ -545,35 +559,54 @@ grip_status iterate(grip_ctx *ctx, const grip_icp_params *p, const grip_icp_cuda
         update_kernel<METRIC><<<blocks_for(n_hyp, kUpdateThreads), kUpdateThreads>>>(d->states, n_hyp, d->first_chunk,
                                                                                      d->partial, lp, d->active);
         GRIP_CUDA_CHECK_LAUNCHED(ctx);
-        if ((k + 1) % kActiveCheckEvery == 0 && k + 1 < p->max_iterations) {
-            uint32_t active = 0;
-            GRIP_CUDA_CHECK(ctx, grip_cuda_memcpy(ctx, &active, d->active, sizeof active, cudaMemcpyDeviceToHost));
-            if (active == 0)
-                break;
-        }
     }
+    *next = p->max_iterations;
     return GRIP_OK;
 }
 
-grip_status run_batch(grip_ctx *ctx, const grip_icp_params *p, const grip_icp_cuda_scene *s, const grip_icp_batch *b,
-                      batch_buffers *d, grip_icp_result *out)
+} // namespace
+
+// A batch between grip_icp_cuda_refine_start and _finish.
+struct grip_icp_cuda_run {
+    grip_icp_params params;
+    const grip_icp_cuda_scene *scene;
+    uint32_t n_hyp;
+    size_t n_chunks;
+    uint32_t next; // the iteration to launch next
+    batch_buffers d;
+};
+
+namespace {
+
+grip_status iterate_run(grip_ctx *ctx, grip_icp_cuda_run *r, bool queue_only)
 {
-    size_t n_chunks = 0;
-    grip_status st = upload_batch(ctx, p, b, d, &n_chunks);
+    if (r->n_chunks == 0)
+        return GRIP_OK;
+    return r->params.metric == GRIP_ICP_POINT_TO_PLANE
+               ? iterate<GRIP_ICP_POINT_TO_PLANE>(ctx, &r->params, r->scene, &r->d, r->n_hyp, r->n_chunks, queue_only,
+                                                  &r->next)
+               : iterate<GRIP_ICP_POINT_TO_POINT>(ctx, &r->params, r->scene, &r->d, r->n_hyp, r->n_chunks, queue_only,
+                                                  &r->next);
+}
+
+// The iterations left, the score and the results into out.
+grip_status finish_run(grip_ctx *ctx, grip_icp_cuda_run *r, grip_icp_result *out)
+{
+    const grip_icp_params *p = &r->params;
+    batch_buffers *d = &r->d;
+    grip_status st = iterate_run(ctx, r, false);
     if (st != GRIP_OK)
         return st;
-    const uint32_t n_hyp = b->n_hypotheses;
-    if (n_chunks > 0) {
-        st = p->metric == GRIP_ICP_POINT_TO_PLANE ? iterate<GRIP_ICP_POINT_TO_PLANE>(ctx, p, s, d, n_hyp, n_chunks)
-                                                  : iterate<GRIP_ICP_POINT_TO_POINT>(ctx, p, s, d, n_hyp, n_chunks);
-        if (st != GRIP_OK)
-            return st;
+    if (r->n_chunks > 0) {
+        const grip_icp_cuda_scene *s = r->scene;
         const double3 vp = make_double3(s->viewpoint[0], s->viewpoint[1], s->viewpoint[2]);
-        score_kernel<<<(unsigned)n_chunks, kChunk>>>(grip_kdtree3d_cuda_view(s->tree), d->chunks, d->states, d->model,
-                                                     d->model_normals, vp,
-                                                     float_bound(p->inlier_distance * p->inlier_distance), d->partial);
+        score_kernel<<<(unsigned)r->n_chunks, kChunk>>>(grip_kdtree3d_cuda_view(s->tree), d->chunks, d->states,
+                                                        d->model, d->model_normals, vp,
+                                                        float_bound(p->inlier_distance * p->inlier_distance),
+                                                        d->partial);
         GRIP_CUDA_CHECK_LAUNCHED(ctx);
     }
+    const uint32_t n_hyp = r->n_hyp;
     if (n_hyp == 0)
         return GRIP_OK;
     // The kernel writes each result field by field; zero the padding between them too, so that the copy below
@@ -588,16 +621,57 @@ grip_status run_batch(grip_ctx *ctx, const grip_icp_params *p, const grip_icp_cu
 
 } // namespace
 
+extern "C" void grip_icp_cuda_run_free(grip_icp_cuda_run *run)
+{
+    if (!run)
+        return;
+    batch_free(&run->d);
+    free(run);
+}
+
+extern "C" grip_status grip_icp_cuda_refine_start(grip_ctx *ctx, const grip_icp_params *params,
+                                                  const grip_icp_cuda_scene *scene, const grip_icp_batch *batch,
+                                                  grip_icp_cuda_run **out)
+{
+    if (!out)
+        return grip_fail(ctx, GRIP_EINVAL, "verify (cuda): run out is NULL");
+    *out = NULL;
+    grip_status st = check_batch(ctx, params, scene, batch);
+    if (st != GRIP_OK)
+        return st;
+    grip_icp_cuda_run *r = (grip_icp_cuda_run *)calloc(1, sizeof *r);
+    if (!r)
+        return grip_fail(ctx, GRIP_ENOMEM, "verify (cuda): out of host memory for the run");
+    r->params = *params;
+    r->scene = scene;
+    r->n_hyp = batch->n_hypotheses;
+    st = upload_batch(ctx, params, batch, &r->d, &r->n_chunks);
+    if (st == GRIP_OK)
+        st = iterate_run(ctx, r, true);
+    if (st != GRIP_OK) {
+        grip_icp_cuda_run_free(r);
+        return st;
+    }
+    *out = r;
+    return GRIP_OK;
+}
+
+extern "C" grip_status grip_icp_cuda_refine_finish(grip_ctx *ctx, grip_icp_cuda_run *run, grip_icp_result *out)
+{
+    grip_status st = !run ? grip_fail(ctx, GRIP_EINVAL, "verify (cuda): run is NULL")
+                     : !out && run->n_hyp > 0 ? grip_fail(ctx, GRIP_EINVAL, "verify (cuda): out is NULL")
+                                              : finish_run(ctx, run, out);
+    grip_icp_cuda_run_free(run);
+    return st;
+}
+
 extern "C" grip_status grip_icp_cuda_refine(grip_ctx *ctx, const grip_icp_params *params,
                                             const grip_icp_cuda_scene *scene, const grip_icp_batch *batch,
                                             grip_icp_result *out)
 {
-    grip_status st = check_batch(ctx, params, scene, batch, out);
-    if (st != GRIP_OK)
-        return st;
-    batch_buffers d;
-    memset(&d, 0, sizeof d);
-    st = run_batch(ctx, params, scene, batch, &d, out);
-    batch_free(&d);
-    return st;
+    if (!out)
+        return grip_fail(ctx, GRIP_EINVAL, "verify (cuda): ICP got a NULL output");
+    grip_icp_cuda_run *run = NULL;
+    grip_status st = grip_icp_cuda_refine_start(ctx, params, scene, batch, &run);
+    return st == GRIP_OK ? grip_icp_cuda_refine_finish(ctx, run, out) : st;
 }

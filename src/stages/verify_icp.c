@@ -413,12 +413,11 @@ static grip_status batch_points(grip_stage *st, const open_models *om, grip_icp_
     return GRIP_OK;
 }
 
-/* The GPU: every kept hypothesis in one batch, the scene's points taken from xyz_dev when a descriptor left them on
- * the device (else uploaded). The scene built on the device stays in *dev (the caller frees it, also after a failure)
- * for the free-space check. */
-static grip_status refine_cuda(grip_stage *st, const grip_icp_params *p, const open_models *om,
-                               const grip_hypotheses *h, const uint32_t *kept, uint32_t n_kept, grip_icp_result *res,
-                               const grip_icp_cuda_scene *dev)
+/* The GPU: every kept hypothesis in one batch against the scene dev, started (*run; grip_icp_cuda_refine_finish
+ * gives the results) so that the host can work while the first iterations run. */
+static grip_status refine_cuda_start(grip_stage *st, const grip_icp_params *p, const open_models *om,
+                                     const grip_hypotheses *h, const uint32_t *kept, uint32_t n_kept,
+                                     const grip_icp_cuda_scene *dev, grip_icp_cuda_run **run)
 {
     grip_icp_batch b;
     memset(&b, 0, sizeof b);
@@ -437,7 +436,7 @@ static grip_status refine_cuda(grip_stage *st, const grip_icp_params *p, const o
             poses[16 * (size_t)k + e] = hy->pose[e];
     }
     if (!s)
-        s = grip_icp_cuda_refine(st->ctx, p, dev, &b, res);
+        s = grip_icp_cuda_refine_start(st->ctx, p, dev, &b, run);
     batch_points_free(&b);
     return s;
 }
@@ -569,30 +568,35 @@ static grip_status refine_all(grip_stage *st, const grip_view *models, uint32_t 
     uint32_t *kept = NULL, n_kept = 0;
     grip_icp_result *res = NULL;
     grip_icp_cuda_scene *dev = NULL; /* the scene on the device, when ICP runs there */
+    grip_icp_cuda_run *run = NULL;
     float *violation = NULL;
     grip_status s = grip_icp_params_check(ctx, &p);
     if (!s && p.metric == GRIP_ICP_POINT_TO_PLANE)
         s = view_normals_open(st, scene_view, scene, GRIP_MODEL_NORMALS_VIEWPOINT, "verify: scene.cloud", &sn);
-    /* the scene's tree first (none without a hypothesis): on the descriptor's kept surface its kernels are queued
-     * and run while the host fits the camera and the support plane and opens the models */
+    /* On the GPU the device works first: the scene's tree (on the descriptor's kept surface its kernels are only
+     * queued), then the models' first ICP iterations, while the host fits the camera and the support plane. */
     const double vp[3] = {scene->viewpoint[0], scene->viewpoint[1], scene->viewpoint[2]};
-    if (!s && st->use_cuda && h->count > 0)
+    if (!s && st->use_cuda && h->count > 0) /* no hypothesis: no scene tree to build */
         s = grip_icp_cuda_scene_build(ctx, scene->xyz, grip_view_device_xyz(ctx, scene_view, scene->n),
                                       grip_features_kept_surface(ctx, scene_view->features, scene->n), scene->n,
                                       sn.rows, sn.stride, vp, &dev);
-    grip_pinhole cam;
-    grip_pinhole_estimate(scene->xyz, scene->width, scene->height, grip_ctx_threads(ctx), &cam);
-    if (!s && support_margin > 0)
-        s = grip_support_plane_fit(ctx, scene->xyz, scene->n, support_margin / 2, scene->viewpoint, &support);
     if (!s)
         s = open_models_open(st, models, n_models, spreads, &om);
     if (!s)
         s = rank_and_cap(st, h, &kept, &n_kept);
     if (!s && !(res = calloc((size_t)n_kept + 1, sizeof *res)))
         s = grip_fail(ctx, GRIP_ENOMEM, "verify: out of memory for %u results", n_kept);
+    if (!s && st->use_cuda && n_kept > 0)
+        s = refine_cuda_start(st, &p, &om, h, kept, n_kept, dev, &run);
+    grip_pinhole cam;
+    grip_pinhole_estimate(scene->xyz, scene->width, scene->height, grip_ctx_threads(ctx), &cam);
+    if (!s && support_margin > 0)
+        s = grip_support_plane_fit(ctx, scene->xyz, scene->n, support_margin / 2, scene->viewpoint, &support);
     if (!s && n_kept > 0)
-        s = st->use_cuda ? refine_cuda(st, &p, &om, h, kept, n_kept, res, dev)
+        s = st->use_cuda ? grip_icp_cuda_refine_finish(ctx, run, res)
                          : refine_cpu(st, &p, &om, scene, &sn, h, kept, n_kept, res);
+    else
+        grip_icp_cuda_run_free(run);
     for (uint32_t i = 0; i < h->count && !s; i++) { /* left out by the cap */
         grip_verdict *vd = &v->items[i];
         const grip_hypothesis *hy = grip_verify_hypothesis_at(h, i);

@@ -42,42 +42,52 @@ void grip_pinhole_estimate(const float *xyz, uint32_t width, uint32_t height, in
     memset(out, 0, sizeof *out);
     if (height < 2 || width < 2)
         return;
-    double bu[GRIP_PINHOLE_BLOCKS][5], bv[GRIP_PINHOLE_BLOCKS][5];
-#pragma omp parallel for schedule(static) num_threads(threads > 0 ? threads : 1)
-    for (int b = 0; b < GRIP_PINHOLE_BLOCKS; b++)
-        pinhole_sums(xyz, width, (uint32_t)((uint64_t)height * b / GRIP_PINHOLE_BLOCKS),
-                     (uint32_t)((uint64_t)height * (b + 1) / GRIP_PINHOLE_BLOCKS), bu[b], bv[b]);
-    double su[5] = {0}, sv[5] = {0};
-    for (int b = 0; b < GRIP_PINHOLE_BLOCKS; b++)
-        for (int k = 0; k < 5; k++) {
-            su[k] += bu[b][k];
-            sv[k] += bv[b][k];
-        }
-    if (su[0] < 16)
-        return;
-    fit_line(su, &out->fx, &out->cx);
-    fit_line(sv, &out->fy, &out->cy);
-    /* the residual over every 4th pixel of every 4th row, in the same blocks of rows */
-    double bsq[GRIP_PINHOLE_BLOCKS];
+    double bu[GRIP_PINHOLE_BLOCKS][5], bv[GRIP_PINHOLE_BLOCKS][5], bsq[GRIP_PINHOLE_BLOCKS];
     size_t bn[GRIP_PINHOLE_BLOCKS];
-#pragma omp parallel for schedule(static) num_threads(threads > 0 ? threads : 1)
-    for (int b = 0; b < GRIP_PINHOLE_BLOCKS; b++) {
-        const uint32_t v0 = (uint32_t)((uint64_t)height * b / GRIP_PINHOLE_BLOCKS),
-                       v1 = (uint32_t)((uint64_t)height * (b + 1) / GRIP_PINHOLE_BLOCKS);
-        double sq = 0; /* summed here, stored once: neighbouring blocks' sums share cache lines */
-        size_t n = 0;
-        for (uint32_t v = (v0 + 3) / 4 * 4; v < v1; v += 4)
-            for (uint32_t u = 0; u < width; u += 4) {
-                const float *p = xyz + 3 * ((size_t)v * width + u);
-                if (!grip_free_space_usable(p))
-                    continue;
-                double du = out->fx * p[0] / p[2] + out->cx - u, dv = out->fy * p[1] / p[2] + out->cy - v;
-                sq += du * du + dv * dv;
-                n++;
+    int fitted = 0;
+    /* one team for both passes: its threads wake once (they sleep while the host waits on a device) */
+#pragma omp parallel num_threads(threads > 0 ? threads : 1)
+    {
+#pragma omp for schedule(static)
+        for (int b = 0; b < GRIP_PINHOLE_BLOCKS; b++)
+            pinhole_sums(xyz, width, (uint32_t)((uint64_t)height * b / GRIP_PINHOLE_BLOCKS),
+                         (uint32_t)((uint64_t)height * (b + 1) / GRIP_PINHOLE_BLOCKS), bu[b], bv[b]);
+#pragma omp single
+        {
+            double su[5] = {0}, sv[5] = {0};
+            for (int b = 0; b < GRIP_PINHOLE_BLOCKS; b++)
+                for (int k = 0; k < 5; k++) {
+                    su[k] += bu[b][k];
+                    sv[k] += bv[b][k];
+                }
+            if (su[0] >= 16) {
+                fit_line(su, &out->fx, &out->cx);
+                fit_line(sv, &out->fy, &out->cy);
+                fitted = 1;
             }
-        bsq[b] = sq;
-        bn[b] = n;
+        }
+        /* the residual over every 4th pixel of every 4th row, in the same blocks of rows */
+#pragma omp for schedule(static)
+        for (int b = 0; b < GRIP_PINHOLE_BLOCKS; b++) {
+            const uint32_t v0 = (uint32_t)((uint64_t)height * b / GRIP_PINHOLE_BLOCKS),
+                           v1 = (uint32_t)((uint64_t)height * (b + 1) / GRIP_PINHOLE_BLOCKS);
+            double sq = 0; /* summed here, stored once: neighbouring blocks' sums share cache lines */
+            size_t n = 0;
+            for (uint32_t v = (v0 + 3) / 4 * 4; fitted && v < v1; v += 4)
+                for (uint32_t u = 0; u < width; u += 4) {
+                    const float *p = xyz + 3 * ((size_t)v * width + u);
+                    if (!grip_free_space_usable(p))
+                        continue;
+                    double du = out->fx * p[0] / p[2] + out->cx - u, dv = out->fy * p[1] / p[2] + out->cy - v;
+                    sq += du * du + dv * dv;
+                    n++;
+                }
+            bsq[b] = sq;
+            bn[b] = n;
+        }
     }
+    if (!fitted)
+        return;
     double sq = 0;
     size_t n = 0;
     for (int b = 0; b < GRIP_PINHOLE_BLOCKS; b++) {

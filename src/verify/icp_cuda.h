@@ -10,9 +10,9 @@
  *
  * Ownership: the scene is allocated by grip_icp_cuda_scene_build and freed by grip_icp_cuda_scene_free; every
  * other argument is the caller's, read during the call only. Calls are synchronous (results ready on return) and
- * run on the context's device, but for a scene built on a kept surface: its kernels are queued on the calling
- * thread's stream, where grip_icp_cuda_refine's follow them, so the host may work while they run. A CPU-only build
- * links src/no_cuda.c: GRIP_EUNSUPPORTED. */
+ * run on the context's device, but for a scene built on a kept surface and a refinement started apart (below): their
+ * kernels are queued on the calling thread's stream, where the calls that follow queue theirs, so the host may work
+ * while they run. A CPU-only build links src/no_cuda.c: GRIP_EUNSUPPORTED. */
 #ifndef GRIP_VERIFY_ICP_CUDA_H
 #define GRIP_VERIFY_ICP_CUDA_H
 
@@ -61,6 +61,17 @@ typedef struct grip_icp_batch {
  * GRIP_EUNSUPPORTED. */
 grip_status grip_icp_cuda_refine(grip_ctx *ctx, const grip_icp_params *params, const grip_icp_cuda_scene *scene,
                                  const grip_icp_batch *batch, grip_icp_result *out);
+
+/* grip_icp_cuda_refine in two calls, so that the host can work while the device iterates. _start checks and
+ * uploads the batch (whose arrays the caller may free on return), queues the first iterations and returns before
+ * they ran, the run in *out (NULL after a failure); the scene must live until the run is finished or freed.
+ * _finish runs the rest, writes out as grip_icp_cuda_refine does and frees the run, also when it fails. A run not
+ * to be finished is freed by grip_icp_cuda_run_free (NULL allowed). Errors: as grip_icp_cuda_refine's. */
+typedef struct grip_icp_cuda_run grip_icp_cuda_run;
+grip_status grip_icp_cuda_refine_start(grip_ctx *ctx, const grip_icp_params *params, const grip_icp_cuda_scene *scene,
+                                       const grip_icp_batch *batch, grip_icp_cuda_run **out);
+grip_status grip_icp_cuda_refine_finish(grip_ctx *ctx, grip_icp_cuda_run *run, grip_icp_result *out);
+void grip_icp_cuda_run_free(grip_icp_cuda_run *run);
 
 #ifdef __cplusplus
 }

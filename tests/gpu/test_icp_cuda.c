@@ -454,6 +454,19 @@ START_TEST(bad_arguments)
     ck_assert_int_eq(gpu_all(ctx, &p, &c, model, poses, 2, 0, out), GRIP_EINVAL);
     poses[16 + 3] = poses[3];
     ck_assert_int_eq(grip_icp_cuda_scene_build(ctx, NULL, NULL, NULL, 5, NULL, 0, NULL, NULL), GRIP_EINVAL);
+    ck_assert_int_eq(grip_icp_cuda_refine_finish(ctx, NULL, out), GRIP_EINVAL);
+    { /* a run started and freed unfinished: nothing leaks (memcheck's leak check), nothing is written */
+        grip_icp_cuda_scene *dev = NULL;
+        ck_assert_int_eq(grip_icp_cuda_scene_build(ctx, c.scene_xyz, NULL, NULL, c.n_scene, NULL, 0, NULL, &dev),
+                         GRIP_OK);
+        const size_t first[2] = {0, c.n_model[0]};
+        const grip_icp_batch b = {c.model_xyz[0], NULL, first, 1, 2, model, poses};
+        grip_icp_cuda_run *run = NULL;
+        ck_assert_int_eq(grip_icp_cuda_refine_start(ctx, &p, dev, &b, &run), GRIP_OK);
+        ck_assert_ptr_nonnull(run);
+        grip_icp_cuda_run_free(run);
+        grip_icp_cuda_scene_free(dev);
+    }
     ck_assert_msg(gpu_all(ctx, &p, &c, model, poses, 2, 0, out) == GRIP_OK, "%s", ctx->last_error);
     ck_assert(grip_icp_pose_finite(out[0].pose));
     terrain_free(&t);
