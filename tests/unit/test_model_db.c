@@ -5,7 +5,8 @@
  *  - the reader keeps every array and shape of a hand-made set (absent optional arrays included) and refuses,
  *    with a message that starts with the file's name and a zeroed set, every truncation, every flipped byte, and
  *    a file whose checksum is right but whose contents are not (keypoint past the points, a count too large, no
- *    model, a shape that is neither 0 nor the points). */
+ *    model, a shape that is neither 0 nor the points);
+ *  - a set holding one model's features as described (model_set_hold) borrows them and releases them once. */
 #include "test_support.h"
 #include "host_util.h"
 #include "model_db.h"
@@ -253,6 +254,68 @@ START_TEST(small_set_round_trip)
 }
 END_TEST
 
+static int held_releases;
+
+static void count_release(grip_features *f)
+{
+    (void)f;
+    held_releases++;
+}
+
+/* A held set (model_set_hold) takes the features object as the descriptor stage returned it: its view is that
+ * object, the cloud's arrays are borrowed, the index builds from the features' descriptors with no ids, and
+ * model_set_free releases the object once. A copied set gives its own rows and ids. */
+START_TEST(held_set_takes_the_features)
+{
+    float xyz[6] = {0, 0, 1, 0, 1, 1}, rows[2 * 3] = {1, 2, 3, 4, 5, 6};
+    grip_cloud cloud;
+    memset(&cloud, 0, sizeof cloud);
+    cloud.struct_size = sizeof cloud;
+    cloud.xyz = host_array(GRIP_F32, 2, 3, xyz);
+    cloud.name = "caller's name";
+    grip_features f;
+    memset(&f, 0, sizeof f);
+    f.struct_size = sizeof f;
+    f.descriptor_dim = 3;
+    f.descriptors = host_array(GRIP_F32, 2, 3, rows);
+    f.release = count_release;
+    held_releases = 0;
+    model_set s;
+    ck_assert_int_eq(model_set_hold(&s, &cloud, &f, "milk", "descriptor.impl = shot\n", 1, 3), 0);
+    ck_assert_uint_eq(s.n_models, 1);
+    ck_assert_uint_eq(s.dim, 3);
+    ck_assert_uint_eq(s.rows, 2);
+    ck_assert_ptr_eq(s.held, &f);
+    ck_assert_ptr_eq(s.views[0].features, &f);
+    ck_assert_ptr_eq(s.views[0].cloud, &s.models[0].cloud);
+    ck_assert_ptr_eq(s.models[0].cloud.xyz.data, xyz); /* borrowed */
+    ck_assert_str_eq(s.models[0].cloud.name, "milk");
+    ck_assert_str_eq(s.settings, "descriptor.impl = shot\n");
+    ck_assert_uint_eq(s.abi_major, 1);
+    ck_assert_uint_eq(s.abi_minor, 3);
+    grip_array ref, ids;
+    memset(&ids, 0, sizeof ids);
+    ck_assert_int_eq(model_set_reference(&s, &ref, &ids), 0);
+    ck_assert_ptr_eq(ref.data, rows);
+    ck_assert_uint_eq(ref.rows, 2);
+    ck_assert_ptr_null(ids.data);
+    ck_assert_int_eq(held_releases, 0);
+    model_set_free(&s);
+    ck_assert_int_eq(held_releases, 1);
+    ck_assert_ptr_null(s.held);
+    ck_assert_uint_eq(s.n_models, 0);
+
+    model_set copied;
+    make_small_set(&copied);
+    ck_assert_int_eq(model_set_reference(&copied, &ref, &ids), 1);
+    ck_assert_ptr_eq(ref.data, copied.reference);
+    ck_assert_ptr_eq(ids.data, copied.model_ids);
+    ck_assert_uint_eq(ids.rows, copied.rows);
+    model_set_free(&copied);
+    ck_assert_int_eq(held_releases, 1);
+}
+END_TEST
+
 START_TEST(every_truncation_and_flipped_byte_is_refused)
 {
     model_set s;
@@ -337,6 +400,7 @@ int main(void)
     tcase_set_timeout(tc, 600);
     tcase_add_checked_fixture(tc, grip_test_tmp_dir_make, grip_test_tmp_dir_remove);
     tcase_add_test(tc, small_set_round_trip);
+    tcase_add_test(tc, held_set_takes_the_features);
     tcase_add_test(tc, every_truncation_and_flipped_byte_is_refused);
     tcase_add_test(tc, consistent_checksum_wrong_contents_is_refused);
     tcase_add_test(tc, write_refuses_an_empty_set_and_leaves_no_file);
