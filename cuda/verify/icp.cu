@@ -424,7 +424,7 @@ grip_status check_batch(grip_ctx *ctx, const grip_icp_params *p, const grip_icp_
     if (st != GRIP_OK)
         return st;
     if (!scene || !b || !b->model_first || (b->n_hypotheses && (!b->hypothesis_model || !b->init_poses)))
-        return grip_fail(ctx, GRIP_EINVAL, "verify (cuda): ICP got a NULL scene, batch or output");
+        return grip_fail(ctx, GRIP_EINVAL, "verify (cuda): ICP got a NULL scene, batch or batch array");
     if (b->model_first[b->n_models] > 0 && !b->model_xyz)
         return grip_fail(ctx, GRIP_EINVAL, "verify (cuda): ICP batch has model points but model_xyz is NULL");
     if (p->metric == GRIP_ICP_POINT_TO_PLANE && !scene->normals)
