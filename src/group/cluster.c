@@ -1,22 +1,20 @@
 /* cluster.c -- see cluster.h. The RANSAC below follows PCL 1.13 step by step (RandomSampleConsensus::
- * computeModel, SampleConsensusModel::getSamples/drawIndexSample, SampleConsensusModelRegistration), so that
- * the same seed draws the same samples and keeps the same model. Where PCL computes in float (the sample
- * spread test, the model applied to the points), so does this file, in PCL's order of operations. */
+ * computeModel, SampleConsensusModelRegistration; its samples come from group/ransac_draws.h, PCL's getSamples), so
+ * that the same seed draws the same samples and keeps the same model. Where PCL computes in float (the model applied
+ * to the points), so does this file, in PCL's order of operations. */
 #include "group/cluster.h"
 #include "core/error_note.h"
-#include "group/mt19937.h"
+#include "core/line_alloc.h"
+#include "group/ransac_draws.h"
 #include "math/rigid_fit.h"
-#include "math/sym3_eigen.h"
 
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* PCL: SampleConsensus::probability_ and SampleConsensusModel::max_sample_checks_ */
+/* PCL: SampleConsensus::probability_ */
 #define RANSAC_PROBABILITY 0.99
-#define RANSAC_MAX_SAMPLE_CHECKS 1000
-#define RANSAC_SAMPLE_SIZE 3
 
 void grip_clusters_free(grip_cluster *clusters, size_t n)
 {
@@ -72,8 +70,6 @@ typedef struct ransac_set {
     float (*src)[3];        /* model keypoint of member i */
     float (*dst)[3];        /* scene keypoint of member i */
     uint32_t *sample_target; /* member whose scene keypoint a sample of member i's model keypoint is fitted to */
-    uint64_t *apart;        /* the spread test of every pair as bits, rows of apart_words words; NULL: computed */
-    size_t apart_words;
 } ransac_set;
 
 static void ransac_set_free(ransac_set *s)
@@ -81,7 +77,6 @@ static void ransac_set_free(ransac_set *s)
     free(s->src);
     free(s->dst);
     free(s->sample_target);
-    free(s->apart);
 }
 
 static grip_status ransac_set_make(grip_error_note *err, const float *model_kp_xyz, const float *scene_kp_xyz,
@@ -111,191 +106,16 @@ static grip_status ransac_set_make(grip_error_note *err, const float *model_kp_x
     return GRIP_OK;
 }
 
-/* PCL's sample_dist_thresh_: the squared mean of the standard deviations along the principal axes of the
- * members' model keypoints; every pair of a sample must be farther apart than that. */
-static double sample_spread_threshold(const ransac_set *s)
-{
-    double mean[3] = {0, 0, 0}, cov[9] = {0};
-    for (size_t i = 0; i < s->m; ++i)
-        for (int d = 0; d < 3; ++d)
-            mean[d] += s->src[i][d];
-    for (int d = 0; d < 3; ++d)
-        mean[d] /= (double)s->m;
-    for (size_t i = 0; i < s->m; ++i)
-        for (int r = 0; r < 3; ++r)
-            for (int c = 0; c < 3; ++c)
-                cov[r * 3 + c] += (s->src[i][r] - mean[r]) * (s->src[i][c] - mean[c]);
-    for (int i = 0; i < 9; ++i)
-        cov[i] /= (double)s->m;
-    double values[3], vecs[9];
-    grip_sym3_eigen(cov, values, vecs);
-    double spread = 0.0;
-    for (int i = 0; i < 3; ++i)
-        spread += sqrt(values[i] > 0.0 ? values[i] : 0.0);
-    spread /= 3.0;
-    return spread * spread;
-}
-
-static float squared_gap(const float a[3], const float b[3])
-{
-    float x = a[0] - b[0], y = a[1] - b[1], z = a[2] - b[2];
-    return x * x + y * y + z * z;
-}
-
-/* Clusters of up to RANSAC_APART_MAX members tabulate the spread test of every pair once their search has drawn
- * RANSAC_APART_AFTER samples: a long search on a small cluster (a leftover set of outliers, where a dozen draws fail
- * the test for each that passes) then tests a pair by one lookup. The table holds the very comparisons the draws
- * would make (the gap is the same either way round: its terms are squares of negated differences). */
-#define RANSAC_APART_MAX 256
-#define RANSAC_APART_AFTER 256
-
-/* A draw takes three outputs of the twister, the i-th bounded by m - i, and a twist makes 624 outputs: 208 whole
- * draws. The swap positions of a twist's draws are computed together, in a loop whose steps do not wait on each
- * other (the processor overlaps them), ahead of the swaps, which must run one after another. */
-_Static_assert(GRIP_MT19937_N % RANSAC_SAMPLE_SIZE == 0, "a twist makes whole draws");
-
-/* The draws of one search: PCL's sample stream, consumed in order. One thread draws while the others fit beside it
- * (fit_chunk_draw_next), so everything the draws write sits in cache lines of its own (line_alloc): a write there
- * never invalidates a line the fits read (the shuffled order used to be malloc'd beside the members' arrays). */
-typedef struct ransac_draws {
-    ransac_set *s;
-    uint32_t *order;  /* PCL's shuffled_indices_, as member positions (line_alloc) */
-    grip_mt19937 mt;  /* the search's own: only the draws read it */
-    double spread;    /* every pair of a sample must be farther apart than this, squared */
-    uint64_t drawn;   /* samples drawn so far, good or not */
-    uint64_t magic[RANSAC_SAMPLE_SIZE]; /* of the bounds m - i of draw_sample's remainders (remainder_by) */
-    uint32_t position[GRIP_MT19937_N];  /* the current twist's draws: the place each output swaps to */
-    uint32_t next;                      /* of position, in outputs */
-} ransac_draws;
-
-/* a % d for 32-bit a and d, given magic = 2^64 / d rounded up (UINT64_MAX / d + 1): Lemire, Kaser and Kurz's
- * exact remainder by multiplication, "Faster remainder by direct computation" (2019), without 128-bit integers:
- * a draw's three remainders are by bounds fixed for the search, and a multiplication costs less than a division. */
-static uint32_t remainder_by(uint32_t a, uint64_t magic, uint32_t d)
-{
-    const uint64_t low = magic * a; /* the fraction a / d, in 64 bits */
-    return (uint32_t)(((low >> 32) * d + (((low & 0xffffffffu) * d) >> 32)) >> 32); /* high word of low * d */
-}
-
-#define CACHE_LINE 64
-
-/* Whole cache lines of their own for `bytes`; free() releases them. */
-static void *line_alloc(size_t bytes)
-{
-    return aligned_alloc(CACHE_LINE, (bytes / CACHE_LINE + 1) * CACHE_LINE);
-}
-
-static void ransac_draws_free(ransac_draws *d)
-{
-    if (d)
-        free(d->order);
-    free(d);
-}
-
-/* A search's draws from its seed, the order the identity; NULL without memory. */
-static ransac_draws *ransac_draws_new(ransac_set *s, uint32_t seed)
-{
-    ransac_draws *d = line_alloc(sizeof *d);
-    if (!d)
-        return NULL;
-    memset(d, 0, sizeof *d);
-    d->s = s;
-    d->order = line_alloc(s->m * sizeof *d->order);
-    if (!d->order) {
-        ransac_draws_free(d);
-        return NULL;
-    }
-    for (size_t i = 0; i < s->m; ++i)
-        d->order[i] = (uint32_t)i;
-    grip_mt19937_seed(&d->mt, seed);
-    d->spread = sample_spread_threshold(s);
-    for (uint32_t i = 0; i < RANSAC_SAMPLE_SIZE; ++i)
-        d->magic[i] = UINT64_MAX / ((uint32_t)s->m - i) + 1;
-    d->next = GRIP_MT19937_N;
-    return d;
-}
-
-/* The positions of the next twist's 208 draws: output i of a draw, uniform on [0, INT32_MAX] as PCL takes it
- * (next_int31), gives i + its remainder by m - i. */
-static void twist_positions(ransac_draws *d)
-{
-    grip_mt19937_twist(&d->mt);
-    const uint32_t m = (uint32_t)d->s->m;
-    for (uint32_t t = 0; t < GRIP_MT19937_N; t += RANSAC_SAMPLE_SIZE)
-        for (uint32_t i = 0; i < RANSAC_SAMPLE_SIZE; ++i)
-            d->position[t + i] = i + remainder_by(grip_mt19937_temper(d->mt.state[t + i]) >> 1, d->magic[i], m - i);
-    d->mt.next = GRIP_MT19937_N; /* every output taken */
-    d->next = 0;
-}
-
-static int members_apart(const ransac_draws *d, uint32_t a, uint32_t b)
-{
-    const ransac_set *s = d->s;
-    if (s->apart)
-        return (int)(s->apart[(size_t)a * s->apart_words + b / 64] >> (b % 64) & 1u);
-    return (double)squared_gap(s->src[a], s->src[b]) > d->spread;
-}
-
-/* Fills s->apart; without memory the draws go on computing each gap (the same answers). */
-static void tabulate_apart(ransac_draws *d)
-{
-    ransac_set *s = d->s;
-    const size_t words = (s->m + 63) / 64;
-    s->apart = line_alloc(s->m * words * sizeof *s->apart);
-    if (!s->apart)
-        return;
-    memset(s->apart, 0, s->m * words * sizeof *s->apart);
-    for (size_t a = 0; a < s->m; ++a)
-        for (size_t b = 0; b < a; ++b)
-            if ((double)squared_gap(s->src[a], s->src[b]) > d->spread) {
-                s->apart[a * words + b / 64] |= (uint64_t)1 << (b % 64);
-                s->apart[b * words + a / 64] |= (uint64_t)1 << (a % 64);
-            }
-    s->apart_words = words;
-}
-
-/* SampleConsensusModel::drawIndexSample: a partial Fisher-Yates shuffle that persists across draws. The bound is
- * below 2^32 and the draw below 2^31, so the 32-bit remainder is PCL's. */
-static void draw_sample(ransac_draws *d, uint32_t sample[RANSAC_SAMPLE_SIZE])
-{
-    ransac_set *s = d->s;
-    if (d->next == GRIP_MT19937_N)
-        twist_positions(d);
-    const uint32_t *position = d->position + d->next;
-    d->next += RANSAC_SAMPLE_SIZE;
-    for (uint32_t i = 0; i < RANSAC_SAMPLE_SIZE; ++i) {
-        uint32_t j = position[i];
-        uint32_t t = d->order[i];
-        d->order[i] = d->order[j];
-        d->order[j] = t;
-        sample[i] = d->order[i];
-    }
-    if (++d->drawn == RANSAC_APART_AFTER && s->m <= RANSAC_APART_MAX)
-        tabulate_apart(d);
-}
-
-/* SampleConsensusModel::getSamples: up to 1000 draws until the three model keypoints are spread enough. */
-static int get_good_sample(ransac_draws *d, uint32_t sample[RANSAC_SAMPLE_SIZE])
-{
-    for (int tries = 0; tries < RANSAC_MAX_SAMPLE_CHECKS; ++tries) {
-        draw_sample(d, sample);
-        if (members_apart(d, sample[1], sample[0]) && members_apart(d, sample[2], sample[0]) &&
-            members_apart(d, sample[2], sample[1]))
-            return 1;
-    }
-    return 0;
-}
-
-static grip_status fit_sample(grip_error_note *err, const ransac_set *s, const uint32_t sample[RANSAC_SAMPLE_SIZE],
+static grip_status fit_sample(grip_error_note *err, const ransac_set *s, const uint32_t sample[GRIP_RANSAC_SAMPLE_SIZE],
                               double pose[16])
 {
-    double src[RANSAC_SAMPLE_SIZE * 3], dst[RANSAC_SAMPLE_SIZE * 3];
-    for (int i = 0; i < RANSAC_SAMPLE_SIZE; ++i)
+    double src[GRIP_RANSAC_SAMPLE_SIZE * 3], dst[GRIP_RANSAC_SAMPLE_SIZE * 3];
+    for (int i = 0; i < GRIP_RANSAC_SAMPLE_SIZE; ++i)
         for (int d = 0; d < 3; ++d) {
             src[i * 3 + d] = s->src[sample[i]][d];
             dst[i * 3 + d] = s->dst[s->sample_target[sample[i]]][d];
         }
-    return grip_rigid_fit_noted(err, src, dst, RANSAC_SAMPLE_SIZE, pose);
+    return grip_rigid_fit_noted(err, src, dst, GRIP_RANSAC_SAMPLE_SIZE, pose);
 }
 
 /* The model as PCL tests it: a float matrix times (x, y, z, 1), summed column by column, then the squared
@@ -336,8 +156,8 @@ static size_t count_inliers(const ransac_set *s, const double pose[16], double t
 #define RANSAC_CHUNK_PARALLEL 32
 
 typedef struct ransac_chunk {
-    uint32_t (*sample)[RANSAC_SAMPLE_SIZE]; /* the chunk being fitted */
-    uint32_t (*next)[RANSAC_SAMPLE_SIZE];   /* the next chunk's samples, drawn meanwhile */
+    uint32_t (*sample)[GRIP_RANSAC_SAMPLE_SIZE]; /* the chunk being fitted */
+    uint32_t (*next)[GRIP_RANSAC_SAMPLE_SIZE];   /* the next chunk's samples, drawn meanwhile */
     double (*pose)[16];
     size_t *inliers;
     grip_error_note *note;
@@ -352,15 +172,6 @@ static void ransac_chunk_free(ransac_chunk *c)
     free(c->note);
 }
 
-/* Draws up to n good samples in order; returns how many (fewer when get_good_sample gave up: the stream ends). */
-static size_t draw_samples(ransac_draws *d, uint32_t (*sample)[RANSAC_SAMPLE_SIZE], size_t n)
-{
-    for (size_t i = 0; i < n; ++i)
-        if (!get_good_sample(d, sample[i]))
-            return i;
-    return n;
-}
-
 static void fit_one(const ransac_set *s, double threshold2, ransac_chunk *c, size_t i)
 {
     c->note[i].status = GRIP_OK;
@@ -369,22 +180,21 @@ static void fit_one(const ransac_set *s, double threshold2, ransac_chunk *c, siz
 }
 
 /* Fits and counts the chunk's n samples on up to threads threads, each failure in its own note, while one thread
- * draws n_next samples into c->next (*n_drawn: how many the stream gave). The fits read the members and the
- * chunk's own samples, never the order the draws shuffle. */
-static void fit_chunk_draw_next(ransac_draws *d, double threshold2, ransac_chunk *c, size_t n, size_t n_next,
-                                size_t *n_drawn, uint32_t threads)
+ * takes n_next samples from the stream into c->next (*n_drawn: how many it gave). The fits read the members and the
+ * chunk's own samples, never what the stream writes. */
+static void fit_chunk_draw_next(const ransac_set *s, grip_ransac_draws *d, double threshold2, ransac_chunk *c,
+                                size_t n, size_t n_next, size_t *n_drawn, uint32_t threads)
 {
-    const ransac_set *s = d->s;
     if (n < RANSAC_CHUNK_PARALLEL || threads < 2) {
         for (size_t i = 0; i < n; ++i)
             fit_one(s, threshold2, c, i);
-        *n_drawn = draw_samples(d, c->next, n_next);
+        *n_drawn = grip_ransac_draws_take(d, c->next, n_next);
         return;
     }
 #pragma omp parallel num_threads(threads)
     {
 #pragma omp single nowait
-        *n_drawn = draw_samples(d, c->next, n_next);
+        *n_drawn = grip_ransac_draws_take(d, c->next, n_next);
 #pragma omp for schedule(dynamic, 4)
         for (size_t i = 0; i < n; ++i)
             fit_one(s, threshold2, c, i);
@@ -407,17 +217,19 @@ static uint64_t last_iteration(double k, uint32_t max_iterations)
  * sample still fails the search, even one past the stopping iteration, which the plain loop would not have made:
  * every SVD the library runs is checked, never absorbed (test_faults walks them all, these too). The failure
  * reported is the first in iteration order. */
-static grip_status ransac_search(grip_error_note *err, const grip_ransac_params *params, ransac_set *s,
+static grip_status ransac_search(grip_error_note *err, const grip_ransac_params *params, const ransac_set *s,
                                  uint32_t threads, int *found, double best_pose[16])
 {
     *found = 0;
-    ransac_chunk c = {line_alloc(RANSAC_CHUNK_MAX * sizeof *c.sample), line_alloc(RANSAC_CHUNK_MAX * sizeof *c.next),
-                      line_alloc(RANSAC_CHUNK_MAX * sizeof *c.pose), line_alloc(RANSAC_CHUNK_MAX * sizeof *c.inliers),
-                      line_alloc(RANSAC_CHUNK_MAX * sizeof *c.note)};
-    ransac_draws *d = ransac_draws_new(s, params->seed);
+    ransac_chunk c = {grip_line_alloc(RANSAC_CHUNK_MAX * sizeof *c.sample),
+                      grip_line_alloc(RANSAC_CHUNK_MAX * sizeof *c.next),
+                      grip_line_alloc(RANSAC_CHUNK_MAX * sizeof *c.pose),
+                      grip_line_alloc(RANSAC_CHUNK_MAX * sizeof *c.inliers),
+                      grip_line_alloc(RANSAC_CHUNK_MAX * sizeof *c.note)};
+    grip_ransac_draws *d = grip_ransac_draws_new((const float(*)[3])s->src, s->m, params->seed);
     if (!c.sample || !c.next || !c.pose || !c.inliers || !c.note || !d) {
         ransac_chunk_free(&c);
-        ransac_draws_free(d);
+        grip_ransac_draws_free(d);
         return grip_note_fail(err, GRIP_ENOMEM, "group.ransac: out of memory for %d samples", RANSAC_CHUNK_MAX);
     }
     double threshold2 = params->inlier_threshold * params->inlier_threshold;
@@ -433,7 +245,7 @@ static grip_status ransac_search(grip_error_note *err, const grip_ransac_params 
         const uint64_t bound = last_iteration(k, params->max_iterations);
         const size_t want = bound - iterations < size ? (size_t)(bound - iterations) : size;
         if (have < want && !stream_end) {
-            const size_t got = draw_samples(d, c.sample + have, want - have);
+            const size_t got = grip_ransac_draws_take(d, c.sample + have, want - have);
             stream_end = got < want - have;
             have += got;
         }
@@ -444,7 +256,7 @@ static grip_status ransac_search(grip_error_note *err, const grip_ransac_params 
         const uint64_t after = bound - iterations - n;
         const size_t ahead = exhausted || stream_end ? 0 : after < size ? (size_t)after : size;
         size_t drawn = 0;
-        fit_chunk_draw_next(d, threshold2, &c, n, ahead, &drawn, threads);
+        fit_chunk_draw_next(s, d, threshold2, &c, n, ahead, &drawn, threads);
         for (size_t i = 0; i < n && st == GRIP_OK; ++i)
             if (c.note[i].status != GRIP_OK) {
                 *err = c.note[i];
@@ -457,7 +269,7 @@ static grip_status ransac_search(grip_error_note *err, const grip_ransac_params 
                 memcpy(best_pose, c.pose[i], sizeof c.pose[i]);
                 *found = 1;
                 double w = (double)best / (double)s->m;
-                double p_no_outliers = 1.0 - pow(w, RANSAC_SAMPLE_SIZE);
+                double p_no_outliers = 1.0 - pow(w, GRIP_RANSAC_SAMPLE_SIZE);
                 p_no_outliers = fmax(DBL_EPSILON, fmin(1.0 - DBL_EPSILON, p_no_outliers));
                 k = log_probability / log(p_no_outliers);
             }
@@ -466,14 +278,14 @@ static grip_status ransac_search(grip_error_note *err, const grip_ransac_params 
                 stop = 1;
         }
         done = st != GRIP_OK || stop || exhausted;
-        uint32_t(*t)[RANSAC_SAMPLE_SIZE] = c.sample;
+        uint32_t(*t)[GRIP_RANSAC_SAMPLE_SIZE] = c.sample;
         c.sample = c.next;
         c.next = t;
         have = drawn;
         stream_end = stream_end || drawn < ahead;
     }
     ransac_chunk_free(&c);
-    ransac_draws_free(d);
+    grip_ransac_draws_free(d);
     return st;
 }
 
@@ -491,7 +303,7 @@ static grip_status cluster_ransac(grip_error_note *err, const grip_ransac_params
         return grip_note_fail(err, GRIP_EINVAL, "group.ransac: inlier threshold %g must be finite and > 0",
                               params->inlier_threshold);
     grip_pose_identity(cluster->pose);
-    if (cluster->n_members < RANSAC_SAMPLE_SIZE) /* PCL: no sample can be drawn, the cluster stays as it is */
+    if (cluster->n_members < GRIP_RANSAC_SAMPLE_SIZE) /* PCL: no sample can be drawn, the cluster stays as it is */
         return GRIP_OK;
     ransac_set s;
     grip_status st = ransac_set_make(err, model_kp_xyz, scene_kp_xyz, corr, cluster, &s);
@@ -506,7 +318,7 @@ static grip_status cluster_ransac(grip_error_note *err, const grip_ransac_params
             st = grip_note_fail(err, GRIP_ENOMEM, "group.ransac: out of memory for %zu inliers", s.m);
         } else {
             size_t n = count_inliers(&s, pose, params->inlier_threshold * params->inlier_threshold, inliers);
-            if (n >= RANSAC_SAMPLE_SIZE) { /* PCL keeps the cluster unfiltered, with an identity pose, below 3 */
+            if (n >= GRIP_RANSAC_SAMPLE_SIZE) { /* PCL keeps the cluster unfiltered, with an identity pose, below 3 */
                 for (size_t i = 0; i < n; ++i)
                     inliers[i] = cluster->members[inliers[i]];
                 free(cluster->members);
@@ -566,7 +378,7 @@ static grip_status extra_rounds(const grip_ransac_params *params, uint32_t threa
                                 const float *scene_kp_xyz, const grip_corr *corr, const grip_cluster *first,
                                 uint32_t *all, uint32_t n_all, cluster_job *job)
 {
-    const uint32_t need = params->min_extra > RANSAC_SAMPLE_SIZE ? params->min_extra : RANSAC_SAMPLE_SIZE;
+    const uint32_t need = params->min_extra > GRIP_RANSAC_SAMPLE_SIZE ? params->min_extra : GRIP_RANSAC_SAMPLE_SIZE;
     remove_taken(all, &n_all, first);
     for (uint32_t round = 1; round < params->rounds && n_all >= need; ++round) {
         grip_cluster extra = {malloc((size_t)n_all * sizeof(uint32_t)), n_all, {0}, first->votes};

@@ -6,11 +6,13 @@
  * the C++ standard's reference values; RANSAC's edge cases (fewer than 3 members, all inliers, outliers) and
  * bad input (no correspondences, keypoint numbers out of range, NaN distances) are checked on synthetic data, and
  * so is the parallel RANSAC: over many clusters the same clusters, in the same order, for any thread count, and on
- * one large cluster the clusters of PCL's plain loop (written out below) on 1, 2, 4 and 7 threads. */
+ * one large cluster the clusters of PCL's plain loop (written out below) on 1, 2, 4 and 7 threads; its sample stream
+ * is the plain loop's draw for draw, to the same end. */
 #include "group_tutorial.h"
 #include <float.h>
 #include "group/gc.h"
 #include "group/mt19937.h"
+#include "group/ransac_draws.h"
 #include "math/rigid_fit.h"
 #include "math/sym3_eigen.h"
 #include "ransac_clusters.h"
@@ -338,6 +340,59 @@ static uint32_t plain_inliers(const plain_set *s, const double pose[16], double 
     return n;
 }
 
+/* PCL's getSamples over a plain_set, one draw at a time: the spread test's threshold (sample_dist_thresh_), the
+ * generator, and the draws made. */
+typedef struct plain_stream {
+    plain_set *s;
+    grip_mt19937 mt;
+    double spread;
+    uint64_t draws;
+} plain_stream;
+
+static void plain_stream_start(plain_stream *p, plain_set *s, uint32_t seed)
+{
+    const uint32_t m = s->m;
+    double mean[3] = {0, 0, 0}, cov[9] = {0}, values[3], vecs[9], spread = 0.0;
+    for (uint32_t i = 0; i < m; ++i)
+        for (int d = 0; d < 3; ++d)
+            mean[d] += s->src[i][d];
+    for (int d = 0; d < 3; ++d)
+        mean[d] /= m;
+    for (uint32_t i = 0; i < m; ++i)
+        for (int r = 0; r < 3; ++r)
+            for (int c = 0; c < 3; ++c)
+                cov[r * 3 + c] += (s->src[i][r] - mean[r]) * (s->src[i][c] - mean[c]);
+    for (int i = 0; i < 9; ++i)
+        cov[i] /= m;
+    grip_sym3_eigen(cov, values, vecs);
+    for (int i = 0; i < 3; ++i)
+        spread += sqrt(values[i] > 0.0 ? values[i] : 0.0);
+    p->s = s;
+    p->spread = (spread / 3.0) * (spread / 3.0);
+    grip_mt19937_seed(&p->mt, seed);
+    p->draws = 0;
+}
+
+/* The next good sample: 1, or 0 when 1000 draws in a row fail the spread test (PCL's getSamples gives up). */
+static int plain_stream_next(plain_stream *p, uint32_t sample[3])
+{
+    plain_set *s = p->s;
+    for (int tries = 0; tries < 1000; ++tries) {
+        for (uint32_t i = 0; i < 3; ++i) { /* a partial Fisher-Yates shuffle that persists across draws */
+            const uint32_t j = i + (uint32_t)grip_mt19937_next_int31(&p->mt) % (s->m - i), t = s->order[i];
+            s->order[i] = s->order[j];
+            s->order[j] = t;
+            sample[i] = s->order[i];
+        }
+        ++p->draws;
+        if ((double)plain_gap(s->src[sample[1]], s->src[sample[0]]) > p->spread &&
+            (double)plain_gap(s->src[sample[2]], s->src[sample[0]]) > p->spread &&
+            (double)plain_gap(s->src[sample[2]], s->src[sample[1]]) > p->spread)
+            return 1;
+    }
+    return 0;
+}
+
 /* One RANSAC on `members`: 1 and the consensus set (positions into members, malloc'd) and pose when a model with 3 or
  * more inliers is found, else 0. *iterations gets the iterations the loop ran. */
 static int plain_ransac(grip_ctx *ctx, const grip_ransac_params *rp, const grip_ransac_scene *sc,
@@ -349,41 +404,13 @@ static int plain_ransac(grip_ctx *ctx, const grip_ransac_params *rp, const grip_
         return 0;
     plain_set s;
     plain_set_make(sc, members, m, &s);
-    double mean[3] = {0, 0, 0}, cov[9] = {0}, values[3], vecs[9], spread = 0.0;
-    for (uint32_t i = 0; i < m; ++i)
-        for (int d = 0; d < 3; ++d)
-            mean[d] += s.src[i][d];
-    for (int d = 0; d < 3; ++d)
-        mean[d] /= m;
-    for (uint32_t i = 0; i < m; ++i)
-        for (int r = 0; r < 3; ++r)
-            for (int c = 0; c < 3; ++c)
-                cov[r * 3 + c] += (s.src[i][r] - mean[r]) * (s.src[i][c] - mean[c]);
-    for (int i = 0; i < 9; ++i)
-        cov[i] /= m;
-    grip_sym3_eigen(cov, values, vecs);
-    for (int i = 0; i < 3; ++i)
-        spread += sqrt(values[i] > 0.0 ? values[i] : 0.0);
-    spread = (spread / 3.0) * (spread / 3.0);
-    grip_mt19937 mt;
-    grip_mt19937_seed(&mt, rp->seed);
+    plain_stream stream;
+    plain_stream_start(&stream, &s, rp->seed);
     double k = DBL_MAX, best_pose[16];
     uint32_t best = 0;
     for (;;) {
         uint32_t sample[3];
-        int good = 0;
-        for (int tries = 0; tries < 1000 && !good; ++tries) {
-            for (uint32_t i = 0; i < 3; ++i) { /* a partial Fisher-Yates shuffle that persists across draws */
-                const uint32_t j = i + (uint32_t)grip_mt19937_next_int31(&mt) % (m - i), t = s.order[i];
-                s.order[i] = s.order[j];
-                s.order[j] = t;
-                sample[i] = s.order[i];
-            }
-            good = (double)plain_gap(s.src[sample[1]], s.src[sample[0]]) > spread &&
-                   (double)plain_gap(s.src[sample[2]], s.src[sample[0]]) > spread &&
-                   (double)plain_gap(s.src[sample[2]], s.src[sample[1]]) > spread;
-        }
-        if (!good)
+        if (!plain_stream_next(&stream, sample))
             break;
         double src[9], dst[9], fitted[16];
         for (int i = 0; i < 3; ++i)
@@ -521,6 +548,88 @@ START_TEST(one_big_cluster_is_the_plain_loops_for_any_thread_count)
 }
 END_TEST
 
+/* A cluster whose good samples are rare: model keypoints A and B 5 cm apart and every other member's on one point C,
+ * so a draw passes the spread test only when it holds A, B and one of the others (about 1 in 260 draws), and a gap of
+ * 1000 draws between good ones comes (about 1 in 47): the stream ends. The scene keypoints do not matter to it. */
+static void rare_good_scene(uint32_t m, grip_ransac_scene *sc)
+{
+    memset(sc, 0, sizeof *sc);
+    sc->model_kp = calloc(3 * (size_t)m, sizeof *sc->model_kp);
+    sc->scene_kp = calloc(3 * (size_t)m, sizeof *sc->scene_kp);
+    sc->corr = malloc(m * sizeof *sc->corr);
+    sc->first = calloc(1, sizeof *sc->first);
+    sc->size = malloc(sizeof *sc->size);
+    ck_assert(sc->model_kp && sc->scene_kp && sc->corr && sc->first && sc->size);
+    sc->n_corr = m;
+    sc->n_clusters = 1;
+    sc->size[0] = m;
+    sc->model_kp[0] = 0.05f;
+    sc->model_kp[4] = 0.05f;
+    for (uint32_t i = 0; i < m; ++i)
+        sc->corr[i] = (grip_corr){i, i, 0.0f};
+}
+
+/* The stream (group/ransac_draws.h) is the plain loop's draw for draw (plain_stream_next), to the same end, whatever
+ * the sizes of the takes: a stream's failed draws count toward PCL's 1000 across takes. On a cluster of 40 whose
+ * stream runs on (the spread test tabulated after 256 draws), one of 300 (gaps computed), and clusters where good
+ * samples are rare on five seeds: three in a row, 557, whose stream has a gap of 999 failed draws between good ones
+ * (it goes on), and 2451, whose stream ends at a gap of exactly 1000 (the next draw would have been good). */
+START_TEST(the_sample_stream_is_the_plain_loops)
+{
+    enum { WANT = 3000 };
+    static const uint32_t rare_seeds[] = {GRIP_RANSAC_PCL_SEED, GRIP_RANSAC_PCL_SEED + 1, GRIP_RANSAC_PCL_SEED + 2, 557,
+                                          2451};
+    static const size_t takes[] = {1, 17, 512, 100};
+    uint32_t(*plain)[3] = malloc(WANT * sizeof *plain), (*got)[3] = malloc(WANT * sizeof *got);
+    uint32_t *members = malloc(300 * sizeof *members);
+    ck_assert(plain && got && members);
+    for (uint32_t i = 0; i < 300; ++i)
+        members[i] = i;
+    size_t ended = 0;
+    for (int c = 0; c < 3; ++c) {
+        grip_ransac_scene sc;
+        if (c < 2)
+            ck_assert(grip_ransac_scene_make(31, 1, c ? 300 : 40, c ? 300 : 40, &sc));
+        else
+            rare_good_scene(40, &sc);
+        const uint32_t m = sc.size[0];
+        for (size_t k = 0; k < (c == 2 ? sizeof rare_seeds / sizeof rare_seeds[0] : 1); ++k) {
+            const uint32_t seed = c == 2 ? rare_seeds[k] : GRIP_RANSAC_PCL_SEED;
+            plain_set ps;
+            plain_set_make(&sc, members, m, &ps);
+            plain_stream p;
+            plain_stream_start(&p, &ps, seed);
+            size_t n_plain = 0;
+            while (n_plain < WANT && plain_stream_next(&p, plain[n_plain]))
+                ++n_plain;
+            ck_assert(c == 2 || n_plain == WANT);
+            ended += n_plain < WANT;
+            grip_ransac_draws *d = grip_ransac_draws_new((const float(*)[3])ps.src, m, seed);
+            ck_assert_ptr_nonnull(d);
+            size_t n = 0;
+            for (size_t i = 0; n < WANT; ++i) {
+                const size_t ask = takes[i % 4] < WANT - n ? takes[i % 4] : WANT - n;
+                const size_t g = grip_ransac_draws_take(d, got + n, ask);
+                n += g;
+                if (g < ask) {
+                    ck_assert_uint_eq(grip_ransac_draws_take(d, got + n, 1), 0); /* ended for good */
+                    break;
+                }
+            }
+            ck_assert_msg(n == n_plain, "%u members, seed %u: %zu samples against the plain %zu", m, seed, n, n_plain);
+            ck_assert_msg(!memcmp(got, plain, n * sizeof *got), "%u members, seed %u: other samples", m, seed);
+            grip_ransac_draws_free(d);
+            plain_set_free(&ps);
+        }
+        grip_ransac_scene_free(&sc);
+    }
+    ck_assert_uint_ge(ended, 3); /* the rare streams end: 557 and 2451 for sure */
+    free(plain);
+    free(got);
+    free(members);
+}
+END_TEST
+
 /* A failure in one cluster fails the whole call once, with its text, and leaves nothing. */
 START_TEST(a_failing_cluster_fails_the_whole_parallel_call)
 {
@@ -632,6 +741,7 @@ static Suite *suite(void)
     tcase_add_test(syn, ransac_rounds_find_a_second_motion);
     tcase_add_test(syn, ransac_over_clusters_is_the_same_for_any_thread_count);
     tcase_add_loop_test(syn, one_big_cluster_is_the_plain_loops_for_any_thread_count, 0, 2);
+    tcase_add_test(syn, the_sample_stream_is_the_plain_loops);
     tcase_add_test(syn, a_failing_cluster_fails_the_whole_parallel_call);
     tcase_add_test(syn, gc_groups_the_consistent_correspondences);
     tcase_add_test(syn, bad_input_is_refused_clearly);
