@@ -211,16 +211,18 @@ static uint64_t last_iteration(double k, uint32_t max_iterations)
 }
 
 /* RandomSampleConsensus::computeModel: *found tells whether a model was found, best_pose gets it: the plain loop's
- * model bit for bit, for any thread count (test_gc writes the plain loop out and compares). A chunk reaches no
+ * model bit for bit, for any thread count (test_gc writes the plain loop out and compares). A search still going
+ * after `budget` iterations gives up: *over_budget is set and nothing else it made means anything. A chunk reaches no
  * further than last_iteration allows at its start, but a better model found amid it lowers the bound: the chunk's
  * samples past the stopping iteration are fitted all the same, their models dropped. A failed fit in any fitted
  * sample still fails the search, even one past the stopping iteration, which the plain loop would not have made:
  * every SVD the library runs is checked, never absorbed (test_faults walks them all, these too). The failure
  * reported is the first in iteration order. */
 static grip_status ransac_search(grip_error_note *err, const grip_ransac_params *params, const ransac_set *s,
-                                 uint32_t threads, int *found, double best_pose[16])
+                                 uint32_t threads, uint64_t budget, int *over_budget, int *found, double best_pose[16])
 {
     *found = 0;
+    *over_budget = 0;
     ransac_chunk c = {grip_line_alloc(RANSAC_CHUNK_MAX * sizeof *c.sample),
                       grip_line_alloc(RANSAC_CHUNK_MAX * sizeof *c.next),
                       grip_line_alloc(RANSAC_CHUNK_MAX * sizeof *c.pose),
@@ -278,6 +280,8 @@ static grip_status ransac_search(grip_error_note *err, const grip_ransac_params 
                 stop = 1;
         }
         done = st != GRIP_OK || stop || exhausted;
+        if (!done && iterations >= budget)
+            done = *over_budget = 1;
         uint32_t(*t)[GRIP_RANSAC_SAMPLE_SIZE] = c.sample;
         c.sample = c.next;
         c.next = t;
@@ -289,13 +293,22 @@ static grip_status ransac_search(grip_error_note *err, const grip_ransac_params 
     return st;
 }
 
+/* How a cluster's searches run: on how many threads, and how many iterations each may take before the whole job
+ * gives up (UINT64_MAX: none), to be run again later (grip_clusters_ransac). */
+typedef struct search_mode {
+    uint32_t threads;
+    uint64_t budget;
+} search_mode;
+
 /* grip_cluster_ransac, failing into err (the caller reports it to the context); *kept tells whether the members were
- * replaced by a consensus set (else they stay, and the pose is the identity). */
-static grip_status cluster_ransac(grip_error_note *err, const grip_ransac_params *params, uint32_t threads,
+ * replaced by a consensus set (else they stay, and the pose is the identity). *over_budget: the search gave up, the
+ * members stay and the pose is the identity. */
+static grip_status cluster_ransac(grip_error_note *err, const grip_ransac_params *params, search_mode mode,
                                   const float *model_kp_xyz, const float *scene_kp_xyz, const grip_corr *corr,
-                                  grip_cluster *cluster, int *kept)
+                                  grip_cluster *cluster, int *kept, int *over_budget)
 {
     *kept = 0;
+    *over_budget = 0;
     if (!params || !cluster ||
         (cluster->n_members > 0 && (!cluster->members || !corr || !model_kp_xyz || !scene_kp_xyz)))
         return grip_note_fail(err, GRIP_EINVAL, "group.ransac: parameters, cluster and its inputs must not be NULL");
@@ -311,8 +324,8 @@ static grip_status cluster_ransac(grip_error_note *err, const grip_ransac_params
         return st;
     int found = 0;
     double pose[16];
-    st = ransac_search(err, params, &s, threads, &found, pose);
-    if (st == GRIP_OK && found) {
+    st = ransac_search(err, params, &s, mode.threads, mode.budget, over_budget, &found, pose);
+    if (st == GRIP_OK && found && !*over_budget) {
         uint32_t *inliers = malloc(s.m * sizeof *inliers);
         if (!inliers) {
             st = grip_note_fail(err, GRIP_ENOMEM, "group.ransac: out of memory for %zu inliers", s.m);
@@ -339,8 +352,9 @@ grip_status grip_cluster_ransac(grip_ctx *ctx, const grip_ransac_params *params,
                                 const float *scene_kp_xyz, const grip_corr *corr, grip_cluster *cluster)
 {
     grip_error_note err = {GRIP_OK};
-    int kept;
-    cluster_ransac(&err, params, grip_ctx_threads(ctx), model_kp_xyz, scene_kp_xyz, corr, cluster, &kept);
+    const search_mode mode = {grip_ctx_threads(ctx), UINT64_MAX};
+    int kept, over_budget;
+    cluster_ransac(&err, params, mode, model_kp_xyz, scene_kp_xyz, corr, cluster, &kept, &over_budget);
     return grip_note_report(ctx, &err);
 }
 
@@ -362,19 +376,26 @@ static void remove_taken(uint32_t *rest, uint32_t *n_rest, const grip_cluster *t
 typedef struct cluster_job {
     grip_cluster *extra; /* malloc'd room for rounds - 1 clusters once one is kept; n_extra hold members */
     uint32_t n_extra;
+    int over_budget; /* a search gave up: the job is to be run again, without a budget */
     grip_error_note err;
 } cluster_job;
+
+static void cluster_job_clear(cluster_job *job)
+{
+    grip_clusters_free(job->extra, job->n_extra);
+    memset(job, 0, sizeof *job);
+}
 
 static void cluster_jobs_free(cluster_job *jobs, size_t n)
 {
     for (size_t i = 0; i < n; ++i)
-        grip_clusters_free(jobs[i].extra, jobs[i].n_extra);
+        cluster_job_clear(&jobs[i]);
     free(jobs);
 }
 
 /* The consensus sets of one cluster after its first (see grip_clusters_ransac): `first` is the cluster after
  * its RANSAC, `all` its members before. Each set kept is added to job->extra. */
-static grip_status extra_rounds(const grip_ransac_params *params, uint32_t threads, const float *model_kp_xyz,
+static grip_status extra_rounds(const grip_ransac_params *params, search_mode mode, const float *model_kp_xyz,
                                 const float *scene_kp_xyz, const grip_corr *corr, const grip_cluster *first,
                                 uint32_t *all, uint32_t n_all, cluster_job *job)
 {
@@ -386,7 +407,8 @@ static grip_status extra_rounds(const grip_ransac_params *params, uint32_t threa
             return grip_note_fail(&job->err, GRIP_ENOMEM, "group.ransac: out of memory for %u members", n_all);
         memcpy(extra.members, all, (size_t)n_all * sizeof(uint32_t));
         int kept = 0;
-        grip_status st = cluster_ransac(&job->err, params, threads, model_kp_xyz, scene_kp_xyz, corr, &extra, &kept);
+        grip_status st = cluster_ransac(&job->err, params, mode, model_kp_xyz, scene_kp_xyz, corr, &extra, &kept,
+                                        &job->over_budget);
         if (st != GRIP_OK || !kept || extra.n_members < need) {
             free(extra.members);
             return st; /* nothing more to find */
@@ -408,7 +430,7 @@ static grip_status extra_rounds(const grip_ransac_params *params, uint32_t threa
 
 /* The whole RANSAC of one input cluster: its first consensus set in place, then (rounds > 1) the further ones into
  * job, its failure noted there. */
-static void cluster_job_run(const grip_ransac_params *params, uint32_t threads, const float *model_kp_xyz,
+static void cluster_job_run(const grip_ransac_params *params, search_mode mode, const float *model_kp_xyz,
                             const float *scene_kp_xyz, const grip_corr *corr, grip_cluster *cluster, cluster_job *job)
 {
     uint32_t *all = NULL; /* the members before the first set takes its own */
@@ -422,9 +444,10 @@ static void cluster_job_run(const grip_ransac_params *params, uint32_t threads, 
         memcpy(all, cluster->members, (size_t)n_all * sizeof *all);
     }
     int kept = 0;
-    grip_status st = cluster_ransac(&job->err, params, threads, model_kp_xyz, scene_kp_xyz, corr, cluster, &kept);
+    grip_status st =
+        cluster_ransac(&job->err, params, mode, model_kp_xyz, scene_kp_xyz, corr, cluster, &kept, &job->over_budget);
     if (st == GRIP_OK && kept && all)
-        extra_rounds(params, threads, model_kp_xyz, scene_kp_xyz, corr, cluster, all, n_all, job);
+        extra_rounds(params, mode, model_kp_xyz, scene_kp_xyz, corr, cluster, all, n_all, job);
     free(all);
 }
 
@@ -453,6 +476,43 @@ static grip_status clusters_concatenate(grip_ctx *ctx, cluster_job *jobs, grip_c
     return GRIP_OK;
 }
 
+/* Iterations a cluster's search may take in the first pass of grip_clusters_ransac, one thread a cluster: the budget
+ * is checked after each chunk, and a search past it gives up; 240 is a search's first four chunks (16 + 32 + 64 +
+ * 128). */
+#define SHORT_SEARCH_ITERATIONS 240
+
+/* The first pass: every cluster's job on one thread, the clusters in parallel, each search allowed
+ * SHORT_SEARCH_ITERATIONS iterations. A job that completes replaces its cluster and keeps its extra sets in jobs[i]; a
+ * failed one keeps its failure; one whose search gave up leaves its cluster as it was, jobs[i].over_budget set.
+ * Why two passes: a search's iterations run in parallel chunks, so one long search (a leftover set of outliers, run
+ * to the 10,000-iteration cap) uses every thread; but most searches stop after a few dozen iterations, too few to
+ * share, and clusters in parallel serve those. A short search's result does not depend on where it ran, so the
+ * clusters are the same as one after another; a long one costs its first SHORT_SEARCH_ITERATIONS iterations twice. */
+static void short_jobs_in_parallel(const grip_ransac_params *params, uint32_t threads, const float *model_kp_xyz,
+                                   const float *scene_kp_xyz, const grip_corr *corr, grip_cluster *in, size_t n_in,
+                                   cluster_job *jobs)
+{
+    const search_mode one_thread = {1, SHORT_SEARCH_ITERATIONS};
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+    for (size_t i = 0; i < n_in; ++i) {
+        grip_cluster work = in[i]; /* the job's own copy of the members: a job that gives up leaves in[i] as it was */
+        work.members = in[i].members ? malloc(((size_t)in[i].n_members + 1) * sizeof *work.members) : NULL;
+        if (in[i].members && !work.members) {
+            grip_note_fail(&jobs[i].err, GRIP_ENOMEM, "group.ransac: out of memory for %u members", in[i].n_members);
+            continue;
+        }
+        if (work.members)
+            memcpy(work.members, in[i].members, (size_t)in[i].n_members * sizeof *work.members);
+        cluster_job_run(params, one_thread, model_kp_xyz, scene_kp_xyz, corr, &work, &jobs[i]);
+        if (jobs[i].over_budget || jobs[i].err.status != GRIP_OK) {
+            free(work.members);
+        } else {
+            free(in[i].members);
+            in[i] = work;
+        }
+    }
+}
+
 grip_status grip_clusters_ransac(grip_ctx *ctx, const grip_ransac_params *params, const float *model_kp_xyz,
                                  const float *scene_kp_xyz, const grip_corr *corr, grip_cluster **clusters, size_t *n)
 {
@@ -462,18 +522,21 @@ grip_status grip_clusters_ransac(grip_ctx *ctx, const grip_ransac_params *params
     grip_status st = GRIP_OK;
     if (!jobs)
         st = grip_fail(ctx, GRIP_ENOMEM, "group.ransac: out of memory for the RANSAC of %zu clusters", n_in);
-    /* Clusters run one after another, each search spreading its chunks of iterations over the context's threads
-     * (fit_chunk): so one dominant cluster, the demo scenes' case, uses every thread, as many small ones do. Not
-     * clusters in parallel as well: OpenMP nests no parallelism by default, so an outer parallel loop would leave
-     * each cluster's chunks one thread. The price: many clusters whose searches stop after a few dozen iterations
-     * (one round on clean clusters, about a millisecond in all) parallelise less than whole clusters would;
-     * bench_group_ransac measures both shapes. The call fails with the first failing cluster, as the plain loop
-     * did. */
     const uint32_t threads = grip_ctx_threads(ctx);
     size_t first_failed = n_in;
     if (jobs) {
+        if (threads > 1 && n_in > 1)
+            short_jobs_in_parallel(params, threads, model_kp_xyz, scene_kp_xyz, corr, in, n_in, jobs);
+        else
+            for (size_t i = 0; i < n_in; ++i)
+                jobs[i].over_budget = 1; /* none run yet */
+        /* the rest one after another, each search on every thread; none past the first failure in cluster order */
+        const search_mode all_threads = {threads, UINT64_MAX};
         for (size_t i = 0; i < n_in && first_failed == n_in; ++i) {
-            cluster_job_run(params, threads, model_kp_xyz, scene_kp_xyz, corr, &in[i], &jobs[i]);
+            if (jobs[i].over_budget) {
+                cluster_job_clear(&jobs[i]);
+                cluster_job_run(params, all_threads, model_kp_xyz, scene_kp_xyz, corr, &in[i], &jobs[i]);
+            }
             if (jobs[i].err.status != GRIP_OK)
                 first_failed = i;
         }
