@@ -30,8 +30,8 @@ struct grip_ransac_draws {
     uint32_t m;
     uint32_t *order; /* PCL's shuffled_indices_, as member positions (grip_line_alloc) */
     grip_mt19937 mt;
-    double spread; /* every pair of a sample must be farther apart than this, squared */
-    uint64_t drawn;
+    double spread;    /* every pair of a sample must be farther apart than this, squared */
+    uint64_t drawn;   /* draws made, good or not (APART_AFTER) */
     uint32_t bad_run; /* draws in a row that failed since the last good one: MAX_SAMPLE_CHECKS ends the stream */
     uint64_t *apart;  /* the spread test of every pair as bits, rows of apart_words words; NULL: computed */
     size_t apart_words;
@@ -104,8 +104,9 @@ void grip_ransac_draws_free(grip_ransac_draws *d)
  * three remainders are by bounds fixed for the search, and a multiplication costs less than a division. */
 static uint32_t remainder_by(uint32_t a, uint64_t magic, uint32_t d)
 {
-    const uint64_t low = magic * a;                                                 /* the fraction a / d, in 64 bits */
-    return (uint32_t)(((low >> 32) * d + (((low & 0xffffffffu) * d) >> 32)) >> 32); /* high word of low * d */
+    /* low: the fraction a / d in 64 bits; the remainder is the high word of low * d */
+    const uint64_t low = magic * a;
+    return (uint32_t)(((low >> 32) * d + (((low & 0xffffffffu) * d) >> 32)) >> 32);
 }
 
 /* The swap positions of one twist's 208 draws from its untempered words: output i of a draw, uniform on

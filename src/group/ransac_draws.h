@@ -17,8 +17,8 @@
 
 typedef struct grip_ransac_draws grip_ransac_draws;
 
-/* The stream of a search over m >= 3 members whose model keypoints are src (m x 3 floats), from seed; NULL without
- * memory. */
+/* The stream of a search over m members whose model keypoints are src (m x 3 floats), from seed; NULL without memory
+ * or when m is below 3 or above UINT32_MAX. */
 grip_ransac_draws *grip_ransac_draws_new(const float (*src)[3], size_t m, uint32_t seed);
 
 /* Writes the next n good samples (member positions, in draw order) to sample and returns n, or fewer when the stream
