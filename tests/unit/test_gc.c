@@ -340,13 +340,12 @@ static uint32_t plain_inliers(const plain_set *s, const double pose[16], double 
     return n;
 }
 
-/* PCL's getSamples over a plain_set, one draw at a time: the spread test's threshold (sample_dist_thresh_), the
- * generator, and the draws made. */
+/* PCL's getSamples over a plain_set, one draw at a time: the spread test's threshold (sample_dist_thresh_) and the
+ * generator. */
 typedef struct plain_stream {
     plain_set *s;
     grip_mt19937 mt;
     double spread;
-    uint64_t draws;
 } plain_stream;
 
 static void plain_stream_start(plain_stream *p, plain_set *s, uint32_t seed)
@@ -370,7 +369,6 @@ static void plain_stream_start(plain_stream *p, plain_set *s, uint32_t seed)
     p->s = s;
     p->spread = (spread / 3.0) * (spread / 3.0);
     grip_mt19937_seed(&p->mt, seed);
-    p->draws = 0;
 }
 
 /* The next good sample: 1, or 0 when 1000 draws in a row fail the spread test (PCL's getSamples gives up). */
@@ -384,7 +382,6 @@ static int plain_stream_next(plain_stream *p, uint32_t sample[3])
             s->order[j] = t;
             sample[i] = s->order[i];
         }
-        ++p->draws;
         if ((double)plain_gap(s->src[sample[1]], s->src[sample[0]]) > p->spread &&
             (double)plain_gap(s->src[sample[2]], s->src[sample[0]]) > p->spread &&
             (double)plain_gap(s->src[sample[2]], s->src[sample[1]]) > p->spread)
