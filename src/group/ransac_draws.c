@@ -109,14 +109,17 @@ static uint32_t remainder_by(uint32_t a, uint64_t magic, uint32_t d)
     return (uint32_t)(((low >> 32) * d + (((low & 0xffffffffu) * d) >> 32)) >> 32);
 }
 
-/* The swap positions of one twist's 208 draws from its untempered words: output i of a draw, uniform on
+/* Twists the generator and computes the positions of the twist's 208 draws: output i of a draw, uniform on
  * [0, INT32_MAX] as PCL takes it (next_int31), gives i + its remainder by m - i. The steps do not wait on each other,
  * so the processor overlaps them, ahead of the swaps, which must run one after another. */
-static void twist_to_positions(const grip_ransac_draws *d, const uint32_t *words, uint32_t *position)
+static void twist_positions(grip_ransac_draws *d)
 {
+    grip_mt19937_twist(&d->mt);
     for (uint32_t t = 0; t < GRIP_MT19937_N; t += GRIP_RANSAC_SAMPLE_SIZE)
         for (uint32_t i = 0; i < GRIP_RANSAC_SAMPLE_SIZE; ++i)
-            position[t + i] = i + remainder_by(grip_mt19937_temper(words[t + i]) >> 1, d->magic[i], d->m - i);
+            d->position[t + i] = i + remainder_by(grip_mt19937_temper(d->mt.state[t + i]) >> 1, d->magic[i], d->m - i);
+    d->mt.next = GRIP_MT19937_N; /* every output taken */
+    d->next = 0;
 }
 
 /* SampleConsensusModel::drawIndexSample: a partial Fisher-Yates shuffle of order that persists across draws. The
@@ -172,12 +175,8 @@ static void tabulate_apart(grip_ransac_draws *d)
 
 static void draw_one(grip_ransac_draws *d, uint32_t sample[GRIP_RANSAC_SAMPLE_SIZE])
 {
-    if (d->next == GRIP_MT19937_N) {
-        grip_mt19937_twist(&d->mt);
-        twist_to_positions(d, d->mt.state, d->position);
-        d->mt.next = GRIP_MT19937_N; /* every output taken */
-        d->next = 0;
-    }
+    if (d->next == GRIP_MT19937_N)
+        twist_positions(d);
     shuffle_draw(d->order, d->position + d->next, sample);
     d->next += GRIP_RANSAC_SAMPLE_SIZE;
     if (++d->drawn == APART_AFTER && d->m <= APART_MAX)
