@@ -47,6 +47,10 @@ grip_status grip_cuda_pool_trim(grip_ctx *ctx)
     (void)ctx;
     return GRIP_OK;
 }
+grip_status grip_cuda_ctx_prepare(grip_ctx *ctx)
+{
+    return no_cuda(ctx, "a device");
+}
 grip_status grip_cuda_copy_to_host(grip_ctx *ctx, void *dst, const void *src, size_t bytes)
 {
     (void)dst; (void)src; (void)bytes;

@@ -81,6 +81,11 @@ static grip_status select_device(grip_ctx *ctx)
     return GRIP_OK;
 }
 
+extern "C" grip_status grip_cuda_ctx_prepare(grip_ctx *ctx)
+{
+    return select_device(ctx);
+}
+
 extern "C" grip_status grip_cuda_sync(grip_ctx *ctx)
 {
     GRIP_CUDA_CHECK(ctx, cudaStreamSynchronize(0));

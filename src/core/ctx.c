@@ -72,6 +72,31 @@ void grip_ctx_free(grip_ctx *ctx)
     free(ctx);
 }
 
+void grip_ctx_worker_init(const grip_ctx *parent, uint32_t threads, grip_ctx *worker)
+{
+    *worker = *parent;
+    worker->opts.threads = threads;
+    worker->last_error[0] = '\0';
+    const uint64_t reserved = parent->counters.pool_reserved; /* a worker's growth is against what the pool held */
+    memset(&worker->counters, 0, sizeof worker->counters);
+    worker->counters.pool_reserved = reserved;
+}
+
+void grip_ctx_worker_join(grip_ctx *parent, const grip_ctx *worker)
+{
+    grip_ctx_counters *p = &parent->counters;
+    const grip_ctx_counters *w = &worker->counters;
+    p->h2d_bytes += w->h2d_bytes;
+    p->d2h_bytes += w->d2h_bytes;
+    p->h2d_copies += w->h2d_copies;
+    p->d2h_copies += w->d2h_copies;
+    p->h2d_ns += w->h2d_ns;
+    p->d2h_ns += w->d2h_ns;
+    p->pool_grows += w->pool_grows;
+    if (w->pool_reserved > p->pool_reserved)
+        p->pool_reserved = w->pool_reserved;
+}
+
 int grip_ctx_is_live(const grip_ctx *ctx)
 {
     return ctx && ctx->live == GRIP_CTX_LIVE;

@@ -44,6 +44,15 @@ grip_status grip_ctx_new(const grip_ctx_options *opts, grip_ctx **out);
 /* Frees ctx; NULL, and (best effort) a context already freed, are left alone. */
 void grip_ctx_free(grip_ctx *ctx);
 
+/* A worker context, for a call that runs one stage on several threads at once (stages/describe_many.h): *worker
+ * becomes a copy of parent sharing its device and memory pool (the parent made them: grip_cuda_ctx_prepare), with
+ * `threads` CPU threads, counters from zero and no error text. It owns nothing: it is dropped without a free, after
+ * grip_ctx_worker_join adds its counters to the parent's. The parent is not used while its workers are. */
+void grip_ctx_worker_init(const grip_ctx *parent, uint32_t threads, grip_ctx *worker);
+/* Adds the worker's copies, bytes and times to the parent's counters, and its pool growths: a growth made by one
+ * worker while another ran may be counted by both, but a run that grew nothing counts none. */
+void grip_ctx_worker_join(grip_ctx *parent, const grip_ctx *worker);
+
 /* Clears an object's liveness cookie right before the object is freed: through a volatile store, since a plain
  * store to memory about to be freed is dead code to the compiler, which drops it. */
 static inline void grip_cookie_clear(uint32_t *cookie)

@@ -37,6 +37,10 @@ grip_status grip_cuda_copy_on_device(grip_ctx *ctx, void *dst, const void *src, 
 grip_status grip_cuda_gather_rows4(grip_ctx *ctx, const float *rows, const uint32_t *idx, size_t count, float *out);
 /* Waits for the work queued on the default stream; a kernel's fault surfaces here, named by this call. */
 grip_status grip_cuda_sync(grip_ctx *ctx);
+/* Makes the context's device current on the calling thread and, on its first use, creates its memory pool: what a
+ * first allocation does, for a caller that hands the context's device to worker contexts (core/ctx.h). GRIP_ENODEV
+ * without a usable device, GRIP_EUNSUPPORTED on a CPU-only build. */
+grip_status grip_cuda_ctx_prepare(grip_ctx *ctx);
 /* Frees the context's CUDA state: destroys its memory pool, whose memory goes back to the driver once the last
  * block still allocated from it is freed. Safe when none was made. */
 void grip_cuda_ctx_release(grip_ctx *ctx);
