@@ -1,5 +1,5 @@
 /*
- * plugin.h -- the whole public ABI of a grip recognition plugin (ABI 1.2).
+ * plugin.h -- the whole public ABI of a grip recognition plugin (ABI 1.4).
  *
  * A grip plugin is a shared object that exports exactly one symbol, grip_plugin_get(). A host dlopen()s it,
  * asks for the ABI it speaks, and receives a table of five kinds of pipeline stages:
@@ -50,7 +50,7 @@ extern "C" {
 #endif
 
 #define GRIP_ABI_MAJOR 1
-#define GRIP_ABI_MINOR 3
+#define GRIP_ABI_MINOR 4
 
 #if defined(_WIN32)
 #define GRIP_EXPORT __declspec(dllexport)
@@ -363,8 +363,9 @@ typedef struct grip_stage_impl {
     grip_status (*create)(grip_ctx *ctx, const grip_kv *kv, uint32_t n_kv, grip_stage **out);
     void (*destroy)(grip_stage *stage);
 
-    /* Exactly one of the five run functions below is set, the one of `kind`. Each writes a new object to
-     * *out, owned by the caller and released through that object's release pointer. */
+    /* Exactly one of the five run functions below is set, the one of `kind` (a descriptor stage may also set
+     * describe_many, at the end). Each writes a new object to *out, owned by the caller and released through that
+     * object's release pointer. */
 
     /* descriptor: normals (unless the cloud carries them), keypoints (the given indices, or the stage's own
      * selection when keypoints is NULL), local frames and descriptors. */
@@ -382,6 +383,20 @@ typedef struct grip_stage_impl {
     /* verify: refines and accepts or rejects each hypothesis against the scene. */
     grip_status (*verify)(grip_stage *stage, const grip_view *models, uint32_t n_models, const grip_view *scene,
                           const grip_hypotheses *hypotheses, grip_verdicts **out);
+
+    /* since ABI 1.4 (read it only when struct_size covers it; NULL in the other kinds, and in a descriptor stage
+     * that does not provide it: call describe() once a cloud instead).
+     * descriptor: describes n_clouds clouds in one call, each as describe() would (the same features, bit for bit):
+     * clouds[i] in role roles[i] with keypoints[i] (keypoints NULL, or an entry NULL: the stage's own selection).
+     * out (n_clouds pointers, allocated by the caller) receives a new grip_features per cloud, all in out_memory,
+     * each released through its own release pointer. A stage on a CUDA device describes several clouds at once,
+     * each on a thread and stream of its own (how many: the stage says, e.g. grip's `clouds_in_flight` key); on the
+     * CPU they run one after another. *failed (failed may be NULL) is n_clouds after success and after a failure of
+     * the call itself (a NULL argument), else the lowest-numbered cloud that failed; on failure every out[i] is
+     * NULL, and the last-error text names that cloud ("descriptor: clouds[3]: ..."). */
+    grip_status (*describe_many)(grip_stage *stage, const grip_cloud *const *clouds, const uint32_t *roles,
+                                 const grip_array *const *keypoints, uint32_t n_clouds, uint32_t out_memory,
+                                 grip_features **out, uint32_t *failed);
 } grip_stage_impl;
 
 /* ---------------------------------------------------------------------------------------------------------

@@ -179,6 +179,9 @@ static int check_stage(const refusal *r, uint32_t i, const grip_stage_impl *raw,
     if (runs != 1u << stage->kind)
         return refuse(r, "stage %u (%s '%s'): sets a run function of another kind (exactly one, '%s', may be set)",
                       i, kind, stage->name, run_names[stage->kind]);
+    if (stage->describe_many && stage->kind != GRIP_STAGE_DESCRIPTOR)
+        return refuse(r, "stage %u (%s '%s'): sets describe_many, which only a descriptor stage may set", i, kind,
+                      stage->name);
     if (stage->n_params > 0 && !stage->params)
         return refuse(r, "stage %u (%s '%s'): n_params is %u but params is NULL", i, kind, stage->name,
                       stage->n_params);

@@ -77,11 +77,13 @@ static void remember_settings(grip_pipeline *p, uint32_t k, const grip_kv *kv, u
         setting_of(p->impl[k], kv, n_kv, explain_reason_key(reason), p->explain.value[reason]);
 }
 
-/* Whether a descriptor key can change how a model is described. device and fallback choose where the same
- * description is computed; keys named scene_* (grip's convention, e.g. scene_leaf) apply to scene clouds only. */
+/* Whether a descriptor key can change how a model is described. device, fallback and clouds_in_flight choose where
+ * and when the same description is computed; keys named scene_* (grip's convention, e.g. scene_leaf) apply to scene
+ * clouds only. */
 static int describes_models(const char *key)
 {
-    return strcmp(key, "device") != 0 && strcmp(key, "fallback") != 0 && strncmp(key, "scene_", 6) != 0;
+    return strcmp(key, "device") != 0 && strcmp(key, "fallback") != 0 && strcmp(key, "clouds_in_flight") != 0 &&
+           strncmp(key, "scene_", 6) != 0;
 }
 
 /* The text of p->model_settings (below) into out[0..cap), NUL-terminated when cap > 0; returns its length, so

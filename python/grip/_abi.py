@@ -1,4 +1,4 @@
-"""ctypes mirror of plugin.h (ABI 1.2), and the rule for reading what a plugin writes.
+"""ctypes mirror of plugin.h (ABI 1.4), and the rule for reading what a plugin writes.
 
 Every struct a plugin hands over starts with ``struct_size``, the size the plugin was compiled with; fields are
 only ever appended. :func:`read_prefix` copies no more than that many bytes into a zeroed struct of this
@@ -11,7 +11,7 @@ from ctypes import (CFUNCTYPE, POINTER, Structure, c_char_p, c_double, c_float, 
                     c_uint64, c_void_p)
 
 ABI_MAJOR = 1
-ABI_MINOR = 3
+ABI_MINOR = 4
 ENTRY = b"grip_plugin_get"
 
 # grip_status
@@ -137,13 +137,17 @@ BUILD = CFUNCTYPE(c_int, c_void_p, POINTER(Array), POINTER(Array), OUT)
 MATCH = CFUNCTYPE(c_int, c_void_p, c_void_p, POINTER(Array), c_uint32, OUT)
 GROUP = CFUNCTYPE(c_int, c_void_p, POINTER(View), c_uint32, POINTER(View), c_void_p, OUT)
 VERIFY = CFUNCTYPE(c_int, c_void_p, POINTER(View), c_uint32, POINTER(View), c_void_p, OUT)
+DESCRIBE_MANY = CFUNCTYPE(c_int, c_void_p, POINTER(POINTER(Cloud)), POINTER(c_uint32), POINTER(POINTER(Array)),
+                          c_uint32, c_uint32, OUT, POINTER(c_uint32))
 
 
 class StageImpl(Structure):
     _fields_ = [("struct_size", c_uint32), ("kind", c_uint32), ("name", c_char_p), ("summary", c_char_p),
                 ("backends", c_uint32), ("n_params", c_uint32), ("params", c_void_p), ("create", CREATE),
                 ("destroy", DESTROY), ("describe", DESCRIBE), ("build", BUILD), ("match", MATCH), ("group", GROUP),
-                ("verify", VERIFY)]
+                ("verify", VERIFY),
+                # since ABI 1.4: NULL when the plugin's struct_size does not cover it (read_prefix)
+                ("describe_many", DESCRIBE_MANY)]
 
 
 class Plugin(Structure):

@@ -19,7 +19,7 @@ def generated():
 
 
 def test_plugin_speaks_abi_1_2(plugin):
-    assert (grip.ABI_MAJOR, grip.ABI_MINOR) == (1, 3)
+    assert (grip.ABI_MAJOR, grip.ABI_MINOR) == (1, 4)
     assert plugin.abi >= (1, 2) and plugin._table.ctx_stats and plugin._table.cloud_resolution
 
 

@@ -53,6 +53,7 @@ const grip_stage_impl grip_descriptor_fpfh = {
     .create = fpfh_create,
     .destroy = grip_stage_destroy,
     .describe = fpfh_describe,
+    .describe_many = grip_describe_many,
 };
 
 static grip_status fpfh_create(grip_ctx *ctx, const grip_kv *kv, uint32_t n_kv, grip_stage **out)

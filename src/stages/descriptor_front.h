@@ -56,17 +56,19 @@
 #define GRIP_STAGES_DESCRIPTOR_FRONT_H
 
 #include "stages/cloud_input.h"
+#include "stages/describe_many.h"
 #include "stages/normals_choice.h"
 #include "stages/normals_orientation.h"
 #include "stages/stage.h"
 #include "spatial/kdtree3d.h"
 #include "spatial/neighborhood_cuda.h"
 
-/* The parameters every descriptor stage shares (11 entries), spliced at the head of its table. Read them through
+/* The parameters every descriptor stage shares (12 entries), spliced at the head of its table. Read them through
  * the front; a stage reads only its own keys. */
 #define GRIP_DESCRIPTOR_FRONT_PARAMS                                                                           \
     GRIP_PARAM_DEVICE,                                                                                         \
     GRIP_PARAM_FALLBACK,                                                                                       \
+    GRIP_PARAM_CLOUDS_IN_FLIGHT,                                                                               \
     GRIP_PARAM_NORMALS,                                                                                        \
     {sizeof(grip_param_info), GRIP_PARAM_INT, "normals_k", "10", 0, 1000, NULL,                                \
      "neighbours for normal estimation (0: use normals_radius instead)"},                                     \

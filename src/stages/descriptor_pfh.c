@@ -54,6 +54,7 @@ const grip_stage_impl grip_descriptor_pfh = {
     .create = pfh_create,
     .destroy = grip_stage_destroy,
     .describe = pfh_describe,
+    .describe_many = grip_describe_many,
 };
 
 static grip_status pfh_create(grip_ctx *ctx, const grip_kv *kv, uint32_t n_kv, grip_stage **out)

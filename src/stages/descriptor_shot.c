@@ -98,6 +98,7 @@ const grip_stage_impl grip_descriptor_shot = {
     .create = shot_create,
     .destroy = grip_stage_destroy,
     .describe = shot_describe,
+    .describe_many = grip_describe_many,
 };
 
 static grip_status shot_create(grip_ctx *ctx, const grip_kv *kv, uint32_t n_kv, grip_stage **out)

@@ -120,6 +120,7 @@ const grip_stage_impl grip_descriptor_spin_image = {
     .create = spin_image_create,
     .destroy = grip_stage_destroy,
     .describe = spin_image_describe,
+    .describe_many = grip_describe_many,
 };
 
 static grip_status spin_image_create(grip_ctx *ctx, const grip_kv *kv, uint32_t n_kv, grip_stage **out)

@@ -11,6 +11,7 @@
  * but the features have no field to carry it; with `sign_column` it becomes one more descriptor value (+1 or -1),
  * which makes any nearest-neighbour match stage keep to the keypoint's own sign (surf.h says why). */
 #include "stages/cloud_input.h"
+#include "stages/describe_many.h"
 #include "stages/registry.h"
 #include "stages/stage.h"
 #include "core/cuda_bridge.h"
@@ -23,6 +24,7 @@
 static const grip_param_info surf_params[] = {
     GRIP_PARAM_DEVICE,
     GRIP_PARAM_FALLBACK,
+    GRIP_PARAM_CLOUDS_IN_FLIGHT,
     {sizeof(grip_param_info), GRIP_PARAM_INT, "octaves", "4", 1, GRIP_SURF_MAX_OCTAVES, NULL,
      "octaves of the scale space; filter sizes 9-27, 15-51, 27-99, 51-195 px at 4 intervals"},
     {sizeof(grip_param_info), GRIP_PARAM_INT, "intervals", "4", 3, GRIP_SURF_MAX_INTERVALS, NULL,
@@ -211,6 +213,7 @@ const grip_stage_impl grip_descriptor_surf = {
     .create = surf_create,
     .destroy = grip_stage_destroy,
     .describe = surf_describe,
+    .describe_many = grip_describe_many,
 };
 
 static grip_status surf_create(grip_ctx *ctx, const grip_kv *kv, uint32_t n_kv, grip_stage **out)

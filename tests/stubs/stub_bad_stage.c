@@ -14,6 +14,15 @@ static grip_stage_impl broken;
 static grip_param_info params[STUB_N_PARAMS];
 static const grip_stage_impl *stages[2];
 
+/* a describe_many for a stage of another kind to set (never called: the host refuses the plugin) */
+static grip_status stub_describe_many(grip_stage *stage, const grip_cloud *const *clouds, const uint32_t *roles,
+                                      const grip_array *const *keypoints, uint32_t n_clouds, uint32_t out_memory,
+                                      grip_features **out, uint32_t *failed)
+{
+    (void)clouds, (void)roles, (void)keypoints, (void)n_clouds, (void)out_memory, (void)out, (void)failed;
+    return stub_refuse(stage, "describe_many");
+}
+
 static void break_stage(const char *f)
 {
     if (strcmp(f, "null_stage") == 0) stages[1] = NULL;
@@ -27,6 +36,10 @@ static void break_stage(const char *f)
     if (strcmp(f, "null_create") == 0) broken.create = NULL;
     if (strcmp(f, "no_run") == 0) broken.describe = NULL;
     if (strcmp(f, "two_runs") == 0) broken.build = stub_build;
+    if (strcmp(f, "many_off_kind") == 0) {
+        broken = stub_verify_stage;
+        broken.describe_many = stub_describe_many;
+    }
     if (strcmp(f, "null_params") == 0) broken.params = NULL;
 }
 

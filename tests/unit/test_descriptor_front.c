@@ -73,11 +73,11 @@ static grip_stage *stage_new(grip_ctx *ctx, const grip_kv *kv, uint32_t n_kv)
 
 START_TEST(shared_parameters_splice_into_a_table)
 {
-    static const char *keys[] = {"device",       "fallback",  "normals",    "normals_k",  "normals_radius",
-                                 "model_normals", "propagate_k", "keypoints", "model_leaf", "scene_leaf",
-                                 "support_leaf",  "radius"};
-    ck_assert_uint_eq(front_impl.n_params, 12);
-    for (size_t i = 0; i < 12; ++i)
+    static const char *keys[] = {"device",        "fallback",    "clouds_in_flight", "normals",    "normals_k",
+                                 "normals_radius", "model_normals", "propagate_k",   "keypoints",  "model_leaf",
+                                 "scene_leaf",     "support_leaf",  "radius"};
+    ck_assert_uint_eq(front_impl.n_params, 13);
+    for (size_t i = 0; i < 13; ++i)
         ck_assert_str_eq(front_params[i].key, keys[i]);
     grip_ctx *ctx = grip_test_ctx();
     grip_kv bad[] = {{"keypoints", "some"}};

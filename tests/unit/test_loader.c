@@ -182,6 +182,7 @@ static const struct {
     {"null_create", ": stage 1 (descriptor 'stub_alt'): 'create' is NULL (required)"},
     {"no_run", ": stage 1 (descriptor 'stub_alt'): its run function 'describe' is NULL"},
     {"two_runs", ": stage 1 (descriptor 'stub_alt'): sets a run function of another kind"},
+    {"many_off_kind", ": stage 1 (verify 'stub'): sets describe_many, which only a descriptor stage may set"},
     {"null_params", ": stage 1 (descriptor 'stub_alt'): n_params is 3 but params is NULL"},
     {"short_params", ": stage 1 (descriptor 'stub_alt'): params is a short struct: struct_size 16"},
     {"stride_mismatch", ": stage 1 (descriptor 'stub_alt'): params[2].struct_size is 16 but the table's stride"},
@@ -207,7 +208,8 @@ START_TEST(short_stage_of_kind_names_sizes)
     char expected[200];
     setenv("GRIP_STUB_FAULT", "short_for_kind", 1);
     snprintf(expected, sizeof expected, ": stage 1 (verify) is a short struct: struct_size %zu, a verify stage needs "
-             "at least %zu bytes (through 'verify')", offsetof(grip_stage_impl, verify), sizeof(grip_stage_impl));
+             "at least %zu bytes (through 'verify')", offsetof(grip_stage_impl, verify),
+             offsetof(grip_stage_impl, verify) + sizeof(void (*)(void)));
     expect_refusal("stub_bad_stage", expected);
     unsetenv("GRIP_STUB_FAULT");
 }
