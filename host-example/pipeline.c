@@ -326,13 +326,48 @@ static int describe_into(grip_pipeline *p, const grip_cloud *c, uint32_t role, c
     return s == GRIP_OK ? 0 : stage_failed(p, GRIP_STAGE_DESCRIPTOR, s, what, diag);
 }
 
-/* describe() on c: a model's features into host memory (a model set copies them), the scene's where
- * p->scene_memory says, but on the host for an index sharded across ranks (its merge reads the queries). */
-static int describe_cloud(grip_pipeline *p, const grip_cloud *c, uint32_t role, const char *what, grip_features **out,
+/* describe() on the scene c: its features where p->scene_memory says, but on the host for an index sharded across
+ * ranks (its merge reads the queries). */
+static int describe_scene(grip_pipeline *p, const grip_cloud *c, const char *what, grip_features **out,
                           grip_diag *diag)
 {
-    const uint32_t memory = role == GRIP_ROLE_SCENE && !p->comm ? p->scene_memory : GRIP_MEM_HOST;
-    return describe_into(p, c, role, what, memory, out, diag);
+    return describe_into(p, c, GRIP_ROLE_SCENE, what, !p->comm ? p->scene_memory : GRIP_MEM_HOST, out, diag);
+}
+
+/* The model clouds described (names[i] naming cloud i in a failure), their features into host memory (a model set
+ * copies them): in one describe_many call when the descriptor's plugin has it (ABI 1.4; on a GPU it describes
+ * several clouds at once), else one describe() a cloud. After a failure, out holds the features of the clouds
+ * described before it, for the caller to release. */
+static int describe_models(grip_pipeline *p, const grip_cloud *clouds, uint32_t n, const char *const *names,
+                           grip_features **out, grip_diag *diag)
+{
+    const grip_stage_impl *impl = p->impl[GRIP_STAGE_DESCRIPTOR];
+    if (n < 2 || !impl->describe_many) { /* the loader leaves it NULL for a plugin of ABI 1.3 or older */
+        for (uint32_t i = 0; i < n; i++)
+            if (describe_into(p, &clouds[i], GRIP_ROLE_MODEL, names[i], GRIP_MEM_HOST, &out[i], diag) != 0)
+                return -1;
+        return 0;
+    }
+    const grip_cloud **each = calloc(n, sizeof *each);
+    uint32_t *roles = calloc(n, sizeof *roles);
+    if (!each || !roles) {
+        free(each);
+        free(roles);
+        grip_diag_add(diag, "out of host memory");
+        return -1;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        each[i] = &clouds[i];
+        roles[i] = GRIP_ROLE_MODEL;
+    }
+    uint32_t failed = n;
+    grip_status s =
+        impl->describe_many(p->stage[GRIP_STAGE_DESCRIPTOR], each, roles, NULL, n, GRIP_MEM_HOST, out, &failed);
+    free(each);
+    free(roles);
+    if (s != GRIP_OK)
+        return stage_failed(p, GRIP_STAGE_DESCRIPTOR, s, failed < n ? names[failed] : "the models", diag);
+    return 0;
 }
 
 /* The models index, group and verify see: each cloud, or the merge of each model's views. */
@@ -379,13 +414,17 @@ int pipeline_describe_models(grip_pipeline *p, const host_cloud *clouds, uint32_
     d.features = calloc(n_clouds + 1, sizeof *d.features);
     d.views = calloc(d.n_models + 1, sizeof *d.views);
     d.merged = calloc(d.n_models + 1, sizeof *d.merged);
-    int rc = d.clouds && d.features && d.views && d.merged ? 0 : -1;
+    const char **paths = calloc(n_clouds + 1, sizeof *paths);
+    int rc = d.clouds && d.features && d.views && d.merged && paths ? 0 : -1;
     if (rc != 0)
         grip_diag_add(diag, "out of host memory");
     for (uint32_t i = 0; i < n_clouds && rc == 0; i++) {
         d.clouds[i] = pipeline_cloud_view(&clouds[i]);
-        rc = describe_cloud(p, &d.clouds[i], GRIP_ROLE_MODEL, clouds[i].path, &d.features[i], diag);
+        paths[i] = clouds[i].path;
     }
+    if (rc == 0)
+        rc = describe_models(p, d.clouds, n_clouds, paths, d.features, diag);
+    free(paths);
     if (rc == 0)
         rc = merge_views(&d, model_of_cloud, diag);
     const char **labels = rc == 0 ? calloc(d.n_models + 1, sizeof *labels) : NULL;
@@ -611,7 +650,7 @@ static int run_scene_stages(grip_pipeline *p, const model_set *m, grip_index *in
     accounting_mark_now(p, &mark);
     double t0 = host_now_ms();
     st->cloud = pipeline_cloud_view(scene);
-    if (describe_cloud(p, &st->cloud, GRIP_ROLE_SCENE, scene->path, &st->features, diag) != 0)
+    if (describe_scene(p, &st->cloud, scene->path, &st->features, diag) != 0)
         return -1;
     double t1 = host_now_ms();
     accounting_charge(p, &mark, &r->accounting, GRIP_STAGE_DESCRIPTOR);

@@ -40,6 +40,7 @@ pcd_header() { # n width height
 { pcd_header 2 2 1 | sed 's/DATA ascii/DATA binary_compressed/'; printf '\x10\x00\x00\x00\x18\x00\x00\x00abc'; } > "$tmp/lzf.pcd"
 { pcd_header 2 2 1; printf 'nan nan nan\nnan nan nan\n'; } > "$tmp/allnan.pcd"
 pcd_header 0 0 1 > "$tmp/empty.pcd"
+{ pcd_header 4 4 1; printf '0 0 0\n0.01 0 0\n0 0.01 0\n1e12 0 0.01\n'; } > "$tmp/far.pcd"
 printf 'ply\nformat ascii 1.0\nelement face 0\nproperty list uchar int vertex_indices\nend_header\n' > "$tmp/novertex.ply"
 printf '[descriptor]\nimpl = shot\nradious = 0.02\n[match]\nmax_sqdist = -1\n' > "$tmp/typo.conf"
 
@@ -52,6 +53,10 @@ expect_fail "truncated binary" "truncated.pcd" -- run "$conf" "$tmp/ok.pcd" "$tm
 expect_fail "wrong LZF size" "lzf.pcd" -- run "$conf" "$tmp/ok.pcd" "$tmp/lzf.pcd"
 expect_fail "all-NaN cloud" "allnan.pcd" -- run "$conf" "$tmp/allnan.pcd" "$tmp/ok.pcd"
 expect_fail "empty cloud" "empty.pcd" -- run "$conf" "$tmp/empty.pcd" "$tmp/ok.pcd"
+# the models are described in one describe_many call: the one it refuses is named by its file
+expect_fail "second model refused by the descriptor" "failed on $tmp/far.pcd: invalid argument: descriptor: clouds[1]:" \
+  -- "$host" --plugin "$plugin" run --config "$conf" --set descriptor.support_leaf=0.001 --model "$tmp/ok.pcd" \
+  --model "$tmp/far.pcd" --scene "$tmp/ok.pcd"
 expect_fail "PLY without vertices" "novertex.ply" -- run "$conf" "$tmp/novertex.ply" "$tmp/ok.pcd"
 expect_fail "config typo" "typo.conf:3: descriptor.radious" -- run "$tmp/typo.conf" "$tmp/ok.pcd" "$tmp/ok.pcd"
 expect_fail "value out of range" "typo.conf:5: match.max_sqdist" -- run "$tmp/typo.conf" "$tmp/ok.pcd" "$tmp/ok.pcd"
