@@ -247,6 +247,36 @@ class Stage(_Owned):
                          _abi.MEM_HOST)
         return Features(self._context, ptr, cloud, raw, role)
 
+    def describe_many(self, clouds, roles="model"):
+        """Features of every cloud in `clouds` (each as describe() takes one), described in one call: on a GPU
+        several at once (the stage's `clouds_in_flight` key; ABI 1.4), with an older plugin one describe() a
+        cloud. `roles` is "model" or "scene" for all of them, or a list of one per cloud. A cloud the stage refuses
+        is named in the GripError, and no features are returned."""
+        stage = self._run("descriptor")
+        clouds = [as_cloud(c) for c in clouds]
+        roles = [roles] * len(clouds) if isinstance(roles, str) else list(roles)
+        if len(roles) != len(clouds):
+            raise ValueError(f"{len(roles)} roles for {len(clouds)} clouds")
+        for role in roles:
+            if role not in _ROLES:
+                raise ValueError(f"role must be 'model' or 'scene', not {role!r}")
+        many = self.info._impl.describe_many  # NULL (false) past an older plugin's struct_size
+        if len(clouds) < 2 or not many:
+            return [self.describe(c, r) for c, r in zip(clouds, roles)]
+        n = len(clouds)
+        raws = [c._struct() for c in clouds]
+        each = (ctypes.POINTER(_abi.Cloud) * n)(*[ctypes.pointer(r) for r in raws])
+        role_ids = (ctypes.c_uint32 * n)(*[_ROLES[r] for r in roles])
+        out = (ctypes.c_void_p * n)()
+        failed = ctypes.c_uint32(n)
+        with self._context._lock:
+            status = many(stage, each, role_ids, None, n, _abi.MEM_HOST, out, ctypes.byref(failed))
+            if status != _abi.OK:
+                i = failed.value
+                what = (f"cloud {clouds[i].name!r}" if clouds[i].name else f"cloud {i}") if i < n else "the clouds"
+                raise self._context._error(f"{self.kind} '{self.name}' failed on {what}", status)
+        return [Features(self._context, out[i], clouds[i], raws[i], roles[i]) for i in range(n)]
+
     def build(self, reference, model_ids=None):
         """An :class:`Index` over `reference` (float32 n x D descriptors), each row tagged by `model_ids` (n uint32,
         ascending, each model's rows contiguous; None: all model 0)."""

@@ -193,7 +193,7 @@ class Pipeline:
         try:
             t0 = time.perf_counter()
             d = self.stages["descriptor"]
-            model_features = [keep(d.describe(c, "model")) for c in clouds]
+            model_features = [keep(f) for f in d.describe_many(clouds, "model")]
             scene_features = keep(d.describe(scene, "scene"))
             t1 = time.perf_counter()
             # one copy of the models' descriptors, as grip-host makes (none for a single model)

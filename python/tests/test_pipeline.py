@@ -82,6 +82,27 @@ def test_stages_one_by_one_match_the_pipeline(plugin, generated):
             stages["index"].build(m.descriptors.astype(np.float64))
 
 
+def test_describe_many_gives_each_clouds_describe(plugin, generated):
+    model, scene, _ = generated
+    far = model.copy()
+    far[-1] = (1e12, 0, 0)  # too far out for a support_leaf grid
+    with plugin.context() as ctx:
+        shot = ctx.stage("descriptor", "shot", device="cpu", model_leaf=0.02, scene_leaf=0.03, clouds_in_flight=3)
+        many = shot.describe_many([model, grip.Cloud(scene, name="the scene"), model[::2]], ["model", "scene", "model"])
+        one = [shot.describe(model, "model"), shot.describe(scene, "scene"), shot.describe(model[::2], "model")]
+        assert [f.role for f in many] == ["model", "scene", "model"]
+        for a, b in zip(many, one):
+            for field in ("keypoints", "keypoint_xyz", "normals", "frames", "descriptors"):
+                np.testing.assert_array_equal(getattr(a, field), getattr(b, field))
+        assert shot.describe_many([]) == []
+        assert len(shot.describe_many([model])) == 1
+        with pytest.raises(ValueError, match="2 roles for 3 clouds"):
+            shot.describe_many([model, model, model], ["model", "scene"])
+        thin = ctx.stage("descriptor", "shot", device="cpu", support_leaf=0.001)
+        with pytest.raises(grip.GripError, match=r"failed on cloud 'far'.*clouds\[1\]: descriptor.support_leaf"):
+            thin.describe_many([model, grip.Cloud(far, name="far")])
+
+
 def test_release_is_tied_to_python_lifetime(plugin, generated):
     model, _, _ = generated
     ctx = plugin.context()
