@@ -44,14 +44,17 @@ typedef struct describe_worker {
     grip_stage stage;
 } describe_worker;
 
-/* describe() of cloud i on worker w, its results complete when it returns: describe() may leave device-to-device
- * copies queued on the worker's stream, which the caller's stream is not ordered after. Its error text, when it
- * fails, into *text (malloc'd; NULL when out of memory). */
+/* describe() of cloud i on worker w, on the context's device (made current on this thread first: the cloud's
+ * download comes before any allocation would make it so), its results complete when it returns: describe() may
+ * leave device-to-device copies queued on the worker's stream, which the caller's stream is not ordered after. Its
+ * error text, when it fails, into *text (malloc'd; NULL when out of memory). */
 static grip_status describe_on_worker(describe_worker *w, const grip_cloud *cloud, uint32_t role,
                                       const grip_array *keypoints, uint32_t out_memory, grip_features **out,
                                       char **text)
 {
-    grip_status s = w->stage.impl->describe(&w->stage, cloud, role, keypoints, out_memory, out);
+    grip_status s = grip_cuda_ctx_prepare(&w->ctx);
+    if (!s)
+        s = w->stage.impl->describe(&w->stage, cloud, role, keypoints, out_memory, out);
     if (!s)
         s = grip_cuda_sync(&w->ctx);
     if (s) {
@@ -119,6 +122,8 @@ grip_status grip_describe_many(grip_stage *stage, const grip_cloud *const *cloud
     if (!failed)
         failed = &unused;
     *failed = n_clouds;
+    for (uint32_t i = 0; out && i < n_clouds; i++) /* every entry NULL after any failure, the first checks' too */
+        out[i] = NULL;
     grip_status s = grip_stage_check_run(stage, out, out_memory);
     if (s)
         return s;
@@ -126,8 +131,6 @@ grip_status grip_describe_many(grip_stage *stage, const grip_cloud *const *cloud
     if (stage->impl->kind != GRIP_STAGE_DESCRIPTOR || !stage->impl->describe)
         return grip_fail(ctx, GRIP_EINVAL, "describe_many: the stage is a %s stage, not a descriptor",
                          grip_stage_kind_name(stage->impl->kind));
-    for (uint32_t i = 0; i < n_clouds; i++)
-        out[i] = NULL;
     if (n_clouds > 0 && (!clouds || !roles))
         return grip_fail(ctx, GRIP_EINVAL, "descriptor: describe_many: %s is NULL", clouds ? "roles" : "clouds");
     /* no more workers than clouds, nor than the context's CPU threads (1 without OpenMP) */
@@ -137,8 +140,9 @@ grip_status grip_describe_many(grip_stage *stage, const grip_cloud *const *cloud
     if (in_flight > grip_ctx_threads(ctx))
         in_flight = grip_ctx_threads(ctx);
     /* the workers share the context's device and pool, made here once; a context that cannot make them describes
-     * in turn, where each call reports (or falls back from) the failure as describe() does */
-    if (stage->use_cuda && in_flight > 1 && grip_cuda_ctx_prepare(ctx) == GRIP_OK)
+     * in turn, where each call reports (or falls back from) the failure as describe() does. The caller's stream is
+     * waited for first: device arrays it filled (clouds, keypoints) are read on the workers' streams. */
+    if (stage->use_cuda && in_flight > 1 && grip_cuda_ctx_prepare(ctx) == GRIP_OK && grip_cuda_sync(ctx) == GRIP_OK)
         s = describe_at_once(stage, clouds, roles, keypoints, n_clouds, out_memory, (uint32_t)in_flight, out, failed);
     else
         s = describe_in_turn(stage, clouds, roles, keypoints, n_clouds, out_memory, out, failed);

@@ -18,8 +18,9 @@
 #include "stages/stage.h"
 
 /* The `clouds_in_flight` key of every descriptor stage: how many clouds a describe_many call describes at once on
- * a CUDA device. It changes no result, only where and when they are computed, so a model database does not
- * record it (as `device` and `fallback`). */
+ * a CUDA device. It changes when they are computed, not what: a model database does not record it (as `device` and
+ * `fallback`). One exception, as with `device`: under `fallback = cpu`, a cloud that finds the device full because
+ * others are in flight is described by the CPU twin (normals within src/descriptor/normals_cuda.h's tolerance). */
 #define GRIP_PARAM_CLOUDS_IN_FLIGHT                                                                              \
     {                                                                                                            \
         sizeof(grip_param_info), GRIP_PARAM_INT, "clouds_in_flight", "4", 1, 64, NULL,                           \
