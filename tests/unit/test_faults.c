@@ -17,18 +17,20 @@ static const char *const cpu_pipeline[] = {
     "descriptor.impl=shot",        "descriptor.device=cpu",       "descriptor.radius=0.05",
     "descriptor.model_leaf=0.015", "descriptor.scene_leaf=0.015", "index.impl=bruteforce",
     "index.device=cpu",            "match.impl=knn",              "match.device=cpu",
-    "group.impl=hough3d",          "group.bin_size=0.02",         "group.threshold=4",
-    "group.frame_radius=0.03",     "group.ransac_iterations=5",   "verify.impl=icp",
-    "verify.max_iterations=5",     NULL};
+    "group.impl=hough3d",          "group.device=cpu",            "group.bin_size=0.02",
+    "group.threshold=4",           "group.frame_radius=0.03",     "group.ransac_iterations=5",
+    "verify.impl=icp",             "verify.device=cpu",           "verify.max_iterations=5",
+    NULL};
 
 /* The other grouping (geometric consistency, its own RANSAC caller) behind the kd-tree index and the ratio test. */
 static const char *const cpu_pipeline_gc[] = {
     "descriptor.impl=shot",        "descriptor.device=cpu",       "descriptor.radius=0.05",
     "descriptor.model_leaf=0.015", "descriptor.scene_leaf=0.015", "index.impl=kdtree",
     "index.device=cpu",            "match.impl=knn",              "match.device=cpu",
-    "match.ratio=0.9",             "group.impl=gc",               "group.size=0.01",
-    "group.threshold=10",          "group.ransac_iterations=3",   "verify.impl=icp",
-    "verify.max_iterations=3",     NULL};
+    "match.ratio=0.9",             "group.impl=gc",               "group.device=cpu",
+    "group.size=0.01",             "group.threshold=10",          "group.ransac_iterations=3",
+    "verify.impl=icp",             "verify.device=cpu",           "verify.max_iterations=3",
+    NULL};
 
 START_TEST(every_lapacke_call_fails_cleanly)
 {
