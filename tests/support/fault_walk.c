@@ -214,14 +214,34 @@ static grip_status run(fault_pipeline *p, fault_run *s, grip_fault_kind walked)
     const grip_stage_impl *const *impl = p->impl;
     grip_stage *const *stage = p->stage;
     grip_status st = GRIP_OK;
-    for (uint32_t i = 0; i <= p->n_models && st == GRIP_OK; i++) {
+    /* the models in one describe_many call, as grip-host describes them (a fault in a later model's description
+     * must release the earlier ones'), then the scene */
+    const grip_cloud **models = calloc(p->n_models + 1, sizeof *models);
+    uint32_t *roles = calloc(p->n_models + 1, sizeof *roles);
+    ck_assert(models && roles);
+    for (uint32_t i = 0; i <= p->n_models; i++) {
         s->clouds[i] = pipeline_cloud_view(i < p->n_models ? &p->models[i] : p->scene_cloud);
-        st = impl[GRIP_STAGE_DESCRIPTOR]->describe(stage[GRIP_STAGE_DESCRIPTOR], &s->clouds[i],
-                                                   i < p->n_models ? GRIP_ROLE_MODEL : GRIP_ROLE_SCENE, NULL,
-                                                   p->features_memory, &s->features[i]);
-        st = stage_done(s, GRIP_STAGE_DESCRIPTOR, walked, st, s->features[i]);
-        s->views[i] = (grip_view){sizeof(grip_view), &s->clouds[i], s->features[i]};
+        models[i] = &s->clouds[i];
+        roles[i] = GRIP_ROLE_MODEL;
     }
+    uint32_t failed = 0;
+    st = impl[GRIP_STAGE_DESCRIPTOR]->describe_many(stage[GRIP_STAGE_DESCRIPTOR], models, roles, NULL, p->n_models,
+                                                    p->features_memory, s->features, &failed);
+    for (uint32_t i = 0; st != GRIP_OK && i < p->n_models; i++)
+        ck_assert_msg(s->features[i] == NULL, "describe_many failed (%d) but returned features of model %u", st, i);
+    /* a fault fails one model's description, which the call names */
+    ck_assert_msg(st == GRIP_OK ? failed == p->n_models : failed < p->n_models, "failed = %u", failed);
+    st = stage_done(s, GRIP_STAGE_DESCRIPTOR, walked, st, NULL);
+    free(models);
+    free(roles);
+    if (st == GRIP_OK) {
+        st = impl[GRIP_STAGE_DESCRIPTOR]->describe(stage[GRIP_STAGE_DESCRIPTOR], &s->clouds[p->n_models],
+                                                   GRIP_ROLE_SCENE, NULL, p->features_memory,
+                                                   &s->features[p->n_models]);
+        st = stage_done(s, GRIP_STAGE_DESCRIPTOR, walked, st, s->features[p->n_models]);
+    }
+    for (uint32_t i = 0; i <= p->n_models; i++)
+        s->views[i] = (grip_view){sizeof(grip_view), &s->clouds[i], s->features[i]};
     if (st == GRIP_OK)
         st = run_index(p, s, walked);
     if (st == GRIP_OK) {

@@ -2,7 +2,8 @@
  * GRIP_FAULT_INJECTION.
  *
  * A whole pipeline (descriptor -> index -> match -> group -> verify) on a small generated scene, driven through the
- * plugin table of the statically linked library, so that the test arms the very hooks its stages pass. The walk,
+ * plugin table of the statically linked library, so that the test arms the very hooks its stages pass; the models
+ * are described in one describe_many call, as grip-host describes them. The walk,
  * for one fault kind: a clean run counts the kind's fault points; then for n = 1, 2, ... the nth point fails: the
  * run must stop at that stage with the expected status and a last error naming the stage, leave no result behind,
  * and a clean rerun on the same context and stages must give the clean run's results bit for bit (or, where a
