@@ -1,8 +1,8 @@
 /* describe_many.c -- see describe_many.h. */
 #include "stages/describe_many.h"
 #include "core/cuda_bridge.h"
+#include "core/error_note.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #ifdef _OPENMP
@@ -14,13 +14,13 @@ static const grip_array *keypoints_of(const grip_array *const *keypoints, uint32
     return keypoints ? keypoints[i] : NULL;
 }
 
-/* The call's last error for cloud i's failure: "descriptor: clouds[i]: " and what describe() said, less its own
- * "descriptor: ". text may be the context's own buffer, which grip_fail overwrites: it is copied first. */
-static grip_status report_cloud(grip_ctx *ctx, grip_status s, uint32_t i, const char *text)
+/* Cloud i's failure, as the call reports it, into note: "descriptor: clouds[i]: " and what describe() said (text,
+ * its context's last error), less its own "descriptor: " (a note keeps the first GRIP_ERROR_NOTE_MAX characters:
+ * the cloud's number and the cause come first). Both paths report through a note, so their texts are alike. */
+static grip_status note_cloud(grip_error_note *note, grip_status s, uint32_t i, const char *text)
 {
-    char said[GRIP_ERROR_TEXT_MAX];
-    snprintf(said, sizeof said, "%s", strncmp(text, "descriptor: ", 12) == 0 ? text + 12 : text);
-    return grip_fail(ctx, s, "descriptor: clouds[%u]: %s", i, said);
+    return grip_note_fail(note, s, "descriptor: clouds[%u]: %s", i,
+                          strncmp(text, "descriptor: ", 12) == 0 ? text + 12 : text);
 }
 
 /* Every cloud in turn, on the calling thread: stops at the first failure (its index in *failed). */
@@ -31,8 +31,10 @@ static grip_status describe_in_turn(grip_stage *st, const grip_cloud *const *clo
     for (uint32_t i = 0; i < n; i++) {
         grip_status s = st->impl->describe(st, clouds[i], roles[i], keypoints_of(keypoints, i), out_memory, &out[i]);
         if (s) {
+            grip_error_note note;
+            note_cloud(&note, s, i, grip_ctx_error_text(st->ctx));
             *failed = i;
-            return report_cloud(st->ctx, s, i, grip_ctx_error_text(st->ctx));
+            return grip_note_report(st->ctx, &note);
         }
     }
     return GRIP_OK;
@@ -46,24 +48,19 @@ typedef struct describe_worker {
 
 /* describe() of cloud i on worker w, on the context's device (made current on this thread first: the cloud's
  * download comes before any allocation would make it so), its results complete when it returns: describe() may
- * leave device-to-device copies queued on the worker's stream, which the caller's stream is not ordered after. Its
- * error text, when it fails, into *text (malloc'd; NULL when out of memory). */
-static grip_status describe_on_worker(describe_worker *w, const grip_cloud *cloud, uint32_t role,
-                                      const grip_array *keypoints, uint32_t out_memory, grip_features **out,
-                                      char **text)
+ * leave device-to-device copies queued on the worker's stream, which the caller's stream is not ordered after. A
+ * failure goes into note. */
+static void describe_on_worker(describe_worker *w, const grip_cloud *cloud, uint32_t i, uint32_t role,
+                               const grip_array *keypoints, uint32_t out_memory, grip_features **out,
+                               grip_error_note *note)
 {
     grip_status s = grip_cuda_ctx_prepare(&w->ctx);
     if (!s)
         s = w->stage.impl->describe(&w->stage, cloud, role, keypoints, out_memory, out);
     if (!s)
         s = grip_cuda_sync(&w->ctx);
-    if (s) {
-        const char *said = grip_ctx_error_text(&w->ctx);
-        *text = malloc(strlen(said) + 1);
-        if (*text)
-            memcpy(*text, said, strlen(said) + 1);
-    }
-    return s;
+    if (s)
+        note_cloud(note, s, i, grip_ctx_error_text(&w->ctx));
 }
 
 /* The clouds on `in_flight` OpenMP threads (each its worker), in order of index as threads come free. Every cloud
@@ -74,12 +71,10 @@ static grip_status describe_at_once(grip_stage *st, const grip_cloud *const *clo
 {
     grip_ctx *ctx = st->ctx;
     describe_worker *workers = calloc(in_flight, sizeof *workers);
-    grip_status *status = calloc(n, sizeof *status);
-    char **texts = calloc(n, sizeof *texts);
-    if (!workers || !status || !texts) {
+    grip_error_note *notes = calloc(n, sizeof *notes); /* one a cloud, {GRIP_OK} while it has not failed */
+    if (!workers || !notes) {
         free(workers);
-        free(status);
-        free(texts);
+        free(notes);
         return grip_fail(ctx, GRIP_ENOMEM, "descriptor: out of memory for %u workers", in_flight);
     }
     const int threads = grip_ctx_threads(ctx) / (int)in_flight;
@@ -95,21 +90,17 @@ static grip_status describe_at_once(grip_stage *st, const grip_cloud *const *clo
 #else
         describe_worker *w = &workers[0];
 #endif
-        status[i] = describe_on_worker(w, clouds[i], roles[i], keypoints_of(keypoints, i), out_memory, &out[i],
-                                       &texts[i]);
+        describe_on_worker(w, clouds[i], i, roles[i], keypoints_of(keypoints, i), out_memory, &out[i], &notes[i]);
     }
     for (uint32_t t = 0; t < in_flight; t++)
         grip_ctx_worker_join(ctx, &workers[t].ctx);
     grip_status s = GRIP_OK;
     for (uint32_t i = 0; i < n && !s; i++)
-        if (status[i]) {
+        if (notes[i].status) {
             *failed = i;
-            s = report_cloud(ctx, status[i], i, texts[i] ? texts[i] : grip_status_str(status[i]));
+            s = grip_note_report(ctx, &notes[i]);
         }
-    for (uint32_t i = 0; i < n; i++)
-        free(texts[i]);
-    free(texts);
-    free(status);
+    free(notes);
     free(workers);
     return s;
 }
