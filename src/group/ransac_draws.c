@@ -110,14 +110,18 @@ static uint32_t remainder_by(uint32_t a, uint64_t magic, uint32_t d)
 }
 
 /* Twists the generator and computes the positions of the twist's 208 draws: output i of a draw, uniform on
- * [0, INT32_MAX] as PCL takes it (next_int31), gives i + its remainder by m - i. The steps do not wait on each other,
- * so the processor overlaps them, ahead of the swaps, which must run one after another. */
+ * [0, INT32_MAX] as PCL takes it (next_int31), gives i + its remainder by m - i. The outputs are tempered in a loop
+ * of their own, which the compiler vectorizes, then reduced; no step waits on another, so all of it runs ahead of
+ * the swaps, which must run one after another. */
 static void twist_positions(grip_ransac_draws *d)
 {
     grip_mt19937_twist(&d->mt);
+    uint32_t out[GRIP_MT19937_N];
+    for (uint32_t k = 0; k < GRIP_MT19937_N; ++k)
+        out[k] = grip_mt19937_temper(d->mt.state[k]) >> 1;
     for (uint32_t t = 0; t < GRIP_MT19937_N; t += GRIP_RANSAC_SAMPLE_SIZE)
         for (uint32_t i = 0; i < GRIP_RANSAC_SAMPLE_SIZE; ++i)
-            d->position[t + i] = i + remainder_by(grip_mt19937_temper(d->mt.state[t + i]) >> 1, d->magic[i], d->m - i);
+            d->position[t + i] = i + remainder_by(out[t + i], d->magic[i], d->m - i);
     d->mt.next = GRIP_MT19937_N; /* every output taken */
     d->next = 0;
 }
@@ -198,10 +202,70 @@ static int draw_good(grip_ransac_draws *d, uint32_t sample[GRIP_RANSAC_SAMPLE_SI
     return 0;
 }
 
+/* The draws once the spread test is tabulated, where a long search spends its time: draw_good's stream, made faster
+ * three ways, each giving the same samples.
+ * - The order's first three entries, which every draw swaps, stay in locals (registers): a swap with a later entry is
+ *   one load and one store, and one among the three a swap of locals. In memory, each draw's swaps would wait on
+ *   the previous draw's stores to the same three entries.
+ * - The stream's counters stay in locals too: order holds uint32_t, so the compiler must assume that a store to it
+ *   may change any uint32_t field of the stream and reload them after it.
+ * - The three lookups of the spread test are made at once, without a branch between them: the test is pure, so
+ *   PCL's short-circuit order gives the same answer. */
+static size_t take_tabulated(grip_ransac_draws *d, uint32_t (*sample)[GRIP_RANSAC_SAMPLE_SIZE], size_t n)
+{
+    _Static_assert(GRIP_RANSAC_SAMPLE_SIZE == 3, "the head of the order is three locals");
+    uint32_t *const order = d->order;
+    const uint64_t *const apart = d->apart;
+    const size_t words = d->apart_words;
+    uint32_t next = d->next, bad_run = d->bad_run;
+    uint64_t drawn = d->drawn;
+    uint32_t h0 = order[0], h1 = order[1], h2 = order[2], t;
+    size_t got = 0;
+    while (got < n && bad_run < MAX_SAMPLE_CHECKS) {
+        if (next == GRIP_MT19937_N) {
+            twist_positions(d);
+            next = 0;
+        }
+        /* shuffle_draw: swap i with j in [i, m) */
+        const uint32_t j0 = d->position[next], j1 = d->position[next + 1], j2 = d->position[next + 2];
+        if (j0 >= 3) {
+            t = order[j0], order[j0] = h0, h0 = t;
+        } else if (j0 == 1) {
+            t = h1, h1 = h0, h0 = t;
+        } else if (j0 == 2) {
+            t = h2, h2 = h0, h0 = t;
+        }
+        if (j1 >= 3) {
+            t = order[j1], order[j1] = h1, h1 = t;
+        } else if (j1 == 2) {
+            t = h2, h2 = h1, h1 = t;
+        }
+        if (j2 >= 3)
+            t = order[j2], order[j2] = h2, h2 = t;
+        next += GRIP_RANSAC_SAMPLE_SIZE;
+        ++drawn;
+        /* sample_good, pairs (1, 0), (2, 0), (2, 1) */
+        const uint64_t *const row1 = apart + (size_t)h1 * words, *const row2 = apart + (size_t)h2 * words;
+        const uint32_t good = (uint32_t)((row1[h0 / 64] >> (h0 % 64)) & (row2[h0 / 64] >> (h0 % 64)) &
+                                         (row2[h1 / 64] >> (h1 % 64))) &
+                              1u;
+        sample[got][0] = h0, sample[got][1] = h1, sample[got][2] = h2;
+        got += good;
+        bad_run = good ? 0 : bad_run + 1;
+    }
+    order[0] = h0, order[1] = h1, order[2] = h2;
+    d->next = next;
+    d->bad_run = bad_run;
+    d->drawn = drawn;
+    return got;
+}
+
 size_t grip_ransac_draws_take(grip_ransac_draws *d, uint32_t (*sample)[GRIP_RANSAC_SAMPLE_SIZE], size_t n)
 {
     size_t got = 0;
-    while (got < n && draw_good(d, sample[got]))
+    while (got < n && !d->apart && draw_good(d, sample[got]))
         ++got;
+    if (got < n && d->apart)
+        got += take_tabulated(d, sample + got, n - got);
     return got;
 }

@@ -567,8 +567,9 @@ static void rare_good_scene(uint32_t m, grip_ransac_scene *sc)
 }
 
 /* The stream (group/ransac_draws.h) is the plain loop's draw for draw (plain_stream_next), to the same end, whatever
- * the sizes of the takes: a stream's failed draws count toward PCL's 1000 across takes. On a cluster of 40 whose
- * stream runs on (the spread test tabulated after 256 draws), one of 300 (gaps computed), and clusters where good
+ * the sizes of the takes: a stream's failed draws count toward PCL's 1000 across takes. On clusters of 40 and 130
+ * whose streams run on (the spread test tabulated after 256 draws, in rows of one word and of three), one of 300
+ * (gaps computed), and clusters where good
  * samples are rare on five seeds: three in a row, 557, whose stream has a gap of 999 failed draws between good ones
  * (it goes on), and 2451, whose stream ends at a gap of exactly 1000 (the next draw would have been good). */
 START_TEST(the_sample_stream_is_the_plain_loops)
@@ -583,15 +584,16 @@ START_TEST(the_sample_stream_is_the_plain_loops)
     for (uint32_t i = 0; i < 300; ++i)
         members[i] = i;
     size_t ended = 0;
-    for (int c = 0; c < 3; ++c) {
+    static const uint32_t sizes[] = {40, 130, 300};
+    for (int c = 0; c < 4; ++c) {
         grip_ransac_scene sc;
-        if (c < 2)
-            ck_assert(grip_ransac_scene_make(31, 1, c ? 300 : 40, c ? 300 : 40, &sc));
+        if (c < 3)
+            ck_assert(grip_ransac_scene_make(31, 1, sizes[c], sizes[c], &sc));
         else
             rare_good_scene(40, &sc);
         const uint32_t m = sc.size[0];
-        for (size_t k = 0; k < (c == 2 ? sizeof rare_seeds / sizeof rare_seeds[0] : 1); ++k) {
-            const uint32_t seed = c == 2 ? rare_seeds[k] : GRIP_RANSAC_PCL_SEED;
+        for (size_t k = 0; k < (c == 3 ? sizeof rare_seeds / sizeof rare_seeds[0] : 1); ++k) {
+            const uint32_t seed = c == 3 ? rare_seeds[k] : GRIP_RANSAC_PCL_SEED;
             plain_set ps;
             plain_set_make(&sc, members, m, &ps);
             plain_stream p;
@@ -599,7 +601,7 @@ START_TEST(the_sample_stream_is_the_plain_loops)
             size_t n_plain = 0;
             while (n_plain < WANT && plain_stream_next(&p, plain[n_plain]))
                 ++n_plain;
-            ck_assert(c == 2 || n_plain == WANT);
+            ck_assert(c == 3 || n_plain == WANT);
             ended += n_plain < WANT;
             grip_ransac_draws *d = grip_ransac_draws_new((const float(*)[3])ps.src, m, seed);
             ck_assert_ptr_nonnull(d);
