@@ -250,7 +250,10 @@ static grip_status model_points(grip_stage *st, grip_model_cache *cache, uint32_
         if (!s)
             grip_model_spread_compute(in->xyz, in->n, &made.spread);
         if (!s)
+            s = grip_kdtree3d_build(st->ctx, made.xyz, made.count, &made.tree); /* for the overlap test */
+        if (!s)
             s = grip_model_cache_store(st->ctx, cache, m, parts, n_parts, &made, out);
+        grip_prepared_model_free(&made); /* the store moved the arrays (and zeroed made) unless a step failed */
     }
     view_normals_close(&vn);
     return s;
@@ -507,7 +510,7 @@ static grip_status suppress_duplicates(grip_stage *st, uint32_t n_models, const 
     if (!s && !points)
         s = grip_fail(st->ctx, GRIP_ENOMEM, "verify: out of memory");
     for (uint32_t m = 0; m < n_models && !s; m++)
-        points[m] = (grip_model_points){om->points[m]->xyz, om->points[m]->count};
+        points[m] = (grip_model_points){om->points[m]->xyz, om->points[m]->count, om->points[m]->tree};
     if (!s)
         s = grip_suppress_overlaps(st->ctx, points, n_models, model, poses, scores, n,
                                    grip_stage_number(st, "overlap_distance"), grip_stage_number(st, "max_overlap"),

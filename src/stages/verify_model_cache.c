@@ -8,6 +8,7 @@ void grip_prepared_model_free(grip_prepared_model *m)
 {
     free(m->xyz);
     free(m->normals);
+    grip_kdtree3d_free(m->tree);
     memset(m, 0, sizeof *m);
 }
 

@@ -27,12 +27,14 @@
 #include <stdint.h>
 
 /* One model's prepared points: xyz count x 3, normals count x 3 or NULL (malloc'd; owned by whoever holds it);
- * spread: the spread of the model's own points, where the stage uses it (icp; zero otherwise). */
+ * spread: the spread of the model's own points, where the stage uses it (icp; zero otherwise); tree: a tree over
+ * xyz for the overlap test (icp; NULL otherwise). */
 typedef struct grip_prepared_model {
     float *xyz;
     float *normals;
     size_t count;
     grip_model_spread spread;
+    grip_kdtree3d *tree;
 } grip_prepared_model;
 
 /* One piece of a key: size bytes at bytes (borrowed; bytes may be NULL when size is 0). */

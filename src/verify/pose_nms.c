@@ -157,19 +157,17 @@ grip_status grip_suppress_duplicates(grip_ctx *ctx, const grip_model_spread *spr
     return GRIP_OK;
 }
 
-/* An accepted hypothesis of the overlap test: its model's finite points where its pose puts them, a tree over them
- * (NULL when there is none) and the sphere that holds them. */
+/* An accepted hypothesis of the overlap test: its model's finite points where its pose puts them, and the sphere that
+ * holds them. */
 typedef struct placed {
     float *xyz; /* n x 3 (malloc'd) */
     size_t n;
     double centre[3], radius;
-    grip_kdtree3d *tree;
 } placed;
 
 static void placed_free(placed *p)
 {
     free(p->xyz);
-    grip_kdtree3d_free(p->tree);
     memset(p, 0, sizeof *p);
 }
 
@@ -200,9 +198,39 @@ static grip_status place(grip_error_note *err, const grip_model_points *m, const
     return GRIP_OK;
 }
 
-/* Places every accepted hypothesis (accepted[i]) and builds its tree, on the context's threads: each is independent
- * of the greedy choices, so all are made up front (a rejected one's tree goes unused). A failure is reported as the
- * one loop over `order` would meet first. */
+/* The trees of the overlap test, one a model: the caller's (points[m].tree), or built here, on the context's threads,
+ * for each model of an accepted hypothesis that came without one (own[m], freed by the caller). */
+static grip_status model_trees(grip_ctx *ctx, const grip_model_points *points, uint32_t n_models,
+                               const uint32_t *model_id, const uint32_t *accepted, size_t h, const grip_kdtree3d **tree,
+                               grip_kdtree3d **own)
+{
+    unsigned char *wanted = calloc((size_t)n_models + 1, 1);
+    grip_error_note *notes = calloc((size_t)n_models + 1, sizeof *notes);
+    if (!wanted || !notes) {
+        free(wanted);
+        free(notes);
+        return grip_fail(ctx, GRIP_ENOMEM, "verify: cannot allocate the overlap test of %u models", n_models);
+    }
+    for (size_t i = 0; i < h; ++i)
+        if (accepted[i])
+            wanted[model_id[i]] = 1;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(grip_ctx_threads(ctx))
+    for (uint32_t m = 0; m < n_models; ++m) {
+        tree[m] = points[m].tree;
+        if (wanted[m] && !tree[m] && points[m].n > 0 &&
+            grip_kdtree3d_build_noted(&notes[m], points[m].xyz, points[m].n, &own[m]) == GRIP_OK)
+            tree[m] = own[m];
+    }
+    grip_status st = GRIP_OK;
+    for (uint32_t m = 0; m < n_models && !st; ++m)
+        st = grip_note_report(ctx, &notes[m]);
+    free(wanted);
+    free(notes);
+    return st;
+}
+
+/* Places every accepted hypothesis (accepted[i]), on the context's threads: each is independent of the greedy
+ * choices, so all are placed up front. A failure is reported as the one loop over `order` would meet first. */
 static grip_status place_all(grip_ctx *ctx, const grip_model_points *points, const uint32_t *model_id,
                              const double *poses, const uint32_t *accepted, const ranked *order, size_t h, placed *all)
 {
@@ -210,12 +238,9 @@ static grip_status place_all(grip_ctx *ctx, const grip_model_points *points, con
     if (!notes)
         return grip_fail(ctx, GRIP_ENOMEM, "verify: cannot allocate the overlap test of %zu hypotheses", h);
 #pragma omp parallel for schedule(dynamic, 1) num_threads(grip_ctx_threads(ctx))
-    for (size_t i = 0; i < h; ++i) {
-        if (!accepted[i])
-            continue;
-        if (place(&notes[i], &points[model_id[i]], poses + 16 * i, &all[i]) == GRIP_OK && all[i].n > 0)
-            grip_kdtree3d_build_noted(&notes[i], all[i].xyz, all[i].n, &all[i].tree);
-    }
+    for (size_t i = 0; i < h; ++i)
+        if (accepted[i])
+            place(&notes[i], &points[model_id[i]], poses + 16 * i, &all[i]);
     grip_status st = GRIP_OK;
     for (size_t o = 0; o < h && !st; ++o)
         st = grip_note_report(ctx, &notes[order[o].index]);
@@ -223,9 +248,12 @@ static grip_status place_all(grip_ctx *ctx, const grip_model_points *points, con
     return st;
 }
 
-/* How many of cand's points lie within distance of kept's; near[i] is set for each. The points are independent
- * (each sets its own flag and the count is an integer sum), so they run on the context's threads. */
-static size_t shared_points(const placed *cand, const placed *kept, double distance, int threads, unsigned char *near)
+/* How many of cand's points lie within distance of the points of a kept hypothesis, whose pose is kept_pose and whose
+ * model's tree, in the model's frame, is tree; near[i] is set for each. A point is brought into the model's frame
+ * (the inverse of the rigid pose: R^T (p - t)), where the distance is the same. The points are independent (each sets
+ * its own flag and the count is an integer sum), so they run on the context's threads. */
+static size_t shared_points(const placed *cand, const placed *kept, const double kept_pose[16],
+                            const grip_kdtree3d *tree, double distance, int threads, unsigned char *near)
 {
     const double reach = cand->radius + kept->radius + distance;
     const double d[3] = {cand->centre[0] - kept->centre[0], cand->centre[1] - kept->centre[1],
@@ -237,13 +265,20 @@ static size_t shared_points(const placed *cand, const placed *kept, double dista
     float limit = (float)limit2;
     if ((double)limit > limit2)
         limit = nextafterf(limit, 0.0f);
+    const double *T = kept_pose;
     size_t shared = 0;
 #pragma omp parallel for schedule(static) reduction(+ : shared) num_threads(threads)
-    for (size_t i = 0; i < cand->n; ++i)
-        if (grip_kdtree3d_any_within(kept->tree, cand->xyz + 3 * i, limit)) {
+    for (size_t i = 0; i < cand->n; ++i) {
+        const float *p = cand->xyz + 3 * i;
+        const double v[3] = {p[0] - T[3], p[1] - T[7], p[2] - T[11]};
+        float q[3];
+        for (int c = 0; c < 3; ++c)
+            q[c] = (float)(T[c] * v[0] + T[4 + c] * v[1] + T[8 + c] * v[2]);
+        if (grip_kdtree3d_any_within(tree, q, limit)) {
             near[i] = 1;
             ++shared;
         }
+    }
     return shared;
 }
 
@@ -264,7 +299,9 @@ grip_status grip_suppress_overlaps(grip_ctx *ctx, const grip_model_points *point
     placed *all = calloc(h ? h : 1, sizeof *all);      /* every accepted hypothesis placed, by hypothesis */
     size_t *kept = malloc((h ? h : 1) * sizeof *kept); /* the hypotheses kept, in the order kept */
     uint32_t *of = malloc((h ? h : 1) * sizeof *of);
-    st = order && all && kept && of
+    const grip_kdtree3d **tree = calloc((size_t)n_models + 1, sizeof *tree); /* by model */
+    grip_kdtree3d **own = calloc((size_t)n_models + 1, sizeof *own);         /* the trees built here */
+    st = order && all && kept && of && tree && own
              ? GRIP_OK
              : grip_fail(ctx, GRIP_ENOMEM, "verify: cannot allocate the overlap test of %zu hypotheses", h);
     size_t n_kept = 0;
@@ -277,6 +314,8 @@ grip_status grip_suppress_overlaps(grip_ctx *ctx, const grip_model_points *point
         qsort(order, h, sizeof *order, compare_ranked);
     if (!st && max_overlap < 1.0)
         st = place_all(ctx, points, model_id, poses, accepted, order, h, all);
+    if (!st && max_overlap < 1.0)
+        st = model_trees(ctx, points, n_models, model_id, accepted, h, tree, own);
     for (size_t o = 0; o < h && !st && max_overlap < 1.0; ++o) {
         const size_t i = order[o].index;
         const placed *cand = &all[i];
@@ -289,7 +328,9 @@ grip_status grip_suppress_overlaps(grip_ctx *ctx, const grip_model_points *point
         }
         size_t most = 0;
         for (size_t j = 0; j < n_kept; ++j) {
-            const size_t shared = shared_points(cand, &all[kept[j]], distance, grip_ctx_threads(ctx), near);
+            const size_t k = kept[j];
+            const size_t shared = shared_points(cand, &all[k], poses + 16 * k, tree[model_id[k]], distance,
+                                                grip_ctx_threads(ctx), near);
             if (shared > most) {
                 most = shared;
                 of[i] = (uint32_t)kept[j];
@@ -313,6 +354,10 @@ grip_status grip_suppress_overlaps(grip_ctx *ctx, const grip_model_points *point
         }
     for (size_t i = 0; all && i < h; ++i)
         placed_free(&all[i]);
+    for (uint32_t m = 0; own && m < n_models; ++m)
+        grip_kdtree3d_free(own[m]);
+    free(tree);
+    free(own);
     free(order);
     free(all);
     free(kept);

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "core/ctx.h"
+#include "spatial/kdtree3d.h"
 
 /* The spread of a model's finite points: enough to measure how far apart two poses put them. */
 typedef struct grip_model_spread {
@@ -42,10 +43,13 @@ grip_status grip_suppress_duplicates(grip_ctx *ctx, const grip_model_spread *spr
                                      double duplicate_distance, double center_distance, uint32_t *accepted,
                                      uint32_t *duplicate_of);
 
-/* One model's points for the overlap test (borrowed). */
+/* One model's points for the overlap test (borrowed). The test asks a tree over the model's points, in the model's
+ * own frame, for the points of other poses brought into that frame: a caller that tests the same models again and
+ * again (a verify stage's model cache) builds it once and passes it; NULL makes the test build one for the call. */
 typedef struct grip_model_points {
     const float *xyz; /* n x 3, NaN rows skipped */
     size_t n;
+    const grip_kdtree3d *tree; /* over xyz, or NULL */
 } grip_model_points;
 
 /* Greedy suppression by shared space, over every model at once: visiting the accepted hypotheses best first (as

@@ -724,7 +724,11 @@ static void overlaps_reference(const cloud *model, const double *poses, const do
 START_TEST(overlaps_suppressed)
 {
     cloud model = make_model();
-    const grip_model_points points[2] = {{model.xyz, model.n}, {model.xyz, model.n}};
+    const grip_model_points points[2] = {{model.xyz, model.n, NULL}, {model.xyz, model.n, NULL}};
+    grip_kdtree3d *tree = NULL;
+    grip_error_note note = {GRIP_OK};
+    ck_assert_int_eq(grip_kdtree3d_build_noted(&note, model.xyz, model.n, &tree), GRIP_OK);
+    const grip_model_points with_trees[2] = {{model.xyz, model.n, tree}, {model.xyz, model.n, tree}};
     double poses[6 * 16], shift[16], turn[16];
     const double z[3] = {0, 0, 1}, no_t[3] = {0, 0, 0}, along[3] = {0.06, 0, 0};
     true_pose(poses);
@@ -754,6 +758,14 @@ START_TEST(overlaps_suppressed)
             GRIP_OK);
         ck_assert_mem_eq(accepted4, want, sizeof want);
         ck_assert_mem_eq(of4, of, sizeof of);
+        /* with the caller's trees (a verify stage's cached ones) in place of the call's own: the same answer */
+        uint32_t accepted_t[6], of_t[6];
+        memcpy(accepted_t, in, sizeof in);
+        ck_assert_int_eq(grip_suppress_overlaps(ctx4, with_trees, 2, model_id, poses, scores, 6, 0.005, max_overlap,
+                                                accepted_t, of_t),
+                         GRIP_OK);
+        ck_assert_mem_eq(accepted_t, want, sizeof want);
+        ck_assert_mem_eq(of_t, of, sizeof of);
         for (int i = 0; i < 6; i++) {
             ck_assert(of[i] == UINT32_MAX || (!accepted[i] && in[i] && accepted[of[i]]));
             rejected_somewhere += in[i] && !accepted[i];
@@ -783,6 +795,7 @@ START_TEST(overlaps_suppressed)
     ck_assert_mem_eq(acc, in, sizeof in);
     grip_ctx_free(ctx);
     grip_ctx_free(ctx4);
+    grip_kdtree3d_free(tree);
     cloud_free(&model);
 }
 END_TEST
