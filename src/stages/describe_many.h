@@ -2,13 +2,10 @@
  * one call, each described by the stage's own describe(), so that every result is the one describe() gives.
  *
  * On the CPU the clouds run one after another, each with all the context's threads. On a CUDA device up to
- * `clouds_in_flight` clouds run at once (no more than the context's CPU threads), each on an OpenMP thread with a
- * worker context (core/ctx.h, grip_ctx_worker_init: the context's device and memory pool, counters and error text of
- * its own) and a copy of the stage bound to it. A worker's work goes to its own thread's default stream (plugin.h,
- * "Synchrony"), so one cloud's kernels run while another's host side waits on a read-back: a describe() of a model
- * view is mostly such waits. Each worker waits for its stream before it takes the next cloud, so every result is
- * complete when the call returns, as describe()'s are; the workers' counters are then added to the context's.
- * Inside a worker the CPU twins' OpenMP loops run on that one thread (OpenMP nests no parallelism by default).
+ * `clouds_in_flight` clouds run at once (no more than the context's CPU threads), each on a worker of its own
+ * (stages/stage_workers.h: a worker context and stream a thread): a describe() of a model view is mostly waits on
+ * read-backs, which another cloud's kernels fill. Every result is complete when the call returns, as describe()'s
+ * are.
  *
  * A describe() may keep no state across calls in the stage (none of grip's does: stage->state is unused by every
  * descriptor), since the workers' stage copies share it. */
