@@ -497,7 +497,6 @@ extern "C" grip_status grip_hough3d_cluster_cuda(grip_ctx *ctx, const grip_hough
                                             n_scene_kp, corr, n_corr, out, n_out);
     if (st != GRIP_OK)
         return st;
-    const grip_ransac_params rp = {params->bin_size, params->ransac_iterations, params->seed, params->ransac_rounds,
-                                   grip_hough3d_min_extra(params)};
+    const grip_ransac_params rp = grip_hough3d_ransac_params(params);
     return grip_clusters_ransac(ctx, &rp, model_kp_xyz, scene_kp_xyz, corr, out, n_out);
 }

@@ -21,6 +21,13 @@ uint32_t grip_hough3d_min_extra(const grip_hough3d_params *params)
     return params->threshold >= 0.0 && params->threshold < 4e9 ? (uint32_t)ceil(params->threshold) : 0;
 }
 
+grip_ransac_params grip_hough3d_ransac_params(const grip_hough3d_params *params)
+{
+    const grip_ransac_params rp = {params->bin_size, params->ransac_iterations, params->seed, params->ransac_rounds,
+                                   grip_hough3d_min_extra(params)};
+    return rp;
+}
+
 /* One share of one vote in one bin. */
 typedef struct hough_share {
     int64_t bin;
@@ -326,7 +333,6 @@ grip_status grip_hough3d_cluster(grip_ctx *ctx, const grip_hough3d_params *param
                                        n_scene_kp, corr, n_corr, out, n_out);
     if (st != GRIP_OK)
         return st;
-    const grip_ransac_params rp = {params->bin_size, params->ransac_iterations, params->seed, params->ransac_rounds,
-                                   grip_hough3d_min_extra(params)};
+    const grip_ransac_params rp = grip_hough3d_ransac_params(params);
     return grip_clusters_ransac(ctx, &rp, model_kp_xyz, scene_kp_xyz, corr, out, n_out);
 }

@@ -37,6 +37,9 @@ grip_hough3d_params grip_hough3d_params_default(void);
  * needs votes when the threshold is a count (each vote weighs at most 1), else none beyond RANSAC's 3. */
 uint32_t grip_hough3d_min_extra(const grip_hough3d_params *params);
 
+/* The RANSAC that filters the maxima (grip_hough3d_cluster: grip_hough3d_vote, then grip_clusters_ransac with it). */
+grip_ransac_params grip_hough3d_ransac_params(const grip_hough3d_params *params);
+
 /* The Hough maxima before RANSAC, in increasing bin order: members are the correspondences that voted into the
  * bin (in correspondence order), votes the bin's value, poses the identity. *out is malloc'd (free with
  * grip_clusters_free(*out, *n_out)). No correspondences, or no vote cast, give no clusters. Unlike PCL, a bin

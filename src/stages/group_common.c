@@ -2,6 +2,8 @@
 #include "stages/group_common.h"
 #include "stages/results.h"
 #include "stages/stage.h"
+#include "stages/stage_workers.h"
+#include "core/cuda_bridge.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -191,9 +193,61 @@ grip_status grip_hypotheses_append(grip_ctx *ctx, grip_hypotheses *h, uint32_t m
     return GRIP_OK;
 }
 
+/* The arguments of prepare_models' jobs: job i prepares model which[i]. */
+typedef struct prepare_args {
+    const grip_group_steps *steps;
+    const grip_view *models;
+    const grip_group_corrs *corrs;
+    const grip_group_keypoints *scene_kp;
+    const float *scene_rf;
+    const uint32_t *which;
+    void **parts;
+} prepare_args;
+
+static grip_status prepare_item(grip_stage *worker, uint32_t i, void *arg)
+{
+    const prepare_args *a = arg;
+    const uint32_t m = a->which[i];
+    return a->steps->prepare(worker, &a->models[m], m, &a->corrs[m], a->scene_kp, a->scene_rf, &a->parts[m]);
+}
+
+static void note_model(grip_error_note *note, grip_status s, uint32_t i, const char *text)
+{
+    (void)i; /* the text names the model */
+    grip_note_fail(note, s, "%s", text);
+}
+
+/* steps->prepare for every model with correspondences, into parts (n_models, zeroed): on a CUDA device the models at
+ * once, one a worker (no more than the context's threads); else in turn, up to the first failure. */
+static grip_status prepare_models(grip_stage *st, const grip_view *models, uint32_t n_models,
+                                  const grip_group_corrs *corrs, const grip_group_keypoints *scene_kp,
+                                  const float *scene_rf, const grip_group_steps *steps, void **parts)
+{
+    grip_ctx *ctx = st->ctx;
+    uint32_t *which = malloc(((size_t)n_models + 1) * sizeof *which), n = 0;
+    if (!which)
+        return grip_fail(ctx, GRIP_ENOMEM, "group: out of memory");
+    for (uint32_t m = 0; m < n_models; m++)
+        if (corrs[m].n > 0)
+            which[n++] = m;
+    const uint32_t threads = grip_ctx_threads(ctx), in_flight = n < threads ? n : threads;
+    const prepare_args args = {steps, models, corrs, scene_kp, scene_rf, which, parts};
+    const grip_stage_jobs jobs = {prepare_item, note_model, (void *)&args};
+    grip_status s = GRIP_OK;
+    uint32_t failed;
+    /* the workers share the context's device and pool, made here once, and read on their streams what the caller's
+     * stream wrote (the scene's features): it is waited for first */
+    if (st->use_cuda && in_flight > 1 && grip_cuda_ctx_prepare(ctx) == GRIP_OK && grip_cuda_sync(ctx) == GRIP_OK)
+        s = grip_stage_on_workers(st, n, in_flight, &jobs, &failed);
+    else
+        for (uint32_t i = 0; i < n && !s; i++)
+            s = prepare_item(st, i, (void *)&args);
+    free(which);
+    return s;
+}
+
 grip_status grip_group_run(grip_stage *st, const grip_view *models, uint32_t n_models, const grip_view *scene,
-                           const grip_matches *matches, grip_group_frames_fn scene_frames,
-                           grip_group_model_fn per_model, grip_hypotheses **out)
+                           const grip_matches *matches, const grip_group_steps *steps, grip_hypotheses **out)
 {
     grip_status s = grip_stage_check_run(st, out, GRIP_MEM_HOST);
     if (s)
@@ -206,16 +260,24 @@ grip_status grip_group_run(grip_stage *st, const grip_view *models, uint32_t n_m
     grip_group_keypoints scene_kp;
     float *scene_rf = NULL;
     grip_hypotheses *h = NULL;
+    void **parts = calloc((size_t)n_models + 1, sizeof *parts);
+    if (!parts)
+        return grip_fail(ctx, GRIP_ENOMEM, "group: out of memory");
     s = grip_group_keypoints_open(ctx, scene, "group: scene.features", &scene_kp);
     if (!s)
         s = grip_group_corrs_split(ctx, matches, n_models, &corrs);
-    if (!s && scene_frames && matches->count > 0)
-        s = scene_frames(st, scene, &scene_kp, &scene_rf);
+    if (!s && steps->scene_frames && matches->count > 0)
+        s = steps->scene_frames(st, scene, &scene_kp, &scene_rf);
     if (!s)
         s = grip_hypotheses_new(ctx, &h);
+    if (!s && steps->prepare)
+        s = prepare_models(st, models, n_models, corrs, &scene_kp, scene_rf, steps, parts);
     for (uint32_t m = 0; m < n_models && !s; m++)
         if (corrs[m].n > 0)
-            s = per_model(st, &models[m], m, &corrs[m], &scene_kp, scene_rf, h);
+            s = steps->per_model(st, &models[m], m, &corrs[m], &scene_kp, scene_rf, parts[m], h);
+    for (uint32_t m = 0; steps->part_free && m < n_models; m++)
+        steps->part_free(parts[m]);
+    free(parts);
     grip_group_corrs_free(corrs, n_models);
     grip_group_keypoints_close(&scene_kp);
     free(scene_rf);

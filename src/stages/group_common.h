@@ -36,21 +36,37 @@ void grip_group_corrs_free(grip_group_corrs *per_model, uint32_t n_models);
 grip_status grip_hypotheses_append(grip_ctx *ctx, grip_hypotheses *h, uint32_t model, const grip_cluster *clusters,
                                    size_t n, const grip_group_corrs *corrs);
 
-/* What a grouping implementation does for model m: group its correspondences into h. scene_rf is NULL unless
- * the implementation asked for scene frames. */
-typedef grip_status (*grip_group_model_fn)(grip_stage *st, const grip_view *model, uint32_t m,
-                                           const grip_group_corrs *corrs, const grip_group_keypoints *scene_kp,
-                                           const float *scene_rf, grip_hypotheses *h);
 /* Local frames of a view's keypoints (k x 9, malloc'd into *frames; the caller frees). */
 typedef grip_status (*grip_group_frames_fn)(grip_stage *st, const grip_view *view, const grip_group_keypoints *kp,
                                             float **frames);
+/* The part of model m's grouping that runs on the device (a Hough vote): made for every model before any is
+ * finished, on a CUDA device each model on a worker of its own (stages/stage_workers.h: st is then a copy of the
+ * stage bound to a worker context, and st->state may only be read), so that the models' kernels and read-backs
+ * overlap. It makes *part (NULL on failure), which the steps' part_free frees. */
+typedef grip_status (*grip_group_prepare_fn)(grip_stage *st, const grip_view *model, uint32_t m,
+                                             const grip_group_corrs *corrs, const grip_group_keypoints *scene_kp,
+                                             const float *scene_rf, void **part);
+/* What a grouping implementation does for model m, the models in turn: group its correspondences into h. scene_rf
+ * is NULL unless the implementation asked for scene frames; part is what prepare made for the model (NULL without
+ * a prepare step). */
+typedef grip_status (*grip_group_model_fn)(grip_stage *st, const grip_view *model, uint32_t m,
+                                           const grip_group_corrs *corrs, const grip_group_keypoints *scene_kp,
+                                           const float *scene_rf, void *part, grip_hypotheses *h);
+
+/* The steps of a group stage: scene_frames when it votes in frames (else NULL); prepare and part_free when part of a
+ * model's work runs before the models are finished in turn (else both NULL); per_model. */
+typedef struct grip_group_steps {
+    grip_group_frames_fn scene_frames;
+    grip_group_prepare_fn prepare;
+    void (*part_free)(void *part);
+    grip_group_model_fn per_model;
+} grip_group_steps;
 
 /* The body every group() shares, once the stage's own entry point has checked its call (grip_stage_check_call):
  * checks the arguments (the views, their clouds and features, the matches: their structs, and arrays as read),
- * splits the matches by model, opens the scene keypoints (and their frames when scene_frames is not NULL), and calls
- * per_model for each model. */
+ * splits the matches by model, opens the scene keypoints (and their frames when steps->scene_frames is not NULL),
+ * runs prepare for every model with correspondences, then per_model for each of them in turn. */
 grip_status grip_group_run(grip_stage *st, const grip_view *models, uint32_t n_models, const grip_view *scene,
-                           const grip_matches *matches, grip_group_frames_fn scene_frames,
-                           grip_group_model_fn per_model, grip_hypotheses **out);
+                           const grip_matches *matches, const grip_group_steps *steps, grip_hypotheses **out);
 
 #endif

@@ -28,9 +28,11 @@ static const grip_param_info gc_params[] = {
 };
 
 static grip_status group_model(grip_stage *st, const grip_view *model, uint32_t m, const grip_group_corrs *corrs,
-                               const grip_group_keypoints *scene_kp, const float *scene_rf, grip_hypotheses *h)
+                               const grip_group_keypoints *scene_kp, const float *scene_rf, void *part,
+                               grip_hypotheses *h)
 {
     (void)scene_rf; /* consistency of distances needs no frames */
+    (void)part;     /* no step before */
     grip_ctx *ctx = st->ctx;
     grip_gc_params p = grip_gc_params_default();
     p.size = grip_stage_number(st, "size");
@@ -58,8 +60,10 @@ static grip_status gc_group(grip_stage *st, const grip_view *models, uint32_t n_
                             const grip_matches *matches, grip_hypotheses **out)
 {
     grip_status s = grip_stage_check_call(&grip_group_gc, st, out, GRIP_MEM_HOST);
-    if (!s)
-        GRIP_STAGE_CALL(st, s, grip_group_run(st, models, n_models, scene, matches, NULL, group_model, out));
+    if (!s) {
+        static const grip_group_steps steps = {NULL, NULL, NULL, group_model};
+        GRIP_STAGE_CALL(st, s, grip_group_run(st, models, n_models, scene, matches, &steps, out));
+    }
     return s;
 }
 

@@ -1,8 +1,9 @@
 /* group_hough3d.c -- the `hough3d` group stage: 3D Hough voting in local reference frames (PCL's
  * Hough3DGrouping), with BOARD frames computed here (as PCL's tutorial does) or the descriptor's own frames.
- * With the CUDA backend the voting runs on the GPU (group/hough3d_cuda.h), and so do BOARD frames when their ties
+ * With the CUDA backend the voting runs on the GPU (group/hough3d_cuda.h), every model's at once, each on a worker
+ * context and stream of its own (stages/group_common.h, the prepare step), and so do BOARD frames when their ties
  * are decided nearest-first (PCL's tie order needs FLANN's tree, which only the CPU twin has); RANSAC runs on the
- * host on both backends. */
+ * host on both backends, the models in turn. */
 #include "stages/stage.h"
 #include "stages/cloud_input.h"
 #include "stages/group_common.h"
@@ -119,40 +120,77 @@ static grip_hough3d_params hough_params_of(const grip_stage *st)
     return p;
 }
 
-/* Groups the correspondences of model m into h. */
-static grip_status group_model(grip_stage *st, const grip_view *model, uint32_t m, const grip_group_corrs *corrs,
-                               const grip_group_keypoints *scene_kp, const float *scene_rf, grip_hypotheses *h)
+/* A model's Hough vote, before its RANSAC: its keypoints, their frames and the clusters of the vote. */
+typedef struct model_votes {
+    grip_group_keypoints kp;
+    float *model_rf;
+    grip_cluster *clusters;
+    size_t n_clusters;
+} model_votes;
+
+static void model_votes_free(void *part)
+{
+    model_votes *v = part;
+    if (!v)
+        return;
+    grip_clusters_free(v->clusters, v->n_clusters);
+    free(v->model_rf);
+    grip_group_keypoints_close(&v->kp);
+    free(v);
+}
+
+/* Model m's vote (the prepare step: on a CUDA device every model's at once, each on a worker). */
+static grip_status vote_model(grip_stage *st, const grip_view *model, uint32_t m, const grip_group_corrs *corrs,
+                              const grip_group_keypoints *scene_kp, const float *scene_rf, void **part)
 {
     grip_ctx *ctx = st->ctx;
-    grip_group_keypoints kp;
-    float *model_rf = NULL;
-    grip_cluster *clusters = NULL;
-    size_t n_clusters = 0;
+    *part = NULL;
+    model_votes *v = calloc(1, sizeof *v);
+    if (!v)
+        return grip_fail(ctx, GRIP_ENOMEM, "group: out of memory");
     grip_hough3d_params p = hough_params_of(st);
     char what[64];
     snprintf(what, sizeof what, "group: models[%u].features", m);
-    grip_status s = grip_group_keypoints_open(ctx, model, what, &kp);
+    grip_status s = grip_group_keypoints_open(ctx, model, what, &v->kp);
     if (!s)
-        s = view_frames(st, model, &kp, &model_rf);
+        s = view_frames(st, model, &v->kp, &v->model_rf);
     if (!s)
-        s = (st->use_cuda ? grip_hough3d_cluster_cuda : grip_hough3d_cluster)(ctx, &p, kp.xyz, model_rf, kp.n,
-                                                                               scene_kp->xyz, scene_rf, scene_kp->n,
-                                                                               corrs->corr, corrs->n, &clusters,
-                                                                               &n_clusters);
+        s = (st->use_cuda ? grip_hough3d_vote_cuda
+                          : grip_hough3d_vote)(ctx, &p, v->kp.xyz, v->model_rf, v->kp.n, scene_kp->xyz, scene_rf,
+                                               scene_kp->n, corrs->corr, corrs->n, &v->clusters, &v->n_clusters);
+    if (s) {
+        model_votes_free(v);
+        return s;
+    }
+    *part = v;
+    return GRIP_OK;
+}
+
+/* Model m's RANSAC over its vote's clusters, whose instances go into h (the models in turn: a long search uses
+ * every thread of the context). */
+static grip_status group_model(grip_stage *st, const grip_view *model, uint32_t m, const grip_group_corrs *corrs,
+                               const grip_group_keypoints *scene_kp, const float *scene_rf, void *part,
+                               grip_hypotheses *h)
+{
+    (void)model;
+    (void)scene_rf;
+    grip_ctx *ctx = st->ctx;
+    model_votes *v = part;
+    const grip_hough3d_params p = hough_params_of(st);
+    const grip_ransac_params rp = grip_hough3d_ransac_params(&p);
+    grip_status s = grip_clusters_ransac(ctx, &rp, v->kp.xyz, scene_kp->xyz, corrs->corr, &v->clusters, &v->n_clusters);
     if (!s)
-        s = grip_hypotheses_append(ctx, h, m, clusters, n_clusters, corrs);
-    grip_clusters_free(clusters, n_clusters);
-    free(model_rf);
-    grip_group_keypoints_close(&kp);
+        s = grip_hypotheses_append(ctx, h, m, v->clusters, v->n_clusters, corrs);
     return s;
 }
 
 static grip_status hough3d_group(grip_stage *st, const grip_view *models, uint32_t n_models, const grip_view *scene,
                                  const grip_matches *matches, grip_hypotheses **out)
 {
+    static const grip_group_steps steps = {view_frames, vote_model, model_votes_free, group_model};
     grip_status s = grip_stage_check_call(&grip_group_hough3d, st, out, GRIP_MEM_HOST);
     if (!s)
-        GRIP_STAGE_CALL(st, s, grip_group_run(st, models, n_models, scene, matches, view_frames, group_model, out));
+        GRIP_STAGE_CALL(st, s, grip_group_run(st, models, n_models, scene, matches, &steps, out));
     return s;
 }
 

@@ -3,11 +3,12 @@
  * nearest-first ties, computed on the GPU) and pcl_tutorial_gc.conf, once with group.device=cpu and once with
  * group.device=cuda, everything else on the CPU (deterministic descriptors and verification). Both runs must give
  * the same hypotheses: count, correspondences, votes (the bits) and refined poses within 1e-4; and the tutorial's
- * one accepted instance. Then everything on the GPU (hough3d + icp, gc + ghv), the scene's features once in host
- * memory and once left on the device with the model's: the same hypotheses and verdicts, bit for bit; the scene's
- * points uploaded by neither group nor verify, no descriptor copied back, and the index built from the model's
- * descriptors where they lie. Prints the group stage's time of the runs. Skips (77) without a usable
- * device; passes without checking anything when the data is absent (it says so). */
+ * one accepted instance; with three copies of the model, the same hypotheses model by model. Then everything on the
+ * GPU (hough3d + icp, gc + ghv), the scene's features once in host memory and once left on the device with the
+ * model's: the same hypotheses and verdicts, bit for bit; the scene's points uploaded by neither group nor verify, no
+ * descriptor copied back, and the index built from the model's descriptors where they lie. Prints the group stage's
+ * time of the runs. Skips (77) without a usable device; passes without checking anything when the data is absent
+ * (it says so). */
 #include "test_support.h"
 #include "pipeline.h"
 
@@ -19,11 +20,15 @@
 #define SCENE_REL "pcl/milk_cartoon_all_small_clorox.pcd"
 #define SHOT_DIM 352
 
-/* One run of config_name with the sets applied; scene_memory, when not -1, overrides where the runner asks for the
- * scene's features (grip_pipeline.scene_memory). */
-static void run(const char *config_name, const char *const *sets, int scene_memory, const host_cloud *model,
-                const host_cloud *scene, pipeline_result *r)
+/* One run of config_name with the sets applied, against n_models copies of the model (each a model of its own);
+ * scene_memory, when not -1, overrides where the runner asks for the scene's features (grip_pipeline.scene_memory). */
+static void run_models(const char *config_name, const char *const *sets, int scene_memory, const host_cloud *model,
+                       uint32_t n_models, const host_cloud *scene, pipeline_result *r)
 {
+    host_cloud models[3];
+    ck_assert_uint_le(n_models, 3);
+    for (uint32_t m = 0; m < n_models; ++m)
+        models[m] = *model; /* read only: the copies share the points */
     char config[4096];
     snprintf(config, sizeof config, "%s/configs/%s", grip_test_source_dir(), config_name);
     grip_config cfg = {0};
@@ -37,12 +42,18 @@ static void run(const char *config_name, const char *const *sets, int scene_memo
     ck_assert_int_eq(opened, 0);
     if (scene_memory >= 0)
         p.scene_memory = (uint32_t)scene_memory;
-    int ran = pipeline_run(&p, model, 1, NULL, 0, scene, r, &diag);
+    int ran = pipeline_run(&p, models, n_models, NULL, 0, scene, r, &diag);
     grip_diag_print(&diag, stderr);
     ck_assert_int_eq(ran, 0);
     pipeline_close(&p);
     grip_config_free(&cfg);
     grip_diag_free(&diag);
+}
+
+static void run(const char *config_name, const char *const *sets, int scene_memory, const host_cloud *model,
+                const host_cloud *scene, pipeline_result *r)
+{
+    run_models(config_name, sets, scene_memory, model, 1, scene, r);
 }
 
 static void compare_backends(const char *config_name, const char *frame_ties)
@@ -110,6 +121,44 @@ END_TEST
 START_TEST(gc_same_on_both_backends)
 {
     compare_backends("pcl_tutorial_gc.conf", NULL);
+}
+END_TEST
+
+/* Three models (copies of the tutorial's, each scene keypoint matched to all three: match.k=3): on the GPU the
+ * group stage votes for the models at once, each on a worker context of its own (stages/stage_workers.h), then
+ * runs their RANSAC in turn. The hypotheses must be the CPU twin's, model by model, as with one model. */
+START_TEST(hough3d_three_models_same_on_both_backends)
+{
+    char path[4096];
+    if (!grip_test_data_path(path, sizeof path, SCENE_REL) || !grip_test_data_path(path, sizeof path, MODEL_REL)) {
+        fprintf(stderr, "the tutorial clouds are absent, nothing checked\n");
+        return;
+    }
+    host_cloud model = grip_test_read_cloud(MODEL_REL), scene = grip_test_read_cloud(SCENE_REL);
+    const char *cpu[] = {"pipeline.device=cpu", "group.frame_ties=nearest", "match.k=3", NULL};
+    const char *gpu[] = {"pipeline.device=cpu", "group.device=cuda", "group.frame_ties=nearest", "match.k=3", NULL};
+    pipeline_result a, b;
+    run_models("pcl_tutorial.conf", cpu, -1, &model, 3, &scene, &a);
+    run_models("pcl_tutorial.conf", gpu, -1, &model, 3, &scene, &b);
+    fprintf(stderr, "three models: %zu hypotheses (cpu) / %zu (cuda); group stage %.2f ms (cpu), %.2f ms (cuda)\n",
+            a.n_hypotheses, b.n_hypotheses, a.timings_ms[3], b.timings_ms[3]);
+    ck_assert_uint_eq(a.n_hypotheses, b.n_hypotheses);
+    unsigned seen = 0;
+    for (size_t i = 0; i < a.n_hypotheses; ++i) {
+        const pipeline_instance *x = &a.hypotheses[i], *y = &b.hypotheses[i];
+        ck_assert_uint_eq(x->model, y->model);
+        seen |= 1u << x->model;
+        ck_assert_uint_eq(x->correspondences, y->correspondences);
+        ck_assert_msg(fabs(x->votes - y->votes) <= 1e-5 * fabs(x->votes), "hypothesis %zu: votes %.9g vs %.9g", i,
+                      x->votes, y->votes); /* as in compare_backends */
+        for (int k = 0; k < 16; ++k)
+            ck_assert_double_le(fabs(x->pose[k] - y->pose[k]), 1e-4);
+    }
+    ck_assert_uint_eq(seen, 7u); /* every model voted: the three ran at once */
+    pipeline_result_free(&a);
+    pipeline_result_free(&b);
+    host_cloud_free(&model);
+    host_cloud_free(&scene);
 }
 END_TEST
 
@@ -193,6 +242,7 @@ static Suite *suite(void)
     tcase_add_test(tc, hough3d_pcl_ties_same_on_both_backends);
     tcase_add_test(tc, hough3d_nearest_ties_same_on_both_backends);
     tcase_add_test(tc, gc_same_on_both_backends);
+    tcase_add_test(tc, hough3d_three_models_same_on_both_backends);
     tcase_add_test(tc, hough3d_icp_device_features_same_as_host_features);
     tcase_add_test(tc, gc_ghv_device_features_same_as_host_features);
     suite_add_tcase(s, tc);
