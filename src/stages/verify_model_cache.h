@@ -12,7 +12,8 @@
  * downloaded (grip_cloud_input_open), so where the host keeps it does not matter.
  *
  * Memory: each entry holds its key (a model's points and given normals again: 28 bytes a point for icp with n x 4
- * normals) and the prepared points, until the stage is destroyed or the slot holds another model.
+ * normals) and the prepared points (for icp with their kd-tree), until the stage is destroyed or the slot holds
+ * another model.
  *
  * Ownership: the cache belongs to the stage (grip_verify_model_cache makes it on first use; grip_stage_destroy
  * frees it). A grip_prepared_model the cache returns is borrowed: valid until the next grip_model_cache_reserve or
