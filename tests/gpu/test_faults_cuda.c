@@ -6,8 +6,9 @@
  * naming the stage, no result left and the device's memory in use as after a clean run (the pool's bytes in use, and
  * the device's after the pool is trimmed); then the same context gives the clean run's results bit for bit
  * (tests/support/fault_walk.h). A fault that a fallback absorbs (smaller chunks, a streamed index) must leave the
- * clean results. Two pipelines: features in host memory with the brute-force index and the mutual filter, and
- * features left on the device with the kd-tree index. FPFH, not SHOT: its kernels vote in integers, so a run's
+ * clean results. Two pipelines: features in host memory with the brute-force index and the mutual filter (also on a
+ * context of 4 threads, where the two models' descriptions and Hough votes run on workers at once), and features
+ * left on the device with the kd-tree index. FPFH, not SHOT: its kernels vote in integers, so a run's
  * descriptors are the same bits every time. Two more cases walk the device faults of one call of each stage with a
  * CUDA backend under `device = auto` and `fallback = cpu` (descriptor, index, match, group by hough3d with BOARD
  * frames on the device, verify by icp; then group by gc and verify by ghv): every call must succeed, with the CPU
@@ -63,7 +64,7 @@ static void device_usage(grip_ctx *ctx, fault_device_usage *out)
 #define DEVICE_PROBE NULL
 #endif
 
-static void walk_all(const char *label, const char *const *settings, uint32_t features_memory)
+static void walk_all(const char *label, const char *const *settings, uint32_t threads, uint32_t features_memory)
 {
     static const struct {
         grip_fault_kind kind;
@@ -73,7 +74,7 @@ static void walk_all(const char *label, const char *const *settings, uint32_t fe
                  {GRIP_FAULT_COPY, GRIP_ECUDA},
                  {GRIP_FAULT_LAPACKE, GRIP_ELAPACK}};
     fault_pipeline p;
-    fault_pipeline_open(&p, settings, 1, features_memory);
+    fault_pipeline_open(&p, settings, threads, features_memory);
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
         fault_walk_report r;
         fault_walk(&p, kinds[i].kind, kinds[i].want, DEVICE_PROBE, &r);
@@ -86,13 +87,24 @@ static void walk_all(const char *label, const char *const *settings, uint32_t fe
 
 START_TEST(host_features_bruteforce_mutual)
 {
-    walk_all("cuda, host features, bruteforce, mutual", host_features, GRIP_MEM_HOST);
+    walk_all("cuda, host features, bruteforce, mutual", host_features, 1, GRIP_MEM_HOST);
 }
 END_TEST
 
 START_TEST(device_features_kdtree)
 {
-    walk_all("cuda, device features, kdtree", device_features, GRIP_MEM_CUDA);
+    walk_all("cuda, device features, kdtree", device_features, 1, GRIP_MEM_CUDA);
+}
+END_TEST
+
+/* The same walk on a context of 4 threads: the two models are described at once (describe_many) and their Hough
+ * votes cast at once (the group stage's prepare step), each on a worker context and stream of its own
+ * (stages/stage_workers.h), so that a fault fires in one worker while the other runs. The fault points are counted
+ * across threads, so a stage's count, and with it the stage where the nth point fails, does not depend on which
+ * worker meets it; the other worker's results must be released as the failing one's. */
+START_TEST(host_features_workers_at_once)
+{
+    walk_all("cuda, host features, 4 threads", host_features, 4, GRIP_MEM_HOST);
 }
 END_TEST
 
@@ -399,6 +411,7 @@ int main(void)
     Suite *s = suite_create("faults_cuda");
     grip_test_add_case(s, "host_features", host_features_bruteforce_mutual);
     grip_test_add_case(s, "device_features", device_features_kdtree);
+    grip_test_add_case(s, "host_features_workers", host_features_workers_at_once);
 #ifdef GRIP_HAVE_CUDA
     grip_test_add_case(s, "auto_fallback", auto_falls_back_to_cpu);
     grip_test_add_case(s, "auto_fallback_gc_ghv", auto_falls_back_to_cpu_gc_ghv);
