@@ -217,8 +217,9 @@ static void note_model(grip_error_note *note, grip_status s, uint32_t i, const c
     grip_note_fail(note, s, "%s", text);
 }
 
-/* steps->prepare for every model with correspondences, into parts (n_models, zeroed): on a CUDA device the models at
- * once, one a worker (no more than the context's threads); else in turn, up to the first failure. */
+/* steps->prepare for every model with correspondences, into parts (n_models, zeroed): on a CUDA device, when the
+ * steps allow it, the models at once, one a worker (no more than the context's threads); else in turn, up to the
+ * first failure. */
 static grip_status prepare_models(grip_stage *st, const grip_view *models, uint32_t n_models,
                                   const grip_group_corrs *corrs, const grip_group_keypoints *scene_kp,
                                   const float *scene_rf, const grip_group_steps *steps, void **parts)
@@ -237,7 +238,8 @@ static grip_status prepare_models(grip_stage *st, const grip_view *models, uint3
     uint32_t failed;
     /* the workers share the context's device and pool, made here once, and read on their streams what the caller's
      * stream wrote (the scene's features): it is waited for first */
-    if (st->use_cuda && in_flight > 1 && grip_cuda_ctx_prepare(ctx) == GRIP_OK && grip_cuda_sync(ctx) == GRIP_OK)
+    if (st->use_cuda && steps->prepare_at_once && in_flight > 1 && grip_cuda_ctx_prepare(ctx) == GRIP_OK &&
+        grip_cuda_sync(ctx) == GRIP_OK)
         s = grip_stage_on_workers(st, n, in_flight, &jobs, &failed);
     else
         for (uint32_t i = 0; i < n && !s; i++)

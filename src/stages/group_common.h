@@ -54,12 +54,16 @@ typedef grip_status (*grip_group_model_fn)(grip_stage *st, const grip_view *mode
                                            const float *scene_rf, void *part, grip_hypotheses *h);
 
 /* The steps of a group stage: scene_frames when it votes in frames (else NULL); prepare and part_free when part of a
- * model's work runs before the models are finished in turn (else both NULL); per_model. */
+ * model's work runs before the models are finished in turn (else both NULL); per_model. prepare_at_once tells
+ * whether prepare's work is the device's, so that on a CUDA device the models' prepare steps run at once; a prepare
+ * step with CPU work of its own (BOARD frames with PCL's ties) runs the models in turn, since inside a worker its
+ * OpenMP loops would have one thread. */
 typedef struct grip_group_steps {
     grip_group_frames_fn scene_frames;
     grip_group_prepare_fn prepare;
     void (*part_free)(void *part);
     grip_group_model_fn per_model;
+    int prepare_at_once;
 } grip_group_steps;
 
 /* The body every group() shares, once the stage's own entry point has checked its call (grip_stage_check_call):

@@ -61,7 +61,7 @@ static grip_status gc_group(grip_stage *st, const grip_view *models, uint32_t n_
 {
     grip_status s = grip_stage_check_call(&grip_group_gc, st, out, GRIP_MEM_HOST);
     if (!s) {
-        static const grip_group_steps steps = {NULL, NULL, NULL, group_model};
+        static const grip_group_steps steps = {NULL, NULL, NULL, group_model, 0};
         GRIP_STAGE_CALL(st, s, grip_group_run(st, models, n_models, scene, matches, &steps, out));
     }
     return s;

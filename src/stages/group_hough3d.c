@@ -1,9 +1,9 @@
 /* group_hough3d.c -- the `hough3d` group stage: 3D Hough voting in local reference frames (PCL's
  * Hough3DGrouping), with BOARD frames computed here (as PCL's tutorial does) or the descriptor's own frames.
- * With the CUDA backend the voting runs on the GPU (group/hough3d_cuda.h), every model's at once, each on a worker
- * context and stream of its own (stages/group_common.h, the prepare step), and so do BOARD frames when their ties
- * are decided nearest-first (PCL's tie order needs FLANN's tree, which only the CPU twin has); RANSAC runs on the
- * host on both backends, the models in turn. */
+ * With the CUDA backend the voting runs on the GPU (group/hough3d_cuda.h), and so do BOARD frames when their ties
+ * are decided nearest-first (PCL's tie order needs FLANN's tree, which only the CPU twin has); then every model's
+ * vote runs at once, each on a worker context and stream of its own (stages/group_common.h, the prepare step).
+ * RANSAC runs on the host on both backends, the models in turn. */
 #include "stages/stage.h"
 #include "stages/cloud_input.h"
 #include "stages/group_common.h"
@@ -187,10 +187,14 @@ static grip_status group_model(grip_stage *st, const grip_view *model, uint32_t 
 static grip_status hough3d_group(grip_stage *st, const grip_view *models, uint32_t n_models, const grip_view *scene,
                                  const grip_matches *matches, grip_hypotheses **out)
 {
-    static const grip_group_steps steps = {view_frames, vote_model, model_votes_free, group_model};
     grip_status s = grip_stage_check_call(&grip_group_hough3d, st, out, GRIP_MEM_HOST);
-    if (!s)
-        GRIP_STAGE_CALL(st, s, grip_group_run(st, models, n_models, scene, matches, &steps, out));
+    if (s)
+        return s;
+    /* the descriptor's frames are copied, BOARD frames with nearest ties computed on the device: a model's vote is
+     * then the device's work, and the models vote at once; BOARD frames with PCL's ties are the CPU's */
+    const int cpu_frames = grip_stage_choice(st, "frames") == 0 && grip_stage_choice(st, "frame_ties") == 0;
+    const grip_group_steps steps = {view_frames, vote_model, model_votes_free, group_model, !cpu_frames};
+    GRIP_STAGE_CALL(st, s, grip_group_run(st, models, n_models, scene, matches, &steps, out));
     return s;
 }
 

@@ -7,8 +7,8 @@
  * the device's after the pool is trimmed); then the same context gives the clean run's results bit for bit
  * (tests/support/fault_walk.h). A fault that a fallback absorbs (smaller chunks, a streamed index) must leave the
  * clean results. Two pipelines: features in host memory with the brute-force index and the mutual filter (also on a
- * context of 4 threads, where the two models' descriptions and Hough votes run on workers at once), and features
- * left on the device with the kd-tree index. FPFH, not SHOT: its kernels vote in integers, so a run's
+ * context of 4 threads with BOARD frames on the device, where the two models' descriptions and Hough votes run on
+ * workers at once), and features left on the device with the kd-tree index. FPFH, not SHOT: its kernels vote in integers, so a run's
  * descriptors are the same bits every time. Two more cases walk the device faults of one call of each stage with a
  * CUDA backend under `device = auto` and `fallback = cpu` (descriptor, index, match, group by hough3d with BOARD
  * frames on the device, verify by icp; then group by gc and verify by ghv): every call must succeed, with the CPU
@@ -41,6 +41,13 @@
 static const char *const host_features[] = {FPFH_SETTINGS,           "descriptor.device=cuda", "index.impl=bruteforce",
                                             "index.device=cuda",     "match.impl=knn",         "match.device=cuda",
                                             "match.mutual=true",     "match.k=3",              NULL};
+/* host_features with BOARD frames on the device (nearest ties): a model's Hough vote is then the device's work alone,
+ * which the group stage runs for the models at once on a context of several threads */
+static const char *const host_features_nearest[] = {FPFH_SETTINGS,       "group.frame_ties=nearest",
+                                                    "descriptor.device=cuda", "index.impl=bruteforce",
+                                                    "index.device=cuda",      "match.impl=knn",
+                                                    "match.device=cuda",      "match.mutual=true",
+                                                    "match.k=3",              NULL};
 static const char *const device_features[] = {FPFH_SETTINGS,       "descriptor.device=cuda", "index.impl=kdtree",
                                               "index.device=cuda", "match.impl=knn",         "match.device=cuda",
                                               NULL};
@@ -97,14 +104,14 @@ START_TEST(device_features_kdtree)
 }
 END_TEST
 
-/* The same walk on a context of 4 threads: the two models are described at once (describe_many) and their Hough
- * votes cast at once (the group stage's prepare step), each on a worker context and stream of its own
- * (stages/stage_workers.h), so that a fault fires in one worker while the other runs. The fault points are counted
+/* The walk on a context of 4 threads, BOARD frames on the device: the two models are described at once
+ * (describe_many) and their Hough votes cast at once (the group stage's prepare step), each on a worker context and
+ * stream of its own (stages/stage_workers.h), so that a fault fires in one worker while the other runs. The fault points are counted
  * across threads, so a stage's count, and with it the stage where the nth point fails, does not depend on which
  * worker meets it; the other worker's results must be released as the failing one's. */
 START_TEST(host_features_workers_at_once)
 {
-    walk_all("cuda, host features, 4 threads", host_features, 4, GRIP_MEM_HOST);
+    walk_all("cuda, host features, nearest ties, 4 threads", host_features_nearest, 4, GRIP_MEM_HOST);
 }
 END_TEST
 
