@@ -58,6 +58,7 @@ typedef struct grip_model_points {
  * cannot fill the same space. A flipped L bracket that shares its upright with the real one, or a second pose of
  * one object, is caught whatever its model; objects that only touch share a few points. overlap_of (h, optional)
  * receives the kept hypothesis it shares most points with, else UINT32_MAX. max_overlap >= 1 suppresses nothing.
+ * The poses are rigid: a point is brought into a kept pose's model frame by the pose's inverse, R^T (p - t).
  * GRIP_EINVAL for a NaN score, an out-of-range model id, a distance that is not finite and > 0, a max_overlap
  * outside [0, 1] or NULL arrays; GRIP_ENOMEM. Nothing is written on failure. */
 grip_status grip_suppress_overlaps(grip_ctx *ctx, const grip_model_points *points, uint32_t n_models,
