@@ -94,9 +94,13 @@ template <int NT> __device__ __forceinline__ void block_sum(double (&v)[NT], dou
 }
 
 // The model point of this thread moved by the block's pose, and its nearest scene point within bound (id
-// kNoId when none). Returns false for a thread past the chunk's end.
+// kNoId when none). Returns false for a thread past the chunk's end. seed, when not kNoId, is a scene point (a row
+// of scene_xyz, the tree's points) to start the search from: the point's previous nearest, usually still nearest
+// or near it, so the search opens few boxes. Starting from it is exact: the result is the least (distance, row)
+// pair within bound over every point, seed included, and the seed's distance is computed as scan_leaf computes it.
 __device__ __forceinline__ bool nearest_pair(const kd_view &tree, const double *pose, const float4 *model,
-                                             const chunk &c, float bound, double moved[3], uint32_t *id, float *d)
+                                             const chunk &c, float bound, const float4 *scene_xyz, uint32_t seed,
+                                             double moved[3], uint32_t *id, float *d)
 {
     if (threadIdx.x >= c.count)
         return false;
@@ -106,8 +110,17 @@ __device__ __forceinline__ bool nearest_pair(const kd_view &tree, const double *
     const float qx = (float)moved[0], qy = (float)moved[1], qz = (float)moved[2];
     float ld[1] = {bound};
     uint32_t li[1] = {kNoId};
-    if (tree.count > 0 && isfinite(qx) && isfinite(qy) && isfinite(qz))
+    if (tree.count > 0 && isfinite(qx) && isfinite(qy) && isfinite(qz)) {
+        if (seed != kNoId) {
+            const float4 s = scene_xyz[seed];
+            const float sd = point_sqdist(s.x, s.y, s.z, qx, qy, qz);
+            if (pair_before(sd, seed, ld[0], li[0])) { // within bound
+                ld[0] = sd;
+                li[0] = seed;
+            }
+        }
         knn_search<1>(tree, qx, qy, qz, ld, li);
+    }
     *id = li[0];
     *d = ld[0];
     return true;
@@ -125,7 +138,7 @@ __global__ void __launch_bounds__(kChunk)
     pairs_kernel(kd_view tree, const chunk *__restrict__ chunks, const hyp_state *__restrict__ states,
                  const float4 *__restrict__ model, const float4 *__restrict__ scene_xyz,
                  const float4 *__restrict__ scene_normals, const float *__restrict__ bounds, uint32_t iteration,
-                 double *__restrict__ partial)
+                 uint32_t *__restrict__ previous, double *__restrict__ partial)
 {
     constexpr int NT = METRIC == GRIP_ICP_POINT_TO_PLANE ? GRIP_ICP_TERMS_P2L : GRIP_ICP_TERMS_P2P;
     __shared__ double pose[16];
@@ -141,7 +154,14 @@ __global__ void __launch_bounds__(kChunk)
     double moved[3];
     uint32_t id;
     float d;
-    if (nearest_pair(tree, pose, model, c, bounds[iteration], moved, &id, &d) && id != kNoId) {
+    // this thread's slot of `previous`: its point's nearest scene point in the last iteration (kNoId before the
+    // first), written by this thread only, read by it in the next iteration's launch (ordered by the stream)
+    const size_t slot = (size_t)blockIdx.x * kChunk + threadIdx.x;
+    const bool paired = nearest_pair(tree, pose, model, c, bounds[iteration], scene_xyz,
+                                     threadIdx.x < c.count ? previous[slot] : kNoId, moved, &id, &d);
+    if (paired)
+        previous[slot] = id;
+    if (paired && id != kNoId) {
         const float4 s = scene_xyz[id];
         const float sp[3] = {s.x, s.y, s.z};
         float n[3] = {0.0f, 0.0f, 0.0f};
@@ -220,7 +240,7 @@ __global__ void __launch_bounds__(kChunk)
     double moved[3];
     uint32_t id;
     float d;
-    if (nearest_pair(tree, pose, model, c, inlier_bound, moved, &id, &d)) {
+    if (nearest_pair(tree, pose, model, c, inlier_bound, nullptr, kNoId, moved, &id, &d)) {
         const double vp[3] = {viewpoint.x, viewpoint.y, viewpoint.z};
         float n[3] = {NAN, NAN, NAN};
         if (model_normals) {
@@ -400,6 +420,7 @@ struct batch_buffers {
     uint32_t *first_chunk, *active;
     hyp_state *states;
     float *bounds;
+    uint32_t *previous; // kChunk a chunk: each model point's nearest scene point in the last iteration
     double *partial;
     grip_icp_result *results;
 };
@@ -413,6 +434,7 @@ void batch_free(batch_buffers *b)
     grip_cuda_free(b->active);
     grip_cuda_free(b->states);
     grip_cuda_free(b->bounds);
+    grip_cuda_free(b->previous);
     grip_cuda_free(b->partial);
     grip_cuda_free(b->results);
 }
@@ -520,6 +542,10 @@ grip_status upload_batch(grip_ctx *ctx, const grip_icp_params *p, const grip_icp
     const size_t terms = grip_icp_terms(p->metric) > kScoreTerms ? grip_icp_terms(p->metric) : kScoreTerms;
     if (st == GRIP_OK)
         st = grip_cuda_alloc_n(ctx, &d->partial, *n_chunks * terms);
+    if (st == GRIP_OK && *n_chunks > 0) // no nearest point yet: every entry kNoId (all bits set)
+        st = grip_cuda_alloc_n(ctx, &d->previous, *n_chunks * kChunk);
+    if (st == GRIP_OK && *n_chunks > 0)
+        GRIP_CUDA_CHECK_COPY(ctx, cudaMemsetAsync(d->previous, 0xff, *n_chunks * kChunk * sizeof *d->previous, 0));
     if (st == GRIP_OK)
         st = grip_cuda_alloc_n(ctx, &d->active, 1);
     if (st == GRIP_OK)
@@ -554,7 +580,7 @@ grip_status iterate(grip_ctx *ctx, const grip_icp_params *p, const grip_icp_cuda
         }
         GRIP_CUDA_CHECK_COPY(ctx, cudaMemsetAsync(d->active, 0, sizeof(uint32_t), 0));
         pairs_kernel<METRIC><<<(unsigned)n_chunks, kChunk>>>(tree, d->chunks, d->states, d->model, s->xyz, s->normals,
-                                                             d->bounds, k, d->partial);
+                                                             d->bounds, k, d->previous, d->partial);
         GRIP_CUDA_CHECK_LAUNCHED(ctx);
         update_kernel<METRIC><<<blocks_for(n_hyp, kUpdateThreads), kUpdateThreads>>>(d->states, n_hyp, d->first_chunk,
                                                                                      d->partial, lp, d->active);
