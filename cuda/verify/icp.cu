@@ -7,7 +7,8 @@
 //   1. pairs_kernel, one block per chunk, one thread per model point: the point moved by its hypothesis' pose
 //      (double, icp_math.h's order, so that the float query equals the CPU's), its nearest scene point from the
 //      kd-tree (cuda/spatial/kdtree3d.cuh, searched only within the iteration's correspondence distance: the
-//      bound starts the search, so far points cost little and the result equals the CPU's nearest-then-reject),
+//      bound, or the point's previous nearest when within it, starts the search, so far points cost little and
+//      the result equals the CPU's nearest-then-reject),
 //      the pair's terms (icp_math.h), and the block's sum of each term;
 //   2. update_kernel, one thread per hypothesis: the sum of its chunks' sums, in chunk order, the update
 //      (icp_math.h: Horn's quaternion or the point-to-plane 6x6 solve, on the device), the composed pose and the
