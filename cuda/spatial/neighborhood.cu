@@ -5,8 +5,9 @@
 // contiguous run of the cell-ordered points, two loads of cell_start), the rows' runs laid end to end so that the
 // 32 lanes test 32 points at a time whatever the rows' lengths. A count pass sizes the lists and an exclusive
 // scan places them. Each hit is a 64-bit key, squared distance bits << 32 | point index: a non-negative float's
-// bits sort as unsigned, so the keys sort by distance, ties to the lower index. A list of at most kShortMax is
-// then found again by its warp into shared memory, sorted there (bitonic) and its first max_neighbors written out;
+// bits sort as unsigned, so the keys sort by distance, ties to the lower index (the walk, the keys and the warp's
+// sort: ball_lists.cuh). A list of at most kShortMax is then found again by its warp into shared memory, sorted
+// there (bitonic) and its first max_neighbors written out;
 // longer lists (huge radii) go through device memory and cub's segmented sort. A last pass gathers coordinates
 // and normals per entry.
 // Grid: the surface's own (cells of a few points) while the radius spans at most kMaxRadiusCells of its cells
@@ -15,6 +16,7 @@
 // k nearest: one thread per query keeps its k best sorted and walks the surface's grid ring by ring
 // (grip_grid3d_knn); the lists' lengths are known beforehand (k, or the finite points when fewer).
 #include "cuda/core/device.cuh"
+#include "cuda/spatial/ball_lists.cuh"
 #include "cuda/spatial/grid3d.cuh"
 #include "cuda/spatial/surface.cuh"
 
@@ -23,11 +25,12 @@
 #include <math.h>
 #include <string.h>
 
+using namespace grip_ball;
+
 namespace {
 
 constexpr int kThreads = 256;
 constexpr int kWarps = kThreads / 32;
-constexpr uint32_t kFull = 0xffffffffu;
 constexpr float kMaxRadiusCells = 8.0f;
 constexpr double kRadiusCellFraction = 0.25;
 constexpr uint32_t kShortMax = 4096;        // longest list sorted in shared memory
@@ -43,11 +46,6 @@ struct list_stats {
     unsigned long long long_total;     // candidates of the lists longer than kShortMax
 };
 
-__device__ __forceinline__ unsigned int lane_id()
-{
-    return threadIdx.x & 31u;
-}
-
 __device__ __forceinline__ bool load_query(const float *queries, const float *xyz, uint32_t q, float *qx, float *qy,
                                            float *qz)
 {
@@ -56,91 +54,6 @@ __device__ __forceinline__ bool load_query(const float *queries, const float *xy
     *qy = p[1];
     *qz = p[2];
     return grip_finite3(*qx, *qy, *qz);
-}
-
-// Visits, with the whole warp, every point of the rows the ball of q touches: visit(hit, sqdist, index) is called
-// by all 32 lanes together (hit false on lanes with no point this round), so that it may use warp votes.
-template <class Visit>
-__device__ void warp_ball_scan(const grip_grid3d_view &v, float qx, float qy, float qz, float radius, float r2,
-                               Visit &visit)
-{
-    const unsigned int lane = lane_id();
-    const grip_grid3d_ball b = grip_grid3d_ball_make(v.g, qx, qy, qz, radius);
-    const int ny = b.y1 - b.y0 + 1, rows = ny * (b.z1 - b.z0 + 1);
-    for (int base = 0; base < rows; base += 32) {
-        uint32_t s = 0, e = 0;
-        const int row = base + (int)lane;
-        if (row < rows)
-            grip_grid3d_ball_row(v, b, b.y0 + row % ny, b.z0 + row / ny, &s, &e);
-        const uint32_t len = e - s;
-        uint32_t incl = len;
-        for (int off = 1; off < 32; off <<= 1) {
-            const uint32_t t = __shfl_up_sync(kFull, incl, off);
-            if ((int)lane >= off)
-                incl += t;
-        }
-        const uint32_t total = __shfl_sync(kFull, incl, 31), excl = incl - len;
-        for (uint32_t t0 = 0; t0 < total; t0 += 32) {
-            const uint32_t t = t0 + lane;
-            int j = 0; // the last row whose run starts at or before t
-            for (int step = 16; step > 0; step >>= 1)
-                if (__shfl_sync(kFull, excl, j + step) <= t)
-                    j += step;
-            const uint32_t start = __shfl_sync(kFull, s, j), first = __shfl_sync(kFull, excl, j);
-            bool hit = false;
-            float d = 0.0f;
-            uint32_t index = 0;
-            if (t < total) {
-                const float4 p = v.pts[start + (t - first)];
-                d = grip_sqdist(p, qx, qy, qz);
-                index = __float_as_uint(p.w);
-                hit = d < r2;
-            }
-            visit(hit, d, index);
-        }
-    }
-}
-
-struct count_visit {
-    uint32_t count;
-    __device__ void operator()(bool hit, float, uint32_t) { count += __popc(__ballot_sync(kFull, hit)); }
-};
-
-// Appends the hits' keys to the query's slots (shared or device memory).
-struct fill_visit {
-    unsigned long long *keys;
-    uint32_t at;
-    __device__ void operator()(bool hit, float d, uint32_t index)
-    {
-        const uint32_t votes = __ballot_sync(kFull, hit);
-        if (hit)
-            keys[at + __popc(votes & ((1u << lane_id()) - 1u))] =
-                ((unsigned long long)__float_as_uint(d) << 32) | index;
-        at += __popc(votes);
-    }
-};
-
-// Sorts keys[0 .. p) ascending with the warp (p a power of two, >= 2): a bitonic network, one pair a lane a step.
-__device__ void warp_bitonic_sort(unsigned long long *keys, uint32_t p)
-{
-    for (uint32_t k = 2; k <= p; k <<= 1)
-        for (uint32_t j = k >> 1; j > 0; j >>= 1) {
-            for (uint32_t t = lane_id(); t < p / 2; t += 32) {
-                const uint32_t i = ((t & ~(j - 1)) << 1) | (t & (j - 1)), o = i + j;
-                const unsigned long long a = keys[i], b = keys[o];
-                if ((a > b) == ((i & k) == 0)) {
-                    keys[i] = b;
-                    keys[o] = a;
-                }
-            }
-            __syncwarp();
-        }
-}
-
-__device__ __forceinline__ void unpack_key(unsigned long long key, uint32_t *idx, float *sqdist)
-{
-    *idx = (uint32_t)key;
-    *sqdist = __uint_as_float((uint32_t)(key >> 32));
 }
 
 // Count pass: support[q] (points within the radius), kept lengths (after the cap) and the lengths of the lists
@@ -197,7 +110,7 @@ __global__ void radius_short_kernel(grip_grid3d_view v, const float *__restrict_
     float qx, qy, qz;
     load_query(queries, xyz, q, &qx, &qy, &qz);
     unsigned long long *keys = shared_keys + (size_t)warp * p_max;
-    fill_visit f = {keys, 0};
+    fill_visit f = {keys, 0, UINT32_MAX};
     warp_ball_scan(v, qx, qy, qz, radius, r2, f);
     uint32_t p = 2;
     while (p < count)
@@ -221,7 +134,7 @@ __global__ void radius_long_fill_kernel(grip_grid3d_view v, const float *__restr
         return;
     float qx, qy, qz;
     load_query(queries, xyz, q, &qx, &qy, &qz);
-    fill_visit f = {keys + long_off[q], 0};
+    fill_visit f = {keys + long_off[q], 0, UINT32_MAX};
     warp_ball_scan(v, qx, qy, qz, radius, r2, f);
 }
 
