@@ -4,12 +4,17 @@
 // k nearest: one thread per point searches the surface's grid (cuda/spatial/grid3d.cuh: a few points per occupied cell,
 // ring by ring until no unseen point can enter: the exact k nearest, ties to the lower index), then sums the
 // covariance in list order.
-// Radius: the surface's radius neighbourhoods (grip_neighborhoods_cuda_radius, sorted by distance, ties to the lower
-// index, as the CPU's search) in chunks of queries, then one thread per point sums its list in order.
+// Radius: a warp per point finds its neighbours over the surface's grid, sorts them in shared memory by distance,
+// ties to the lower index (the CPU search's order), and sums them in that order; a point with more than
+// GRIP_NORMALS_CUDA_LIST_CAP neighbours, or a radius too large for the surface's grid, takes the surface's radius
+// neighbourhoods in device memory (grip_neighborhoods_cuda_radius, the same order) in chunks of queries, and one
+// thread per point sums its list.
 // Arithmetic: every float operation the CPU twin does is done here with GRIP_FADD/FSUB/FMUL/FDIV (math/rounded.h)
 // in the CPU's order, so that nvcc cannot contract it into FMAs: the sums and the solver's steps round as on
 // the CPU (only atan2f/cosf/sinf are the device's own, within 2 ulp).
 #include "cuda/core/check.cuh"
+#include "cuda/core/device.cuh"
+#include "cuda/spatial/ball_lists.cuh"
 #include "cuda/spatial/grid3d.cuh"
 #include "cuda/spatial/kdtree3d.cuh" // pair_before, list_insert: the register list's order and insertion
 #include "cuda/spatial/surface.cuh"
@@ -29,6 +34,9 @@ using knn_list = grip_knn_list<GRIP_NORMALS_CUDA_MAX_K>;
 constexpr int kRegisterK = 16; // k up to this keeps its nearest list in registers (knn_regs)
 constexpr uint32_t kRadiusChunk = 1u
                                   << 16; // radius queries per neighbourhood search (halved while the lists do not fit)
+constexpr uint32_t kListCap = GRIP_NORMALS_CUDA_LIST_CAP; // neighbours a warp sorts and sums in shared memory
+constexpr int kListWarps = 8;                             // queries (warps) a block of radius_list_normals_kernel
+constexpr float kListMaxCells = 8.0f; // the surface's grid serves radii of up to this many of its cells
 
 // ---- PCL 1.13's float eigen33 (src/math/sym3_eigen.c grip_sym3_smallest_pcl), operation for operation --------
 __device__ void pcl_roots_quadratic(float b, float c, float roots[3])
@@ -312,6 +320,27 @@ struct list_neighbours {
     }
 };
 
+// A sorted radius list's coordinates in shared memory, entries [0, n).
+struct shared_neighbours {
+    const float *x, *y, *z;
+    int n;
+    __device__ int count() const { return n; }
+    __device__ void first(float p[3]) const
+    {
+        p[0] = x[0];
+        p[1] = y[0];
+        p[2] = z[0];
+    }
+    template <class F>
+    __device__ void for_each(F f) const
+    {
+        for (int j = 0; j < n; ++j) {
+            const float p[3] = {x[j], y[j], z[j]};
+            f(p);
+        }
+    }
+};
+
 // Thread t: row t's NaN when that row is not finite, and the normal of the grid's t-th finite point (in cell order:
 // the threads of a warp search the same few cells, and no lane idles on a missing point of a range image). Each
 // point's normal depends on nothing but the point, so the order changes no bit.
@@ -342,9 +371,10 @@ __global__ void __launch_bounds__(kThreads) knn_normals_kernel(const float *__re
     out[__float_as_uint(q.w)] = normal;
 }
 
-// Normals of the m queries (the surface's points first .. first + m) from their radius lists.
+// Normals of the m queries from their radius lists, query i's into out[rows[i]] (rows NULL: out[i]).
 __global__ void __launch_bounds__(kThreads) radius_normals_kernel(const float *__restrict__ queries, uint32_t m,
                                                                   grip_neighborhoods_cuda nb, float3 vp,
+                                                                  const uint32_t *__restrict__ rows,
                                                                   float4 *__restrict__ out)
 {
     const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -352,7 +382,69 @@ __global__ void __launch_bounds__(kThreads) radius_normals_kernel(const float *_
         return;
     const float qx = queries[3 * (size_t)i], qy = queries[3 * (size_t)i + 1], qz = queries[3 * (size_t)i + 2];
     // a non-finite query has an empty list: NaN
-    out[i] = normal_of(list_neighbours{nb.x, nb.y, nb.z, nb.offsets[i], nb.offsets[i + 1]}, qx, qy, qz, vp);
+    out[rows ? rows[i] : i] =
+        normal_of(list_neighbours{nb.x, nb.y, nb.z, nb.offsets[i], nb.offsets[i + 1]}, qx, qy, qz, vp);
+}
+
+// The coordinates of the m rows into queries (m x 3).
+__global__ void __launch_bounds__(kThreads) gather_rows_kernel(const float *__restrict__ xyz,
+                                                               const uint32_t *__restrict__ rows, uint32_t m,
+                                                               float *__restrict__ queries)
+{
+    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= m)
+        return;
+    for (int a = 0; a < 3; ++a)
+        queries[3 * (size_t)i + a] = xyz[3 * (size_t)rows[i] + a];
+}
+
+// Radius normals with the lists kept in shared memory, a warp a point: the warp walks the ball of point q over the
+// surface's grid (grip_ball::warp_ball_scan), sorts the hits' keys (distance, then index: the CPU's order), gathers
+// their coordinates, and lane 0 sums them in that order. A point with more than kListCap neighbours is left to
+// the chunked lists (its row appended to long_rows); each normal depends only on its point, so which path takes
+// it, and the order of long_rows, change no bit.
+__global__ void __launch_bounds__(kListWarps * 32)
+    radius_list_normals_kernel(grip_grid3d_view grid, const float *__restrict__ xyz, uint32_t n, float radius,
+                               float r2, float3 vp, float4 *__restrict__ out, uint32_t *__restrict__ long_rows,
+                               uint32_t *__restrict__ n_long)
+{
+    __shared__ unsigned long long keys[kListWarps][kListCap];
+    __shared__ float coords[kListWarps][3][kListCap];
+    const uint32_t warp = threadIdx.x / 32, lane = threadIdx.x & 31, q = blockIdx.x * kListWarps + warp;
+    if (q >= n)
+        return;
+    const float qx = xyz[3 * (size_t)q], qy = xyz[3 * (size_t)q + 1], qz = xyz[3 * (size_t)q + 2];
+    grip_ball::fill_visit f = {keys[warp], 0, kListCap};
+    if (grip_finite3(qx, qy, qz)) // a non-finite point has no neighbours: NaN, below
+        grip_ball::warp_ball_scan(grid, qx, qy, qz, radius, r2, f);
+    const uint32_t count = f.at;
+    if (count > kListCap) {
+        if (lane == 0)
+            long_rows[atomicAdd(n_long, 1u)] = q;
+        return;
+    }
+    if (count < 3) { // normal_of's NaN, without a sort
+        if (lane == 0)
+            out[q] = make_float4(NAN, NAN, NAN, NAN);
+        return;
+    }
+    uint32_t p = 2;
+    while (p < count)
+        p <<= 1;
+    for (uint32_t i = count + lane; i < p; i += 32)
+        keys[warp][i] = ~0ull;
+    __syncwarp();
+    grip_ball::warp_bitonic_sort(keys[warp], p);
+    for (uint32_t j = lane; j < count; j += 32) {
+        const size_t i = (uint32_t)keys[warp][j];
+        coords[warp][0][j] = xyz[3 * i];
+        coords[warp][1][j] = xyz[3 * i + 1];
+        coords[warp][2][j] = xyz[3 * i + 2];
+    }
+    __syncwarp(); // the gathered coordinates before lane 0 reads them
+    if (lane == 0)
+        out[q] = normal_of(shared_neighbours{coords[warp][0], coords[warp][1], coords[warp][2], (int)count}, qx, qy,
+                           qz, vp);
 }
 
 // Every row's nx, ny, nz negated, the curvature kept (normals.c grip_normals_turn_around): a sign change, exact.
@@ -384,15 +476,15 @@ grip_status knn_normals(grip_ctx *ctx, grip_surface_cuda *s, uint32_t k, float3 
     return GRIP_OK;
 }
 
-// The normals of points first .. first + m from their radius lists. GRIP_ENOMEM when the lists do not fit.
-grip_status radius_chunk(grip_ctx *ctx, grip_surface_cuda *s, uint32_t first, uint32_t m, float radius, float3 vp)
+// The normals of the m queries (device, m x 3) from their radius lists, query i's into out[rows[i]] (rows NULL:
+// out[i]). GRIP_ENOMEM when the lists do not fit.
+grip_status radius_chunk(grip_ctx *ctx, grip_surface_cuda *s, const float *queries, const uint32_t *rows, uint32_t m,
+                         float radius, float3 vp, float4 *out)
 {
-    const float *queries = s->xyz + 3 * (size_t)first;
     grip_neighborhoods_cuda nb = {};
     grip_status st = grip_neighborhoods_cuda_radius(ctx, s, queries, m, radius, 0, &nb);
     if (st == GRIP_OK) {
-        radius_normals_kernel<<<blocks_for(m), kThreads>>>(queries, m, nb, vp,
-                                                          reinterpret_cast<float4 *>(s->normals) + first);
+        radius_normals_kernel<<<blocks_for(m), kThreads>>>(queries, m, nb, vp, rows, out);
         st = grip_cuda_status(ctx, GRIP_CUDA_LAUNCH(cudaGetLastError()), "radius_normals_kernel", __FILE__, __LINE__);
     }
     if (st == GRIP_OK) // the lists are freed once the kernel is done with them
@@ -401,23 +493,72 @@ grip_status radius_chunk(grip_ctx *ctx, grip_surface_cuda *s, uint32_t first, ui
     return st;
 }
 
-// Radius normals chunk by chunk; a chunk whose lists do not fit on the device is halved and tried again.
-grip_status radius_normals(grip_ctx *ctx, grip_surface_cuda *s, float radius, float3 vp)
+// Radius normals of the m queries (rows as radius_chunk's) from lists in device memory, chunk by chunk; a chunk
+// whose lists do not fit on the device is halved and tried again.
+grip_status radius_chunks(grip_ctx *ctx, grip_surface_cuda *s, const float *queries, const uint32_t *rows, uint32_t m,
+                          float radius, float3 vp)
 {
+    float4 *out = reinterpret_cast<float4 *>(s->normals);
     uint32_t chunk = kRadiusChunk;
-    for (uint32_t first = 0; first < s->n;) {
-        const uint32_t m = s->n - first < chunk ? s->n - first : chunk;
-        const grip_status st = radius_chunk(ctx, s, first, m, radius, vp);
-        if (st == GRIP_ENOMEM && m > 1) {
+    for (uint32_t first = 0; first < m;) {
+        const uint32_t c = m - first < chunk ? m - first : chunk;
+        const grip_status st = radius_chunk(ctx, s, queries + 3 * (size_t)first, rows ? rows + first : NULL, c,
+                                            radius, vp, rows ? out : out + first);
+        if (st == GRIP_ENOMEM && c > 1) {
             grip_ctx_clear_error(ctx); // handled: smaller chunks follow
-            chunk = m / 2;
+            chunk = c / 2;
             continue;
         }
         if (st != GRIP_OK)
             return st;
-        first += m;
+        first += c;
     }
     return GRIP_OK;
+}
+
+// Radius normals with the lists in shared memory (radius_list_normals_kernel); the points whose lists are longer
+// then go through radius_chunks.
+grip_status radius_list_normals(grip_ctx *ctx, grip_surface_cuda *s, float radius, float3 vp)
+{
+    uint32_t *long_rows = NULL, *n_long = NULL, m = 0;
+    float *long_xyz = NULL;
+    grip_status st = grip_cuda_alloc(ctx, (size_t)s->n * sizeof *long_rows, (void **)&long_rows);
+    if (st == GRIP_OK)
+        st = grip_cuda_alloc(ctx, sizeof *n_long, (void **)&n_long);
+    if (st == GRIP_OK)
+        st = grip_cuda_status(ctx, GRIP_CUDA_COPY(cudaMemsetAsync(n_long, 0, sizeof *n_long, 0)), "cudaMemsetAsync",
+                              __FILE__, __LINE__);
+    if (st == GRIP_OK) {
+        const float r2 = (float)((double)radius * (double)radius); // the neighbourhood search's bound
+        radius_list_normals_kernel<<<(unsigned)((s->n + kListWarps - 1) / kListWarps), kListWarps * 32>>>(
+            grip_grid3d_get_view(s->grid), s->xyz, s->n, radius, r2, vp, reinterpret_cast<float4 *>(s->normals),
+            long_rows, n_long);
+        st = grip_cuda_status(ctx, GRIP_CUDA_LAUNCH(cudaGetLastError()), "radius_list_normals_kernel", __FILE__,
+                              __LINE__);
+    }
+    if (st == GRIP_OK)
+        st = grip_cuda_copy_to_host(ctx, &m, n_long, sizeof m);
+    if (st == GRIP_OK && m > 0)
+        st = grip_cuda_alloc(ctx, 3 * (size_t)m * sizeof *long_xyz, (void **)&long_xyz);
+    if (st == GRIP_OK && m > 0) {
+        gather_rows_kernel<<<blocks_for(m), kThreads>>>(s->xyz, long_rows, m, long_xyz);
+        st = grip_cuda_status(ctx, GRIP_CUDA_LAUNCH(cudaGetLastError()), "gather_rows_kernel", __FILE__, __LINE__);
+    }
+    if (st == GRIP_OK && m > 0)
+        st = radius_chunks(ctx, s, long_xyz, long_rows, m, radius, vp);
+    grip_cuda_free(long_xyz);
+    grip_cuda_free(n_long);
+    grip_cuda_free(long_rows);
+    return st;
+}
+
+// Radius normals: lists in shared memory while the radius spans few cells of the surface's grid (the neighbourhood
+// search's own rule for using that grid), else lists in device memory for every point.
+grip_status radius_normals(grip_ctx *ctx, grip_surface_cuda *s, float radius, float3 vp)
+{
+    if (radius * s->grid.geom.inv_cell <= kListMaxCells)
+        return radius_list_normals(ctx, s, radius, vp);
+    return radius_chunks(ctx, s, s->xyz, NULL, s->n, radius, vp);
 }
 
 } // namespace

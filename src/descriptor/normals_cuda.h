@@ -29,6 +29,10 @@ extern "C" {
 /* The largest k the GPU keeps; larger k fails with GRIP_EUNSUPPORTED (use the CPU twin). */
 #define GRIP_NORMALS_CUDA_MAX_K 32
 
+/* Radius normals: a point with at most this many neighbours is summed from a list sorted in shared memory; one with
+ * more, from lists in device memory (the same bits either way; tests make both happen). */
+#define GRIP_NORMALS_CUDA_LIST_CAP 256
+
 /* Normals of every point of the surface s, written into its view.normals (n x 4: nx, ny, nz, curvature), which
  * is then marked filled (grip_surface_cuda_mark_normals). The neighbourhood is the k nearest when k > 0 (1 <= k <=
  * GRIP_NORMALS_CUDA_MAX_K; radius is then ignored), else every point strictly within radius (> 0; squared distance

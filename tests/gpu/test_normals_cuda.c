@@ -7,8 +7,8 @@
  *    depth steps make a fifth of its rows tie rows; a few percent of those differ).
  *  - the surface entry (grip_normals_cuda_surface): bit for bit what the host entry gives, the surface marked as
  *    having normals; radius normals (no ties to excuse: the radius set is the same, summed in the CPU's order) on
- *    random clouds, PCL's 397-point bunny (radius 0.03, as PCL's FPFH test) and the tutorial scene (radius 0.01,
- *    five chunks of queries).
+ *    random clouds (one radius at which some points have more neighbours than GRIP_NORMALS_CUDA_LIST_CAP and
+ *    others fewer), PCL's 397-point bunny (radius 0.03, as PCL's FPFH test) and the tutorial scene (radius 0.01).
  *  - grip_normals_cuda_turn_around: the surface's normals negated on the device as grip_normals_turn_around does
  *    on the host, bit for bit (NaN rows stay NaN, curvature kept); refused on a surface without normals.
  * Skips (77) without a usable device; the data cases pass without checking anything when the data is absent (they
@@ -305,6 +305,24 @@ START_TEST(surface_entry_equals_the_host_entry)
 }
 END_TEST
 
+/* The rows of xyz with more than cap neighbours within radius (the CPU's radius search). */
+static size_t rows_past(const float *xyz, size_t n, float radius, size_t cap)
+{
+    grip_ctx *ctx = grip_test_ctx();
+    grip_kdtree3d *tree = NULL;
+    ck_assert_int_eq(grip_kdtree3d_build(ctx, xyz, n, &tree), GRIP_OK);
+    grip_neighbors nb = {0};
+    size_t past = 0;
+    for (size_t i = 0; i < n; ++i) {
+        ck_assert_int_eq(grip_kdtree3d_radius(tree, xyz + 3 * i, radius, &nb), GRIP_OK);
+        past += nb.count > cap;
+    }
+    grip_neighbors_free(&nb);
+    grip_kdtree3d_free(tree);
+    grip_ctx_free(ctx);
+    return past;
+}
+
 START_TEST(radius_normals_on_random_clouds)
 {
     uint64_t s = 304;
@@ -314,6 +332,14 @@ START_TEST(radius_normals_on_random_clouds)
     compare_radius_with_cpu("uniform", xyz, n, radius_of(0.1f), NULL);
     /* a radius small enough that many points have fewer than 3 neighbours */
     ck_assert_uint_gt(compare_radius_with_cpu("uniform, small radius", xyz, n, radius_of(0.03f), vp_far), n / 37 + 100);
+    /* a radius at which inner points have more neighbours than the GPU sorts in shared memory and points near the
+     * cube's faces fewer: both paths in one call */
+    const size_t past = rows_past(xyz, n, radius_of(0.3f), GRIP_NORMALS_CUDA_LIST_CAP);
+    printf("uniform, radius %g: %zu of %zu rows have more than %d neighbours\n", (double)radius_of(0.3f), past, n,
+           GRIP_NORMALS_CUDA_LIST_CAP);
+    ck_assert_uint_gt(past, n / 10);
+    ck_assert_uint_lt(past, n - n / 10);
+    compare_radius_with_cpu("uniform, long lists", xyz, n, radius_of(0.3f), vp_far);
     free(xyz);
     xyz = grip_test_clustered_rows(&s, nc, 3, 7);
     compare_radius_with_cpu("clustered", xyz, nc, radius_of(0.01f), vp_far);
@@ -334,7 +360,7 @@ START_TEST(radius_normals_on_real_data)
             continue;
         }
         host_cloud cloud = grip_test_read_cloud(clouds[c].rel);
-        /* small sizes: the scene's middle 110 rows, 70,400 points, still two chunks of radius queries (65,536) */
+        /* small sizes: the scene's middle 110 rows, 70,400 points */
         grip_test_sanitizer_crop(&cloud, 110);
         size_t nan_rows = compare_radius_with_cpu(clouds[c].rel, cloud.xyz, cloud.n, clouds[c].radius,
                                                   cloud.viewpoint);
