@@ -10,7 +10,7 @@
 //      bound, or the point's previous nearest when within it, starts the search, so far points cost little and
 //      the result equals the CPU's nearest-then-reject),
 //      the pair's terms (icp_math.h), and the block's sum of each term;
-//   2. update_kernel, one thread per hypothesis: the sum of its chunks' sums, in chunk order, the update
+//   2. update_kernel, one warp per hypothesis: the sum of its chunks' sums, in chunk order (a lane a term), the update
 //      (icp_math.h: Horn's quaternion or the point-to-plane 6x6 solve, on the device), the composed pose and the
 //      stop rules. A hypothesis that stops is inactive: its chunks return at once in later iterations.
 // No host round trip inside an iteration; the host looks at the number of active hypotheses every
@@ -43,7 +43,8 @@ namespace {
 constexpr int kChunk = GRIP_ICP_CHUNK; // model points per block (icp_math.h's summation order)
 constexpr int kWarps = kChunk / GRIP_ICP_WARP;
 static_assert(GRIP_ICP_WARP == 32, "the block sums reduce whole warps");
-constexpr int kUpdateThreads = 128;
+constexpr int kUpdateThreads = 128; // 4 hypotheses a block, a warp each
+constexpr int kSumAhead = 8;         // chunks whose partial sums a lane loads before adding them
 constexpr int kPackThreads = 256;
 constexpr int kActiveCheckEvery = 4; // iterations between looks at the number of active hypotheses
 constexpr int kScoreTerms = 3;       // points facing the viewpoint, inliers among them, their squared distances
@@ -180,22 +181,52 @@ __global__ void __launch_bounds__(kChunk)
     block_sum<NT>(t, warp_sums, partial + (size_t)blockIdx.x * NT);
 }
 
+// Lane k < NT of the calling warp: term k of a hypothesis summed over its chunks [c0, c1) in chunk order (the CPU
+// twin's order, icp_math.h), into sums[k] (shared memory, read by the warp's lanes after the __syncwarp). One lane a
+// term, so the terms' sums run side by side; each lane's loads go kSumAhead chunks ahead of its additions, which
+// keep their order.
+template <int NT>
+__device__ __forceinline__ void warp_chunk_sums(const double *__restrict__ partial, uint32_t c0, uint32_t c1,
+                                                double *sums)
+{
+    const int lane = threadIdx.x & 31;
+    if (lane < NT) {
+        double s = 0.0;
+        uint32_t c = c0;
+        for (; c + kSumAhead <= c1; c += kSumAhead) {
+            double v[kSumAhead];
+#pragma unroll
+            for (int j = 0; j < kSumAhead; ++j)
+                v[j] = partial[(size_t)(c + j) * NT + lane];
+#pragma unroll
+            for (int j = 0; j < kSumAhead; ++j)
+                s += v[j];
+        }
+        for (; c < c1; ++c)
+            s += partial[(size_t)c * NT + lane];
+        sums[lane] = s;
+    }
+    __syncwarp(); // orders the lanes' writes to sums before the reads that follow
+}
+
+// One warp per hypothesis: its chunks' sums (warp_chunk_sums), then on lane 0 the update, the composed pose and the
+// stop rules. A warp of its own keeps one hypothesis' Jacobi sweeps from waiting on another's.
 template <uint32_t METRIC>
 __global__ void __launch_bounds__(kUpdateThreads)
     update_kernel(hyp_state *__restrict__ states, uint32_t n_hyp, const uint32_t *__restrict__ first_chunk,
                   const double *__restrict__ partial, loop_params lp, uint32_t *active_count)
 {
     constexpr int NT = METRIC == GRIP_ICP_POINT_TO_PLANE ? GRIP_ICP_TERMS_P2L : GRIP_ICP_TERMS_P2P;
-    const uint32_t h = blockIdx.x * blockDim.x + threadIdx.x;
-    if (h >= n_hyp || !states[h].active)
+    static_assert(NT <= 32, "a lane per term");
+    __shared__ double warp_terms[kUpdateThreads / 32][NT];
+    const uint32_t warp = threadIdx.x >> 5, h = blockIdx.x * (kUpdateThreads / 32) + warp;
+    if (h >= n_hyp || !states[h].active) // uniform over the warp
+        return;
+    double *sum = warp_terms[warp];
+    warp_chunk_sums<NT>(partial, first_chunk[h], first_chunk[h + 1], sum);
+    if ((threadIdx.x & 31) != 0)
         return;
     hyp_state &st = states[h];
-    double sum[NT];
-    for (int k = 0; k < NT; ++k)
-        sum[k] = 0.0;
-    for (uint32_t c = first_chunk[h]; c < first_chunk[h + 1]; ++c)
-        for (int k = 0; k < NT; ++k)
-            sum[k] += partial[(size_t)c * NT + k];
     if (sum[0] < kMinPairs) {
         st.stop = GRIP_ICP_STOP_FEW_CORRESPONDENCES;
         st.active = 0;
@@ -261,18 +292,19 @@ __global__ void __launch_bounds__(kChunk)
     block_sum<kScoreTerms>(t, warp_sums, partial + (size_t)blockIdx.x * kScoreTerms);
 }
 
-// The score of each hypothesis: its chunks' counts in chunk order, fitness and RMSE.
-__global__ void score_finish_kernel(const hyp_state *__restrict__ states, uint32_t n_hyp,
-                                    const uint32_t *__restrict__ first_chunk, const double *__restrict__ partial,
-                                    double min_fitness, double max_rmse, grip_icp_result *out)
+// The score of each hypothesis (a warp each): its chunks' counts in chunk order, fitness and RMSE.
+__global__ void __launch_bounds__(kUpdateThreads)
+    score_finish_kernel(const hyp_state *__restrict__ states, uint32_t n_hyp, const uint32_t *__restrict__ first_chunk,
+                        const double *__restrict__ partial, double min_fitness, double max_rmse, grip_icp_result *out)
 {
-    const uint32_t h = blockIdx.x * blockDim.x + threadIdx.x;
+    __shared__ double warp_terms[kUpdateThreads / 32][kScoreTerms];
+    const uint32_t warp = threadIdx.x >> 5, h = blockIdx.x * (kUpdateThreads / 32) + warp;
     if (h >= n_hyp)
         return;
-    double s[kScoreTerms] = {0.0, 0.0, 0.0};
-    for (uint32_t c = first_chunk[h]; c < first_chunk[h + 1]; ++c)
-        for (int k = 0; k < kScoreTerms; ++k)
-            s[k] += partial[(size_t)c * kScoreTerms + k];
+    const double *s = warp_terms[warp];
+    warp_chunk_sums<kScoreTerms>(partial, first_chunk[h], first_chunk[h + 1], warp_terms[warp]);
+    if ((threadIdx.x & 31) != 0)
+        return;
     grip_icp_result r;
     for (int k = 0; k < 16; ++k)
         r.pose[k] = states[h].pose[k];
@@ -289,6 +321,12 @@ __global__ void score_finish_kernel(const hyp_state *__restrict__ states, uint32
 unsigned blocks_for(size_t n, int threads)
 {
     return (unsigned)((n + (size_t)threads - 1) / (size_t)threads);
+}
+
+// Blocks of the per-hypothesis kernels: a warp a hypothesis.
+unsigned hyp_blocks(uint32_t n_hyp)
+{
+    return blocks_for(n_hyp, kUpdateThreads / 32);
 }
 
 // The largest float f with (double)f <= sq: the search keeps d <= f exactly when the CPU keeps (double)d <= sq.
@@ -583,8 +621,8 @@ grip_status iterate(grip_ctx *ctx, const grip_icp_params *p, const grip_icp_cuda
         pairs_kernel<METRIC><<<(unsigned)n_chunks, kChunk>>>(tree, d->chunks, d->states, d->model, s->xyz, s->normals,
                                                              d->bounds, k, d->previous, d->partial);
         GRIP_CUDA_CHECK_LAUNCHED(ctx);
-        update_kernel<METRIC><<<blocks_for(n_hyp, kUpdateThreads), kUpdateThreads>>>(d->states, n_hyp, d->first_chunk,
-                                                                                     d->partial, lp, d->active);
+        update_kernel<METRIC><<<hyp_blocks(n_hyp), kUpdateThreads>>>(d->states, n_hyp, d->first_chunk, d->partial,
+                                                                     lp, d->active);
         GRIP_CUDA_CHECK_LAUNCHED(ctx);
     }
     *next = p->max_iterations;
@@ -639,8 +677,8 @@ grip_status finish_run(grip_ctx *ctx, grip_icp_cuda_run *r, grip_icp_result *out
     // The kernel writes each result field by field; zero the padding between them too, so that the copy below
     // reads no uninitialized bytes.
     GRIP_CUDA_CHECK_COPY(ctx, cudaMemsetAsync(d->results, 0, (size_t)n_hyp * sizeof *out, 0));
-    score_finish_kernel<<<blocks_for(n_hyp, kUpdateThreads), kUpdateThreads>>>(
-        d->states, n_hyp, d->first_chunk, d->partial, p->min_fitness, p->max_rmse, d->results);
+    score_finish_kernel<<<hyp_blocks(n_hyp), kUpdateThreads>>>(d->states, n_hyp, d->first_chunk, d->partial,
+                                                                p->min_fitness, p->max_rmse, d->results);
     GRIP_CUDA_CHECK_LAUNCHED(ctx);
     GRIP_CUDA_CHECK(ctx, grip_cuda_memcpy(ctx, out, d->results, (size_t)n_hyp * sizeof *out, cudaMemcpyDeviceToHost));
     return GRIP_OK;
