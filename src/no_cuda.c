@@ -585,9 +585,9 @@ grip_status grip_icp_cuda_refine(grip_ctx *ctx, const grip_icp_params *params, c
 }
 
 grip_status grip_icp_cuda_refine_start(grip_ctx *ctx, const grip_icp_params *params, const grip_icp_cuda_scene *scene,
-                                       const grip_icp_batch *batch, grip_icp_cuda_run **out)
+                                       const grip_icp_batch *batch, uint32_t queued, grip_icp_cuda_run **out)
 {
-    (void)params; (void)scene; (void)batch;
+    (void)params; (void)scene; (void)batch; (void)queued;
     if (out)
         *out = NULL;
     return no_cuda(ctx, "verify icp");

@@ -15,8 +15,9 @@
 //      stop rules. A hypothesis that stops is inactive: its chunks return at once in later iterations.
 // No host round trip inside an iteration; the host looks at the number of active hypotheses every
 // kActiveCheckEvery iterations, to stop launching when every hypothesis has stopped (grip_icp_cuda_refine_start
-// returns before the first look, so that the host can work while those iterations run). Then score_kernel and
-// score_finish_kernel count, per hypothesis, the model points facing the viewpoint and the inliers among them.
+// queues the first iterations, as many as its caller asks for, without a look and returns, so that the host can
+// work while they run). Then score_kernel and score_finish_kernel count, per hypothesis, the model points facing
+// the viewpoint and the inliers among them.
 //
 // Determinism. Every sum is ordered: within a block a fixed shuffle tree per warp, then the warps' sums added in
 // warp order by one thread; across chunks in chunk order. No float atomics: the result does not depend on
@@ -593,11 +594,13 @@ grip_status upload_batch(grip_ctx *ctx, const grip_icp_params *p, const grip_icp
 }
 
 // Launches the iterations from *next on, looking at the number of active hypotheses before every
-// kActiveCheckEvery-th (a wait on the device) and stopping once none is. With queue_only it returns at its first
-// look instead, *next the iteration that look comes before; else *next ends at max_iterations.
+// kActiveCheckEvery-th (a wait on the device) and stopping once none is. With queue_only it launches at least
+// `queued` iterations without a look and returns at the look that would come next, *next the iteration that look
+// comes before; else *next ends at max_iterations. An iteration launched after every hypothesis has stopped
+// changes nothing (its blocks return at once), so looking later costs only those empty launches.
 template <uint32_t METRIC>
 grip_status iterate(grip_ctx *ctx, const grip_icp_params *p, const grip_icp_cuda_scene *s, const batch_buffers *d,
-                    uint32_t n_hyp, size_t n_chunks, bool queue_only, uint32_t *next)
+                    uint32_t n_hyp, size_t n_chunks, bool queue_only, uint32_t queued, uint32_t *next)
 {
     const kd_view tree = grip_kdtree3d_cuda_view(s->tree);
     loop_params lp;
@@ -607,11 +610,11 @@ grip_status iterate(grip_ctx *ctx, const grip_icp_params *p, const grip_icp_cuda
     lp.rotation_threshold = p->rotation_epsilon > 0.0 ? p->rotation_epsilon : 1.0 - p->transformation_epsilon;
     lp.euclidean_fitness_epsilon = p->euclidean_fitness_epsilon;
     for (uint32_t k = *next; k < p->max_iterations; ++k) {
-        if (k > 0 && k % kActiveCheckEvery == 0) {
-            if (queue_only && k > *next) {
-                *next = k;
-                return GRIP_OK;
-            }
+        if (queue_only && k > 0 && k >= queued && k % kActiveCheckEvery == 0) {
+            *next = k;
+            return GRIP_OK;
+        }
+        if (!queue_only && k > 0 && k % kActiveCheckEvery == 0) {
             uint32_t active = 0;
             GRIP_CUDA_CHECK(ctx, grip_cuda_memcpy(ctx, &active, d->active, sizeof active, cudaMemcpyDeviceToHost));
             if (active == 0)
@@ -643,15 +646,15 @@ struct grip_icp_cuda_run {
 
 namespace {
 
-grip_status iterate_run(grip_ctx *ctx, grip_icp_cuda_run *r, bool queue_only)
+grip_status iterate_run(grip_ctx *ctx, grip_icp_cuda_run *r, bool queue_only, uint32_t queued)
 {
     if (r->n_chunks == 0)
         return GRIP_OK;
     return r->params.metric == GRIP_ICP_POINT_TO_PLANE
                ? iterate<GRIP_ICP_POINT_TO_PLANE>(ctx, &r->params, r->scene, &r->d, r->n_hyp, r->n_chunks, queue_only,
-                                                  &r->next)
+                                                  queued, &r->next)
                : iterate<GRIP_ICP_POINT_TO_POINT>(ctx, &r->params, r->scene, &r->d, r->n_hyp, r->n_chunks, queue_only,
-                                                  &r->next);
+                                                  queued, &r->next);
 }
 
 // The iterations left, the score and the results into out.
@@ -659,7 +662,7 @@ grip_status finish_run(grip_ctx *ctx, grip_icp_cuda_run *r, grip_icp_result *out
 {
     const grip_icp_params *p = &r->params;
     batch_buffers *d = &r->d;
-    grip_status st = iterate_run(ctx, r, false);
+    grip_status st = iterate_run(ctx, r, false, 0);
     if (st != GRIP_OK)
         return st;
     if (r->n_chunks > 0) {
@@ -696,7 +699,7 @@ extern "C" void grip_icp_cuda_run_free(grip_icp_cuda_run *run)
 
 extern "C" grip_status grip_icp_cuda_refine_start(grip_ctx *ctx, const grip_icp_params *params,
                                                   const grip_icp_cuda_scene *scene, const grip_icp_batch *batch,
-                                                  grip_icp_cuda_run **out)
+                                                  uint32_t queued, grip_icp_cuda_run **out)
 {
     if (!out)
         return grip_fail(ctx, GRIP_EINVAL, "verify (cuda): run out is NULL");
@@ -712,7 +715,7 @@ extern "C" grip_status grip_icp_cuda_refine_start(grip_ctx *ctx, const grip_icp_
     r->n_hyp = batch->n_hypotheses;
     st = upload_batch(ctx, params, batch, &r->d, &r->n_chunks);
     if (st == GRIP_OK)
-        st = iterate_run(ctx, r, true);
+        st = iterate_run(ctx, r, true, queued);
     if (st != GRIP_OK) {
         grip_icp_cuda_run_free(r);
         return st;
@@ -737,6 +740,6 @@ extern "C" grip_status grip_icp_cuda_refine(grip_ctx *ctx, const grip_icp_params
     if (!out)
         return grip_fail(ctx, GRIP_EINVAL, "verify (cuda): ICP got a NULL output");
     grip_icp_cuda_run *run = NULL;
-    grip_status st = grip_icp_cuda_refine_start(ctx, params, scene, batch, &run);
+    grip_status st = grip_icp_cuda_refine_start(ctx, params, scene, batch, 0, &run);
     return st == GRIP_OK ? grip_icp_cuda_refine_finish(ctx, run, out) : st;
 }

@@ -63,13 +63,15 @@ grip_status grip_icp_cuda_refine(grip_ctx *ctx, const grip_icp_params *params, c
                                  const grip_icp_batch *batch, grip_icp_result *out);
 
 /* grip_icp_cuda_refine in two calls, so that the host can work while the device iterates. _start checks and
- * uploads the batch (whose arrays the caller may free on return), queues the first iterations and returns before
- * they ran, the run in *out (NULL after a failure); the scene must live until the run is finished or freed.
+ * uploads the batch (whose arrays the caller may free on return), queues the first iterations (at least `queued`,
+ * and at least 4: as many as the device would run while the caller works before _finish; the results do not
+ * depend on it) and returns before they ran, the run in *out (NULL after a failure); the scene must live until the
+ * run is finished or freed.
  * _finish runs the rest, writes out as grip_icp_cuda_refine does and frees the run, also when it fails. A run not
  * to be finished is freed by grip_icp_cuda_run_free (NULL allowed). Errors: as grip_icp_cuda_refine's. */
 typedef struct grip_icp_cuda_run grip_icp_cuda_run;
 grip_status grip_icp_cuda_refine_start(grip_ctx *ctx, const grip_icp_params *params, const grip_icp_cuda_scene *scene,
-                                       const grip_icp_batch *batch, grip_icp_cuda_run **out);
+                                       const grip_icp_batch *batch, uint32_t queued, grip_icp_cuda_run **out);
 grip_status grip_icp_cuda_refine_finish(grip_ctx *ctx, grip_icp_cuda_run *run, grip_icp_result *out);
 void grip_icp_cuda_run_free(grip_icp_cuda_run *run);
 

@@ -2,13 +2,15 @@
  * hypothesis by hypothesis: the same iterations, stop reason, scored points and accepted flag, inliers within one,
  * poses within 1e-4. A hypothesis whose CPU result moves by more than 1e-6 when its start moves by one ulp is
  * chaotic under rounding (a far start wandering over the terrain: seen to move 0.013 for one ulp), and no two
- * summation orders could agree on it: it is checked for a finite pose only, and such hypotheses must be few. On a synthetic terrain (random samples, noise) with hypotheses near and far, point-to-point and
- * point-to-plane, with and without the distance schedule and visible fitness, two models of which one is empty;
+ * summation orders could agree on it: it is checked for a finite pose only, and such hypotheses must be few.
+ * On a synthetic terrain (random samples, noise) with hypotheses near and far, point-to-point and point-to-plane,
+ * with and without the distance schedule and visible fitness, two models of which one is empty;
  * on PCL's tutorial pair from PCL's Hough pose, perturbed, when the shared data is there. Bad input: a scene with no
  * point near the model, hypotheses that diverge, NaN rows, 10,000 hypotheses, bad arguments, and the context still
  * usable after each failure. The verify stage itself with device = cuda against device = cpu: the same verdicts. A
  * run repeats bit for bit, also with its scene built on a surface made first (a descriptor stage's kept surface,
- * whose box the tree takes). Skips (77) without a usable device. */
+ * whose box the tree takes) and with more iterations queued before the host first looks at the active count.
+ * Skips (77) without a usable device. */
 #include "test_support.h"
 #include "icp_scene.h"
 #include "descriptor/normals.h"
@@ -85,7 +87,7 @@ static void cpu_all(grip_ctx *ctx, const grip_icp_params *p, const icp_case *c, 
  * is built from its host points, or on_surface on a surface of them made first (as a descriptor stage leaves one:
  * the tree then takes the surface's measured box, and its build is queued without a wait). */
 static grip_status gpu_all(grip_ctx *ctx, const grip_icp_params *p, const icp_case *c, const uint32_t *model,
-                           const double *poses, uint32_t n, int on_surface, grip_icp_result *out)
+                           const double *poses, uint32_t n, int on_surface, uint32_t queued, grip_icp_result *out)
 {
     float *xyz[2] = {NULL, NULL}, *nrm[2] = {NULL, NULL};
     size_t count[2] = {0, 0}, first[3] = {0, 0, 0};
@@ -115,7 +117,11 @@ static grip_status gpu_all(grip_ctx *ctx, const grip_icp_params *p, const icp_ca
                                        c->viewpoint, &dev);
     if (st == GRIP_OK) {
         const grip_icp_batch b = {all, normals ? all_n : NULL, first, c->n_models, n, model, poses};
-        st = grip_icp_cuda_refine(ctx, p, dev, &b, out);
+        grip_icp_cuda_run *run = NULL; /* queued 0: the one call; else started with that many queued, then finished */
+        st = queued == 0 ? grip_icp_cuda_refine(ctx, p, dev, &b, out)
+                         : grip_icp_cuda_refine_start(ctx, p, dev, &b, queued, &run);
+        if (st == GRIP_OK && queued > 0)
+            st = grip_icp_cuda_refine_finish(ctx, run, out);
     }
     grip_icp_cuda_scene_free(dev);
     grip_surface_cuda_free(surface);
@@ -236,7 +242,7 @@ static void run_terrain(uint32_t metric, double final_distance, int visible, dou
     grip_icp_result cpu[N], gpu[N], again[N];
     uint8_t stable[N];
     cpu_all(ctx, &p, &c, model, poses, N, 1, cpu, stable);
-    ck_assert_msg(gpu_all(ctx, &p, &c, model, poses, N, 0, gpu) == GRIP_OK, "gpu: %s", ctx->last_error);
+    ck_assert_msg(gpu_all(ctx, &p, &c, model, poses, N, 0, 0, gpu) == GRIP_OK, "gpu: %s", ctx->last_error);
     char what[96];
     snprintf(what, sizeof what, "terrain metric %u schedule %g visible %d leaf %g", metric, final_distance, visible,
              leaf);
@@ -245,11 +251,19 @@ static void run_terrain(uint32_t metric, double final_distance, int visible, dou
     ck_assert_uint_eq(gpu[N - 1].stop, GRIP_ICP_STOP_FEW_CORRESPONDENCES); /* the empty model */
     ck_assert_uint_eq(gpu[N - 1].n_points, 0);
     ck_assert_uint_eq(gpu[N - 1].accepted, 0);
-    ck_assert_msg(gpu_all(ctx, &p, &c, model, poses, N, 1, again) == GRIP_OK, "gpu again: %s", ctx->last_error);
-    for (uint32_t h = 0; h < N; ++h) { /* deterministic, and the same on a kept surface: bit for bit */
-        ck_assert_mem_eq(gpu[h].pose, again[h].pose, sizeof gpu[h].pose);
-        ck_assert_uint_eq(gpu[h].iterations, again[h].iterations);
-        ck_assert_uint_eq(gpu[h].n_points, again[h].n_points);
+    /* deterministic, and the same on a kept surface and however many iterations are queued before the first look
+     * (7: not a multiple of the look's period; every iteration): bit for bit */
+    const uint32_t queued[] = {0, 7, p.max_iterations + 3};
+    for (size_t q = 0; q < sizeof queued / sizeof *queued; ++q) {
+        ck_assert_msg(gpu_all(ctx, &p, &c, model, poses, N, q == 0, queued[q], again) == GRIP_OK, "gpu again: %s",
+                      ctx->last_error);
+        for (uint32_t h = 0; h < N; ++h) {
+            ck_assert_mem_eq(gpu[h].pose, again[h].pose, sizeof gpu[h].pose);
+            ck_assert_uint_eq(gpu[h].iterations, again[h].iterations);
+            ck_assert_uint_eq(gpu[h].stop, again[h].stop);
+            ck_assert_uint_eq(gpu[h].n_points, again[h].n_points);
+            ck_assert_uint_eq(gpu[h].n_inliers, again[h].n_inliers);
+        }
     }
     terrain_free(&t);
     grip_ctx_free(ctx);
@@ -336,7 +350,7 @@ START_TEST(tutorial_pair)
         grip_icp_result cpu[N], gpu[N];
         uint8_t stable[N];
         cpu_all(ctx, &p, &c, ids, poses, N, 1, cpu, stable);
-        ck_assert_msg(gpu_all(ctx, &p, &c, ids, poses, N, 0, gpu) == GRIP_OK, "gpu: %s", ctx->last_error);
+        ck_assert_msg(gpu_all(ctx, &p, &c, ids, poses, N, 0, 0, gpu) == GRIP_OK, "gpu: %s", ctx->last_error);
         const uint32_t accepted = compare(cpu, gpu, stable, N, 1,
                                           metric ? "tutorial point-to-plane" : "tutorial point-to-point");
         ck_assert_uint_eq(gpu[0].accepted, 1); /* PCL's Hough pose is the true milk instance */
@@ -373,7 +387,7 @@ START_TEST(bad_scenes)
     grip_icp_result cpu[N], gpu[N];
     uint8_t stable[N];
     cpu_all(ctx, &p, &c, model, poses, N, 1, cpu, stable);
-    ck_assert_msg(gpu_all(ctx, &p, &c, model, poses, N, 0, gpu) == GRIP_OK, "%s", ctx->last_error);
+    ck_assert_msg(gpu_all(ctx, &p, &c, model, poses, N, 0, 0, gpu) == GRIP_OK, "%s", ctx->last_error);
     compare(cpu, gpu, stable, N, 1, "diverging");
     /* the scene 10 m away: nothing within reach */
     double away[16];
@@ -381,7 +395,7 @@ START_TEST(bad_scenes)
     away[3] = 10.0;
     grip_icp_cloud_transform(&t.scene, away);
     p = base_params(GRIP_ICP_POINT_TO_POINT);
-    ck_assert_msg(gpu_all(ctx, &p, &c, model, poses, N, 0, gpu) == GRIP_OK, "%s", ctx->last_error);
+    ck_assert_msg(gpu_all(ctx, &p, &c, model, poses, N, 0, 0, gpu) == GRIP_OK, "%s", ctx->last_error);
     for (uint32_t h = 0; h < N; ++h) {
         ck_assert_uint_eq(gpu[h].stop, GRIP_ICP_STOP_FEW_CORRESPONDENCES);
         ck_assert_uint_eq(gpu[h].iterations, 0);
@@ -413,7 +427,7 @@ START_TEST(ten_thousand_hypotheses)
         model[h] = 0;
     const icp_case c = {t.scene.xyz, NULL, t.scene.n, {0, 0, 0}, {t.model.xyz, NULL}, {NULL, NULL}, {t.model.n, 0}, 1};
     const grip_icp_params p = base_params(GRIP_ICP_POINT_TO_POINT);
-    ck_assert_msg(gpu_all(ctx, &p, &c, model, poses, N, 0, gpu) == GRIP_OK, "%s", ctx->last_error);
+    ck_assert_msg(gpu_all(ctx, &p, &c, model, poses, N, 0, 0, gpu) == GRIP_OK, "%s", ctx->last_error);
     cpu_all(ctx, &p, &c, model, poses, N, 250, cpu, stable);
     compare(cpu, gpu, stable, N, 250, "10,000 hypotheses");
     for (uint32_t h = 0; h < N; ++h)
@@ -441,17 +455,17 @@ START_TEST(bad_arguments)
     const icp_case c = {t.scene.xyz, NULL, t.scene.n, {0, 0, 0}, {t.model.xyz, NULL}, {NULL, NULL}, {t.model.n, 0}, 1};
     grip_icp_result out[2];
     grip_icp_params p = base_params(GRIP_ICP_POINT_TO_PLANE); /* the scene has no normals */
-    ck_assert_int_eq(gpu_all(ctx, &p, &c, model, poses, 2, 0, out), GRIP_ECONFIG);
+    ck_assert_int_eq(gpu_all(ctx, &p, &c, model, poses, 2, 0, 0, out), GRIP_ECONFIG);
     ck_assert_ptr_nonnull(strstr(ctx->last_error, "verify.metric"));
     p = base_params(GRIP_ICP_POINT_TO_POINT);
     p.final_correspondence_distance = 1.0; /* above max_correspondence_distance */
-    ck_assert_int_eq(gpu_all(ctx, &p, &c, model, poses, 2, 0, out), GRIP_ECONFIG);
+    ck_assert_int_eq(gpu_all(ctx, &p, &c, model, poses, 2, 0, 0, out), GRIP_ECONFIG);
     p = base_params(GRIP_ICP_POINT_TO_POINT);
     model[1] = 3;
-    ck_assert_int_eq(gpu_all(ctx, &p, &c, model, poses, 2, 0, out), GRIP_EINVAL);
+    ck_assert_int_eq(gpu_all(ctx, &p, &c, model, poses, 2, 0, 0, out), GRIP_EINVAL);
     model[1] = 0;
     poses[16 + 3] = NAN;
-    ck_assert_int_eq(gpu_all(ctx, &p, &c, model, poses, 2, 0, out), GRIP_EINVAL);
+    ck_assert_int_eq(gpu_all(ctx, &p, &c, model, poses, 2, 0, 0, out), GRIP_EINVAL);
     poses[16 + 3] = poses[3];
     ck_assert_int_eq(grip_icp_cuda_scene_build(ctx, NULL, NULL, NULL, 5, NULL, 0, NULL, NULL), GRIP_EINVAL);
     ck_assert_int_eq(grip_icp_cuda_refine_finish(ctx, NULL, out), GRIP_EINVAL);
@@ -462,12 +476,12 @@ START_TEST(bad_arguments)
         const size_t first[2] = {0, c.n_model[0]};
         const grip_icp_batch b = {c.model_xyz[0], NULL, first, 1, 2, model, poses};
         grip_icp_cuda_run *run = NULL;
-        ck_assert_int_eq(grip_icp_cuda_refine_start(ctx, &p, dev, &b, &run), GRIP_OK);
+        ck_assert_int_eq(grip_icp_cuda_refine_start(ctx, &p, dev, &b, 0, &run), GRIP_OK);
         ck_assert_ptr_nonnull(run);
         grip_icp_cuda_run_free(run);
         grip_icp_cuda_scene_free(dev);
     }
-    ck_assert_msg(gpu_all(ctx, &p, &c, model, poses, 2, 0, out) == GRIP_OK, "%s", ctx->last_error);
+    ck_assert_msg(gpu_all(ctx, &p, &c, model, poses, 2, 0, 0, out) == GRIP_OK, "%s", ctx->last_error);
     ck_assert(grip_icp_pose_finite(out[0].pose));
     terrain_free(&t);
     grip_ctx_free(ctx);
