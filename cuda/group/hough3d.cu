@@ -30,6 +30,7 @@ extern "C" {
 namespace {
 
 constexpr int kThreads = 256;
+constexpr uint32_t kCentroidStage = 1024; // model keypoints in shared memory at a time (12 KiB)
 
 // Order-preserving keys: a < b as numbers iff key(a) < key(b) as unsigned integers (no NaN here).
 __device__ __forceinline__ unsigned long long double_key(double v)
@@ -84,18 +85,30 @@ __global__ void init_stats_kernel(hough_stats *s)
     s->n_valid = s->n_runs = s->n_selected = 0;
 }
 
+// One block. Thread 0 sums the centroid in the CPU twin's order (a running float sum over the keypoints) from
+// shared memory, into which the block copies kCentroidStage keypoints at a time: read one by one from global memory,
+// each addition would wait for its load.
 __global__ void model_votes_kernel(const float *__restrict__ xyz, const float *__restrict__ rf, uint32_t n,
                                    float *__restrict__ votes)
 {
+    __shared__ float staged[3 * kCentroidStage];
     __shared__ float c[3];
-    if (threadIdx.x == 0) { // the CPU twin's order: a running float sum over the keypoints
-        float sum[3] = {0.0f, 0.0f, 0.0f};
-        for (uint32_t i = 0; i < n; ++i)
-            for (int d = 0; d < 3; ++d)
-                sum[d] = GRIP_FADD(sum[d], xyz[3 * (size_t)i + d]);
+    float sum[3] = {0.0f, 0.0f, 0.0f}; // thread 0's
+    for (uint32_t base = 0; base < n; base += kCentroidStage) {
+        const uint32_t m = n - base < kCentroidStage ? n - base : kCentroidStage;
+        for (uint32_t i = threadIdx.x; i < 3 * m; i += blockDim.x)
+            staged[i] = xyz[3 * (size_t)base + i];
+        __syncthreads();
+        if (threadIdx.x == 0)
+#pragma unroll 4
+            for (uint32_t i = 0; i < m; ++i)
+                for (int d = 0; d < 3; ++d)
+                    sum[d] = GRIP_FADD(sum[d], staged[3 * i + d]);
+        __syncthreads(); // the next copy waits for the sum
+    }
+    if (threadIdx.x == 0)
         for (int d = 0; d < 3; ++d)
             c[d] = GRIP_FDIV(sum[d], (float)n);
-    }
     __syncthreads();
     const float centroid[3] = {c[0], c[1], c[2]};
     for (uint32_t i = threadIdx.x; i < n; i += blockDim.x)
