@@ -418,9 +418,10 @@ static grip_status batch_points(grip_stage *st, const open_models *om, grip_icp_
 
 /* ICP iterations the GPU is given before the host first waits to see whether any hypothesis still moves: about as
  * many as the device runs while the host fits the camera and, with a support_margin, the support plane. On the
- * H200, the camera took 0.25 ms of the tutorial's scene (its 8 iterations: 20 us each); the camera and the plane,
- * 1.5-1.65 ms of a demo database scene (16-24 hypotheses: 60 us an iteration). Iterations queued after every
- * hypothesis has stopped cost only empty launches, and the results do not depend on the number. */
+ * H200, the camera fit took 0.25 ms on the tutorial's scene, whose ICP stops after 8 iterations of 20 us; the
+ * camera and the plane, 1.5-1.65 ms on a demo database scene, whose 16-24 hypotheses take 60 us an iteration.
+ * Iterations queued after every hypothesis has stopped cost only empty launches the host pays for, and the results
+ * do not depend on the number. */
 #define ICP_QUEUED_FOR_CAMERA 4
 #define ICP_QUEUED_FOR_CAMERA_AND_PLANE 24
 
