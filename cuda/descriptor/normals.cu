@@ -386,18 +386,6 @@ __global__ void __launch_bounds__(kThreads) radius_normals_kernel(const float *_
         normal_of(list_neighbours{nb.x, nb.y, nb.z, nb.offsets[i], nb.offsets[i + 1]}, qx, qy, qz, vp);
 }
 
-// The coordinates of the m rows into queries (m x 3).
-__global__ void __launch_bounds__(kThreads) gather_rows_kernel(const float *__restrict__ xyz,
-                                                               const uint32_t *__restrict__ rows, uint32_t m,
-                                                               float *__restrict__ queries)
-{
-    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= m)
-        return;
-    for (int a = 0; a < 3; ++a)
-        queries[3 * (size_t)i + a] = xyz[3 * (size_t)rows[i] + a];
-}
-
 // Radius normals with the lists kept in shared memory, a warp a point: the warp walks the ball of point q over the
 // surface's grid (grip_ball::warp_ball_scan), sorts the hits' keys (distance, then index: the CPU's order), gathers
 // their coordinates, and lane 0 sums them in that order. A point with more than kListCap neighbours is left to
@@ -540,10 +528,8 @@ grip_status radius_list_normals(grip_ctx *ctx, grip_surface_cuda *s, float radiu
         st = grip_cuda_copy_to_host(ctx, &m, n_long, sizeof m);
     if (st == GRIP_OK && m > 0)
         st = grip_cuda_alloc(ctx, 3 * (size_t)m * sizeof *long_xyz, (void **)&long_xyz);
-    if (st == GRIP_OK && m > 0) {
-        gather_rows_kernel<<<blocks_for(m), kThreads>>>(s->xyz, long_rows, m, long_xyz);
-        st = grip_cuda_status(ctx, GRIP_CUDA_LAUNCH(cudaGetLastError()), "gather_rows_kernel", __FILE__, __LINE__);
-    }
+    if (st == GRIP_OK && m > 0)
+        st = grip_surface_cuda_gather(ctx, s, long_rows, m, long_xyz);
     if (st == GRIP_OK && m > 0)
         st = radius_chunks(ctx, s, long_xyz, long_rows, m, radius, vp);
     grip_cuda_free(long_xyz);
