@@ -1,6 +1,5 @@
 /* describe_many.c -- see describe_many.h. */
 #include "stages/describe_many.h"
-#include "core/cuda_bridge.h"
 #include "core/error_note.h"
 #include "stages/stage_workers.h"
 
@@ -80,10 +79,8 @@ grip_status grip_describe_many(grip_stage *stage, const grip_cloud *const *cloud
         in_flight = grip_ctx_threads(ctx);
     describe_args args = {clouds, roles, keypoints, out_memory, out};
     const grip_stage_jobs jobs = {describe_item, note_cloud, &args};
-    /* the workers share the context's device and pool, made here once; a context that cannot make them describes
-     * in turn, where each call reports (or falls back from) the failure as describe() does. The caller's stream is
-     * waited for first: device arrays it filled (clouds, keypoints) are read on the workers' streams. */
-    if (stage->use_cuda && in_flight > 1 && grip_cuda_ctx_prepare(ctx) == GRIP_OK && grip_cuda_sync(ctx) == GRIP_OK)
+    /* in turn, each call reports (or falls back from) a device failure as describe() does */
+    if (grip_stage_workers_ready(stage, (uint32_t)in_flight))
         s = grip_stage_on_workers(stage, n_clouds, (uint32_t)in_flight, &jobs, failed);
     else
         s = describe_in_turn(stage, clouds, roles, keypoints, n_clouds, out_memory, out, failed);

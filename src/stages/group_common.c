@@ -3,7 +3,6 @@
 #include "stages/results.h"
 #include "stages/stage.h"
 #include "stages/stage_workers.h"
-#include "core/cuda_bridge.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -236,10 +235,7 @@ static grip_status prepare_models(grip_stage *st, const grip_view *models, uint3
     const grip_stage_jobs jobs = {prepare_item, note_model, (void *)&args};
     grip_status s = GRIP_OK;
     uint32_t failed;
-    /* the workers share the context's device and pool, made here once, and read on their streams what the caller's
-     * stream wrote (the scene's features): it is waited for first */
-    if (st->use_cuda && steps->prepare_at_once && in_flight > 1 && grip_cuda_ctx_prepare(ctx) == GRIP_OK &&
-        grip_cuda_sync(ctx) == GRIP_OK)
+    if (steps->prepare_at_once && grip_stage_workers_ready(st, in_flight))
         s = grip_stage_on_workers(st, n, in_flight, &jobs, &failed);
     else
         for (uint32_t i = 0; i < n && !s; i++)

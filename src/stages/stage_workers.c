@@ -7,6 +7,12 @@
 #include <omp.h>
 #endif
 
+int grip_stage_workers_ready(grip_stage *st, uint32_t in_flight)
+{
+    return st->use_cuda && in_flight > 1 && grip_cuda_ctx_prepare(st->ctx) == GRIP_OK &&
+           grip_cuda_sync(st->ctx) == GRIP_OK;
+}
+
 /* One thread's worker: a worker context and the stage bound to it. */
 typedef struct stage_worker {
     grip_ctx ctx;

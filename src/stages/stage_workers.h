@@ -23,6 +23,12 @@ typedef struct grip_stage_jobs {
     void *arg;
 } grip_stage_jobs;
 
+/* Whether a call's items can run on workers: a CUDA stage, more than one item in flight, the context's device and
+ * pool made (once, shared by the workers) and the caller's stream waited for (the workers read on their own streams
+ * what it wrote). Otherwise the caller runs the items in turn, where each reports a device failure as one call
+ * would. */
+int grip_stage_workers_ready(grip_stage *st, uint32_t in_flight);
+
 /* Items 0 to n - 1 on up to `in_flight` threads (1 <= in_flight <= the context's threads), in order of index as
  * threads come free; the context's threads are shared among the workers. Every item runs, also after a failure.
  * The caller has made the context's device and pool (grip_cuda_ctx_prepare) and waited for its own stream, since
