@@ -249,8 +249,10 @@ static grip_status model_points(grip_stage *st, grip_model_cache *cache, uint32_
             s = grip_icp_model_points(st->ctx, key.leaf, &model, &made.xyz, &made.normals, &made.count);
         if (!s)
             grip_model_spread_compute(in->xyz, in->n, &made.spread);
-        if (!s)
-            s = grip_kdtree3d_build(st->ctx, made.xyz, made.count, &made.tree); /* for the overlap test */
+        /* the overlap test's tree, when the test is on (an entry made without one leaves the test to build it for
+         * each call, should max_overlap change later) */
+        if (!s && grip_stage_number(st, "max_overlap") < 1.0)
+            s = grip_kdtree3d_build(st->ctx, made.xyz, made.count, &made.tree);
         if (!s)
             s = grip_model_cache_store(st->ctx, cache, m, parts, n_parts, &made, out);
         grip_prepared_model_free(&made); /* the store moved the arrays (and zeroed made) unless a step failed */

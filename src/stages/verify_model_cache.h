@@ -29,7 +29,7 @@
 
 /* One model's prepared points: xyz count x 3, normals count x 3 or NULL (malloc'd; owned by whoever holds it);
  * spread: the spread of the model's own points, where the stage uses it (icp; zero otherwise); tree: a tree over
- * xyz for the overlap test (icp; NULL otherwise). */
+ * xyz for the overlap test (icp with max_overlap < 1 when the entry was made; NULL otherwise). */
 typedef struct grip_prepared_model {
     float *xyz;
     float *normals;
