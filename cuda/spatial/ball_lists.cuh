@@ -98,6 +98,24 @@ __device__ inline void warp_bitonic_sort(unsigned long long *keys, uint32_t p)
         }
 }
 
+// The same network with the whole block (p a power of two, >= 2; every thread of the block calls it), a
+// __syncthreads between steps: for lists too long for one warp to sort quickly.
+__device__ inline void block_bitonic_sort(unsigned long long *keys, uint32_t p)
+{
+    for (uint32_t k = 2; k <= p; k <<= 1)
+        for (uint32_t j = k >> 1; j > 0; j >>= 1) {
+            for (uint32_t t = threadIdx.x; t < p / 2; t += blockDim.x) {
+                const uint32_t i = ((t & ~(j - 1)) << 1) | (t & (j - 1)), o = i + j;
+                const unsigned long long a = keys[i], b = keys[o];
+                if ((a > b) == ((i & k) == 0)) {
+                    keys[i] = b;
+                    keys[o] = a;
+                }
+            }
+            __syncthreads();
+        }
+}
+
 __device__ __forceinline__ void unpack_key(unsigned long long key, uint32_t *idx, float *sqdist)
 {
     *idx = (uint32_t)key;

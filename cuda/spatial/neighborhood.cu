@@ -5,9 +5,11 @@
 // contiguous run of the cell-ordered points, two loads of cell_start), the rows' runs laid end to end so that the
 // 32 lanes test 32 points at a time whatever the rows' lengths. A count pass sizes the lists and an exclusive
 // scan places them. Each hit is a 64-bit key, squared distance bits << 32 | point index: a non-negative float's
-// bits sort as unsigned, so the keys sort by distance, ties to the lower index (the walk, the keys and the warp's
-// sort: ball_lists.cuh). A list of at most kShortMax is then found again by its warp into shared memory, sorted
-// there (bitonic) and its first max_neighbors written out;
+// bits sort as unsigned, so the keys sort by distance, ties to the lower index (the walk, the keys and the sorts:
+// ball_lists.cuh). A list of at most kWarpSortMax is then found again by its warp into shared memory, sorted there
+// (bitonic) and its first max_neighbors written out; one of at most kShortMax likewise, but sorted by a block of its
+// own (a warp a list, a database scene's SHOT supports of 2,049-4,096 points took 0.78 ms: each warp's sort a long
+// chain of steps, and 7 such warps a multiprocessor for their shared memory);
 // longer lists (huge radii) go through device memory and cub's segmented sort. A last pass gathers coordinates
 // and normals per entry.
 // Grid: the surface's own (cells of a few points) while the radius spans at most kMaxRadiusCells of its cells
@@ -34,13 +36,17 @@ constexpr int kWarps = kThreads / 32;
 constexpr float kMaxRadiusCells = 8.0f;
 constexpr double kRadiusCellFraction = 0.25;
 constexpr uint32_t kShortMax = 4096;        // longest list sorted in shared memory
+constexpr uint32_t kWarpSortMax = 1024;     // longest list a warp sorts; longer ones, to kShortMax, a block each
+constexpr int kBlockSortThreads = 256;
 constexpr uint32_t kSharedKeysPerBlock = 4096; // 32 KiB of keys a block
 
 // Per-call summaries, reduced on the device and read back in one copy.
 struct list_stats {
     unsigned int max_count;            // longest kept list
     unsigned int truncated;            // lists the cap shortened
-    unsigned int max_short;            // longest list of at most kShortMax
+    unsigned int max_short;            // longest list of at most kWarpSortMax
+    unsigned int n_block;              // lists longer than that, to kShortMax: block_rows[0 .. n_block)
+    unsigned int max_block;            // the longest of them
     unsigned int unused;
     unsigned long long kept_total;     // entries
     unsigned long long long_total;     // candidates of the lists longer than kShortMax
@@ -57,11 +63,12 @@ __device__ __forceinline__ bool load_query(const float *queries, const float *xy
 }
 
 // Count pass: support[q] (points within the radius), kept lengths (after the cap) and the lengths of the lists
-// too long for shared memory, the stats.
+// too long for shared memory, the stats; the queries whose lists a block sorts appended to block_rows (in no
+// particular order: each list is its query's own).
 __global__ void radius_count_kernel(grip_grid3d_view v, const float *__restrict__ queries,
                                     const float *__restrict__ xyz, uint32_t m, float radius, float r2, uint32_t cap,
                                     uint32_t *support, unsigned long long *long_len, unsigned long long *kept,
-                                    list_stats *stats)
+                                    uint32_t *block_rows, list_stats *stats)
 {
     const uint32_t q = blockIdx.x * kWarps + threadIdx.x / 32;
     if (q >= m)
@@ -80,8 +87,12 @@ __global__ void radius_count_kernel(grip_grid3d_view v, const float *__restrict_
         atomicMax(&stats->max_count, keep);
     if (keep < c.count)
         atomicAdd(&stats->truncated, 1u);
-    if (c.count > 0 && c.count <= kShortMax)
+    if (c.count > 0 && c.count <= kWarpSortMax) {
         atomicMax(&stats->max_short, c.count);
+    } else if (c.count > kWarpSortMax && c.count <= kShortMax) {
+        atomicMax(&stats->max_block, c.count);
+        block_rows[atomicAdd(&stats->n_block, 1u)] = q;
+    }
 }
 
 // The scans' totals (their last entries) into the stats, so that one copy reads everything back.
@@ -92,7 +103,7 @@ __global__ void totals_kernel(const unsigned long long *kept_off, const unsigned
     stats->long_total = long_off[m];
 }
 
-// Lists of at most kShortMax: found again into the warp's shared keys (p_max of them), sorted, the first kept
+// Lists of at most kWarpSortMax: found again into the warp's shared keys (p_max of them), sorted, the first kept
 // written out.
 __global__ void radius_short_kernel(grip_grid3d_view v, const float *__restrict__ queries,
                                     const float *__restrict__ xyz, uint32_t m, float radius, float r2,
@@ -105,7 +116,7 @@ __global__ void radius_short_kernel(grip_grid3d_view v, const float *__restrict_
     if (q >= m)
         return;
     const uint32_t count = support[q];
-    if (count == 0 || count > kShortMax)
+    if (count == 0 || count > kWarpSortMax)
         return;
     float qx, qy, qz;
     load_query(queries, xyz, q, &qx, &qy, &qz);
@@ -122,6 +133,34 @@ __global__ void radius_short_kernel(grip_grid3d_view v, const float *__restrict_
     const unsigned long long at = offsets[q], kept = offsets[q + 1] - at;
     for (uint32_t j = lane_id(); j < kept; j += 32)
         unpack_key(keys[j], idx + at + j, sqdist + at + j);
+}
+
+// The lists longer than kWarpSortMax and at most kShortMax, a block each (the queries rows[blockIdx.x]): warp 0
+// finds the list again into the block's shared keys, the block sorts them and writes the first kept out.
+__global__ void __launch_bounds__(kBlockSortThreads)
+    radius_block_kernel(grip_grid3d_view v, const float *__restrict__ queries, const float *__restrict__ xyz,
+                        const uint32_t *__restrict__ rows, float radius, float r2,
+                        const uint32_t *__restrict__ support, const unsigned long long *__restrict__ offsets,
+                        uint32_t *idx, float *sqdist)
+{
+    extern __shared__ unsigned long long shared_keys[];
+    const uint32_t q = rows[blockIdx.x], count = support[q];
+    if (threadIdx.x < 32) { // the walk is the count pass's, so it writes keys[0 .. count)
+        float qx, qy, qz;
+        load_query(queries, xyz, q, &qx, &qy, &qz);
+        fill_visit f = {shared_keys, 0, UINT32_MAX};
+        warp_ball_scan(v, qx, qy, qz, radius, r2, f);
+    }
+    uint32_t p = 2;
+    while (p < count)
+        p <<= 1;
+    for (uint32_t i = count + threadIdx.x; i < p; i += blockDim.x)
+        shared_keys[i] = ~0ull;
+    __syncthreads(); // warp 0's keys and the padding before the sort reads them
+    block_bitonic_sort(shared_keys, p);
+    const unsigned long long at = offsets[q], kept = offsets[q + 1] - at;
+    for (uint32_t j = threadIdx.x; j < kept; j += blockDim.x)
+        unpack_key(shared_keys[j], idx + at + j, sqdist + at + j);
 }
 
 // Lists longer than kShortMax: their keys into device memory (the segments of long_off), for the segmented sort.
@@ -374,15 +413,34 @@ grip_status radius_short_run(grip_ctx *ctx, const radius_job &j, uint32_t max_sh
     return GRIP_OK;
 }
 
+// The lists longer than kWarpSortMax and at most kShortMax, a block each, the block's keys the longest such list's
+// (rounded up to a power of two).
+grip_status radius_block_run(grip_ctx *ctx, const radius_job &j, const uint32_t *block_rows, const list_stats &host,
+                             grip_neighborhoods_cuda *out)
+{
+    uint32_t p_max = 2;
+    while (p_max < host.max_block)
+        p_max <<= 1;
+    radius_block_kernel<<<host.n_block, kBlockSortThreads, (size_t)p_max * sizeof(unsigned long long)>>>(
+        j.grid, j.queries, j.s->xyz, block_rows, j.radius, j.r2, out->support,
+        (const unsigned long long *)out->offsets, out->idx, out->sqdist);
+    GRIP_CUDA_CHECK_LAUNCHED(ctx);
+    return GRIP_OK;
+}
+
 grip_status radius_run(grip_ctx *ctx, const radius_job &j, grip_neighborhoods_cuda *out)
 {
     query_arrays a = {};
     list_stats host = {};
+    uint32_t *block_rows = NULL;
     grip_status st = query_arrays_alloc(ctx, j.m, out, &a);
+    if (st == GRIP_OK && j.m > 0)
+        st = grip_cuda_alloc(ctx, (size_t)j.m * sizeof *block_rows, (void **)&block_rows);
     if (st == GRIP_OK && j.m > 0) {
         radius_count_kernel<<<blocks_of(j.m, kWarps), kThreads>>>(j.grid, j.queries, j.s->xyz, j.m, j.radius, j.r2,
                                                                   j.cap, out->support, a.long_off,
-                                                                  (unsigned long long *)out->offsets, a.stats);
+                                                                  (unsigned long long *)out->offsets, block_rows,
+                                                                  a.stats);
         st = grip_cuda_status(ctx, GRIP_CUDA_LAUNCH(cudaGetLastError()), "radius_count_kernel", __FILE__, __LINE__);
     }
     if (st == GRIP_OK)
@@ -394,11 +452,14 @@ grip_status radius_run(grip_ctx *ctx, const radius_job &j, grip_neighborhoods_cu
         st = radius_long_run(ctx, j, &a, host.long_total, &k, out);
     if (st == GRIP_OK && host.max_short > 0)
         st = radius_short_run(ctx, j, host.max_short, out);
+    if (st == GRIP_OK && host.n_block > 0)
+        st = radius_block_run(ctx, j, block_rows, host, out);
     if (st == GRIP_OK)
         st = gather_entries(ctx, j.s, out);
     if (st == GRIP_OK)
         st = grip_cuda_status(ctx, cudaStreamSynchronize(0), "radius search", __FILE__, __LINE__);
     sort_arrays_free(&k);
+    grip_cuda_free(block_rows);
     query_arrays_free(&a);
     return st;
 }

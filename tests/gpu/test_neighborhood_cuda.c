@@ -3,8 +3,8 @@
  * order, squared distances equal bit for bit, and the gathered coordinates and normals those of the listed points
  * bit for bit; offsets, entries, max_count and truncated as the lists say. Cases: random clouds with NaN/inf points,
  * exact duplicates and negative coordinates (every point as a query, and device queries with NaN ones and ones far
- * outside the cloud), radius 0, a huge radius, a single point, all points in one cell, lists longer than the
- * shared-memory sort takes beside short ones, caps with truncation, k
+ * outside the cloud), radius 0, a huge radius, a single point, all points in one cell, lists a block sorts and lists
+ * longer than the shared-memory sort takes, each beside ones a warp sorts, caps with truncation, k
  * nearest for k = 1, 10, 64 and k beyond the finite points, the tutorial scene at radius 0.02 on its 3,747
  * uniform-sampling keypoints (leaf 0.03) gathered on the device, bad arguments, and lists too large for the device
  * (GRIP_ENOMEM, the context usable after). Skips (77) without a usable device; the scene case passes without
@@ -302,7 +302,7 @@ START_TEST(degenerate_clouds_radius)
     c = (search_case){"no query", tight, 600, NULL, q1, 0, 1.0f, 0, 0};
     compare_case(&c);
     free(tight);
-    /* lists beyond what a warp sorts in shared memory (4096) beside short ones: a blob of 6000 points within
+    /* lists beyond what shared memory sorts (4,096 points) beside short ones: a blob of 6000 points within
      * 1e-3 among 3000 points spread over [-1, 1]^3, queried at 30 blob points and 30 spread ones */
     float *mixed = grip_test_uniform_rows(&s, 9000, 3, -1.0f, 1.0f), qm[180];
     for (size_t i = 0; i < 6000; ++i)
@@ -317,6 +317,24 @@ START_TEST(degenerate_clouds_radius)
     st = compare_case(&c);
     ck_assert_uint_eq(st.truncated, 30);
     free(mixed);
+    /* lists a block sorts (1,025-4,096 points) beside lists a warp sorts: blobs of 1,500 and 3,000 points within
+     * 1e-3 among 3,000 spread over [-1, 1]^3, queried at 20 points of each blob and 20 spread ones */
+    float *mid = grip_test_uniform_rows(&s, 7500, 3, -1.0f, 1.0f), qb[180];
+    for (size_t i = 0; i < 4500; ++i)
+        for (int a = 0; a < 3; ++a)
+            mid[3 * i + a] = (i < 1500 ? 0.25f : -0.25f) + 1e-3f * mid[3 * i + a];
+    for (size_t i = 0; i < 60; ++i)
+        memcpy(qb + 3 * i, mid + 3 * (i < 20 ? i * 70 : i < 40 ? 1500 + (i - 20) * 140 : 4500 + (i - 40) * 140),
+               3 * sizeof *qb);
+    c = (search_case){"block-sorted lists", mid, 7500, mid, qb, 60, 0.01f, 0, 0};
+    st = compare_case(&c);
+    ck_assert_uint_ge(st.max_count, 3000);
+    ck_assert_uint_le(st.max_count, 4096);
+    c = (search_case){"block-sorted lists capped", mid, 7500, NULL, qb, 60, 0.01f, 2000, 0};
+    st = compare_case(&c);
+    ck_assert_uint_eq(st.truncated, 20);
+    ck_assert_uint_eq(st.max_count, 2000);
+    free(mid);
 }
 END_TEST
 
