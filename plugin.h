@@ -69,7 +69,7 @@ typedef enum grip_status {
     GRIP_EUNSUPPORTED = -4, /* the request is valid but this plugin or build cannot do it */
     GRIP_ENODEV = -5,       /* a CUDA device was required and none is usable */
     GRIP_ECUDA = -6,        /* a CUDA call failed (the text gives CUDA's own message) */
-    GRIP_ELAPACK = -7,      /* a LAPACK routine failed to converge or rejected its input */
+    GRIP_ELAPACK = -7,      /* a LAPACK routine failed (grip's own stages call none: kept for other plugins) */
     GRIP_EIO = -8,          /* reading or writing a file failed */
     GRIP_EINTERNAL = -9     /* a bug in the plugin; please report it with the last-error text */
 } grip_status;

@@ -2,7 +2,7 @@
 # CI's sanitizer pass, run by .ci/run after README.md's test command. On the CI machine (no GPU), each step builds
 # its own CPU-only tree (nvcc's objects take no sanitizer flags) and checks:
 #   1. asan: AddressSanitizer, LeakSanitizer and UndefinedBehaviorSanitizer over every non-GPU test, in a build with
-#      fault injection (test_faults walks every LAPACKE failure of a pipeline; LSan finds what a failure leaks), but
+#      fault injection (test_faults: the CPU twins pass no device hook), but
 #      cli_install and python_pytest: they load the plugin into hosts not built with ASan (an outside CMake host,
 #      Python), which ASan refuses ("runtime does not come first"); the same ABI calls run in test_hostile_host,
 #      test_threads and the CLI tests; and the slow CLI tests whose pipeline cli_demo covers (below, asan());

@@ -5,7 +5,7 @@ set -e
 # valgrind: CI's memcheck of grip-host (scripts/ci-sanitize.sh; the sanitizers themselves come with gcc);
 # clang, libclang-rt-dev, llvm: the libFuzzer harnesses (scripts/fuzz-short.sh); python3-numpy, python3-pytest:
 # the Python package's tests; libopenmpi-dev, openmpi-bin: grip-host's sharded index (GRIP_WITH_MPI) and its test
-pkgs="build-essential cmake pkg-config check libsubunit-dev liblapacke-dev liblzf-dev zlib1g-dev abigail-tools valgrind
+pkgs="build-essential cmake pkg-config check libsubunit-dev liblzf-dev zlib1g-dev abigail-tools valgrind
       clang libclang-rt-dev llvm python3-numpy python3-pytest libopenmpi-dev openmpi-bin"
 missing=""
 for p in $pkgs; do

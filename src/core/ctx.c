@@ -138,7 +138,8 @@ grip_status grip_fail(grip_ctx *ctx, grip_status status, const char *fmt, ...)
     va_start(ap, fmt);
     vformat(error_buffer(ctx), 0, fmt, ap);
     va_end(ap);
-    /* "rigid_fit: ..." from a group run reads "group: rigid_fit: ..."; a context-less text has no stage */
+    /* "cudaMemcpy failed at ..." from a group run reads "group: cudaMemcpy failed at ..."; a context-less text has
+       no stage */
     if (ctx && ctx->stage && !names_a_stage(ctx->last_error)) {
         size_t prefix = strlen(ctx->stage) + 2, len = strlen(ctx->last_error);
         if (prefix + len >= sizeof ctx->last_error)

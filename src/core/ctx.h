@@ -31,7 +31,7 @@ struct grip_ctx {
                                before the first device use; destroyed by grip_cuda_ctx_release */
     grip_ctx_counters counters;
     const char *stage;      /* the kind of the stage whose run started last ("group"), NULL before any: named by
-                               grip_fail in front of a message that names no stage (a CUDA call's, rigid_fit's) */
+                               grip_fail in front of a message that names no stage (a CUDA call's) */
     char last_error[GRIP_ERROR_TEXT_MAX];
     uint32_t live;          /* GRIP_CTX_LIVE until freed: see grip_ctx_is_live */
 };

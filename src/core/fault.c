@@ -46,7 +46,6 @@ const char *grip_fault_kind_name(grip_fault_kind kind)
     case GRIP_FAULT_DEVICE_ALLOC: return "device allocation";
     case GRIP_FAULT_LAUNCH: return "kernel launch";
     case GRIP_FAULT_COPY: return "device copy";
-    case GRIP_FAULT_LAPACKE: return "LAPACKE call";
     }
     return "fault";
 }

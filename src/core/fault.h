@@ -1,5 +1,5 @@
-/* fault.h -- fault injection for tests: makes the Nth device allocation, kernel launch, device copy or LAPACKE
- * call fail as the real failure would, so that a test can walk every failure path of a pipeline and check its
+/* fault.h -- fault injection for tests: makes the Nth device allocation, kernel launch or device copy fail as the
+ * real failure would, so that a test can walk every failure path of a pipeline and check its
  * status, its error text, that nothing leaks and that the context stays usable.
  *
  * Compiled in only when CMake's GRIP_FAULT_INJECTION is ON (it defines GRIP_FAULT_INJECTION=1 and adds
@@ -14,8 +14,6 @@
  *                            every CUB algorithm (GRIP_CUDA_CHECK_LAUNCH): cudaErrorLaunchOutOfResources: GRIP_ECUDA
  *   GRIP_FAULT_COPY          cudaMemcpy*, cudaMemset* (GRIP_CUDA_CHECK_COPY, GRIP_CUDA_COPY); skipped, it fails
  *                            with cudaErrorInvalidValue: GRIP_ECUDA
- *   GRIP_FAULT_LAPACKE       every LAPACKE routine, through GRIP_LAPACKE(call); skipped, it returns info 1 (the
- *                            routine did not converge): GRIP_ELAPACK
  * tests/cli/fault_hooks.sh checks that no such call in src/ or cuda/ bypasses its hook.
  *
  * State: one per process, not per context. Arm, disarm and read it from one thread, while no stage runs; the
@@ -34,10 +32,9 @@ extern "C" {
 typedef enum grip_fault_kind {
     GRIP_FAULT_DEVICE_ALLOC = 0,
     GRIP_FAULT_LAUNCH = 1,
-    GRIP_FAULT_COPY = 2,
-    GRIP_FAULT_LAPACKE = 3
+    GRIP_FAULT_COPY = 2
 } grip_fault_kind;
-#define GRIP_FAULT_KIND_COUNT 4
+#define GRIP_FAULT_KIND_COUNT 3
 
 #if defined(GRIP_FAULT_INJECTION) && GRIP_FAULT_INJECTION
 
@@ -49,7 +46,7 @@ void grip_fault_disarm(void);
 uint64_t grip_fault_calls(grip_fault_kind kind);
 /* 1 when the armed call was reached and made to fail since the last arm, else 0. */
 int grip_fault_fired(void);
-/* "device allocation", "kernel launch", "device copy", "LAPACKE call" */
+/* "device allocation", "kernel launch", "device copy" */
 const char *grip_fault_kind_name(grip_fault_kind kind);
 
 /* The hook: counts one call of `kind` and says whether it is the one to fail. */
@@ -61,10 +58,6 @@ int grip_fault_hit(grip_fault_kind kind);
 #define GRIP_FAULT_HIT(kind) 0
 
 #endif
-
-/* A LAPACKE call, e.g. `lapack_int info = GRIP_LAPACKE(LAPACKE_dgesvd(...));`: skipped under an injected fault,
- * which returns info 1, as a routine that did not converge does. */
-#define GRIP_LAPACKE(call) (GRIP_FAULT_HIT(GRIP_FAULT_LAPACKE) ? 1 : (call))
 
 #ifdef __cplusplus
 }

@@ -6,7 +6,7 @@
 #include "core/error_note.h"
 #include "core/line_alloc.h"
 #include "group/ransac_draws.h"
-#include "math/rigid_fit.h"
+#include "math/horn.h"
 
 #include <float.h>
 #include <math.h>
@@ -106,8 +106,9 @@ static grip_status ransac_set_make(grip_error_note *err, const float *model_kp_x
     return GRIP_OK;
 }
 
-static grip_status fit_sample(grip_error_note *err, const ransac_set *s, const uint32_t sample[GRIP_RANSAC_SAMPLE_SIZE],
-                              double pose[16])
+/* PCL's fit of a sample (estimateRigidTransformationSVD) as grip_horn_fit computes it: the same least-squares
+ * motion, to the last bits of the fit (math/horn.h). */
+static void fit_sample(const ransac_set *s, const uint32_t sample[GRIP_RANSAC_SAMPLE_SIZE], double pose[16])
 {
     double src[GRIP_RANSAC_SAMPLE_SIZE * 3], dst[GRIP_RANSAC_SAMPLE_SIZE * 3];
     for (int i = 0; i < GRIP_RANSAC_SAMPLE_SIZE; ++i)
@@ -115,7 +116,7 @@ static grip_status fit_sample(grip_error_note *err, const ransac_set *s, const u
             src[i * 3 + d] = s->src[sample[i]][d];
             dst[i * 3 + d] = s->dst[s->sample_target[sample[i]]][d];
         }
-    return grip_rigid_fit_noted(err, src, dst, GRIP_RANSAC_SAMPLE_SIZE, pose);
+    grip_horn_fit(src, dst, GRIP_RANSAC_SAMPLE_SIZE, pose);
 }
 
 /* The model as PCL tests it: a float matrix times (x, y, z, 1), summed column by column, then the squared
@@ -160,7 +161,6 @@ typedef struct ransac_chunk {
     uint32_t (*next)[GRIP_RANSAC_SAMPLE_SIZE];   /* the next chunk's samples, drawn meanwhile */
     double (*pose)[16];
     size_t *inliers;
-    grip_error_note *note;
 } ransac_chunk;
 
 static void ransac_chunk_free(ransac_chunk *c)
@@ -169,17 +169,15 @@ static void ransac_chunk_free(ransac_chunk *c)
     free(c->next);
     free(c->pose);
     free(c->inliers);
-    free(c->note);
 }
 
 static void fit_one(const ransac_set *s, double threshold2, ransac_chunk *c, size_t i)
 {
-    c->note[i].status = GRIP_OK;
-    if (fit_sample(&c->note[i], s, c->sample[i], c->pose[i]) == GRIP_OK)
-        c->inliers[i] = count_inliers(s, c->pose[i], threshold2, NULL);
+    fit_sample(s, c->sample[i], c->pose[i]);
+    c->inliers[i] = count_inliers(s, c->pose[i], threshold2, NULL);
 }
 
-/* Fits and counts the chunk's n samples on up to threads threads, each failure in its own note, while one thread
+/* Fits and counts the chunk's n samples on up to threads threads, while one thread
  * takes n_next samples from the stream into c->next (*n_drawn: how many it gave). The fits read the members and the
  * chunk's own samples, never what the stream writes. */
 static void fit_chunk_draw_next(const ransac_set *s, grip_ransac_draws *d, double threshold2, ransac_chunk *c,
@@ -214,10 +212,7 @@ static uint64_t last_iteration(double k, uint32_t max_iterations)
  * model bit for bit, for any thread count (test_gc writes the plain loop out and compares). A search still going
  * after `budget` iterations gives up: *over_budget is set and nothing else it made means anything. A chunk reaches no
  * further than last_iteration allows at its start, but a better model found amid it lowers the bound: the chunk's
- * samples past the stopping iteration are fitted all the same, their models dropped. A failed fit in any fitted
- * sample still fails the search, even one past the stopping iteration, which the plain loop would not have made:
- * every SVD the library runs is checked, never absorbed (test_faults walks them all, these too). The failure
- * reported is the first in iteration order. */
+ * samples past the stopping iteration are fitted all the same, their models dropped. Fails only for memory. */
 static grip_status ransac_search(grip_error_note *err, const grip_ransac_params *params, const ransac_set *s,
                                  uint32_t threads, uint64_t budget, int *over_budget, int *found, double best_pose[16])
 {
@@ -226,10 +221,9 @@ static grip_status ransac_search(grip_error_note *err, const grip_ransac_params 
     ransac_chunk c = {grip_line_alloc(RANSAC_CHUNK_MAX * sizeof *c.sample),
                       grip_line_alloc(RANSAC_CHUNK_MAX * sizeof *c.next),
                       grip_line_alloc(RANSAC_CHUNK_MAX * sizeof *c.pose),
-                      grip_line_alloc(RANSAC_CHUNK_MAX * sizeof *c.inliers),
-                      grip_line_alloc(RANSAC_CHUNK_MAX * sizeof *c.note)};
+                      grip_line_alloc(RANSAC_CHUNK_MAX * sizeof *c.inliers)};
     grip_ransac_draws *d = grip_ransac_draws_new((const float(*)[3])s->src, s->m, params->seed);
-    if (!c.sample || !c.next || !c.pose || !c.inliers || !c.note || !d) {
+    if (!c.sample || !c.next || !c.pose || !c.inliers || !d) {
         ransac_chunk_free(&c);
         grip_ransac_draws_free(d);
         return grip_note_fail(err, GRIP_ENOMEM, "group.ransac: out of memory for %d samples", RANSAC_CHUNK_MAX);
@@ -239,7 +233,6 @@ static grip_status ransac_search(grip_error_note *err, const grip_ransac_params 
     double k = DBL_MAX;
     size_t best = 0;
     uint64_t iterations = 0;
-    grip_status st = GRIP_OK;
     /* c.sample holds `have` samples for the iterations from `iterations` on; stream_end: the stream ends after them */
     size_t have = 0;
     int stream_end = 0;
@@ -259,13 +252,8 @@ static grip_status ransac_search(grip_error_note *err, const grip_ransac_params 
         const size_t ahead = exhausted || stream_end ? 0 : after < size ? (size_t)after : size;
         size_t drawn = 0;
         fit_chunk_draw_next(s, d, threshold2, &c, n, ahead, &drawn, threads);
-        for (size_t i = 0; i < n && st == GRIP_OK; ++i)
-            if (c.note[i].status != GRIP_OK) {
-                *err = c.note[i];
-                st = err->status;
-            }
         int stop = 0;
-        for (size_t i = 0; i < n && st == GRIP_OK && !stop; ++i) {
+        for (size_t i = 0; i < n && !stop; ++i) {
             if (c.inliers[i] > best) {
                 best = c.inliers[i];
                 memcpy(best_pose, c.pose[i], sizeof c.pose[i]);
@@ -279,7 +267,7 @@ static grip_status ransac_search(grip_error_note *err, const grip_ransac_params 
             if ((double)iterations > k || iterations > params->max_iterations)
                 stop = 1;
         }
-        done = st != GRIP_OK || stop || exhausted;
+        done = stop || exhausted;
         if (!done && iterations >= budget)
             done = *over_budget = 1;
         uint32_t(*t)[GRIP_RANSAC_SAMPLE_SIZE] = c.sample;
@@ -290,7 +278,7 @@ static grip_status ransac_search(grip_error_note *err, const grip_ransac_params 
     }
     ransac_chunk_free(&c);
     grip_ransac_draws_free(d);
-    return st;
+    return GRIP_OK;
 }
 
 /* How a cluster's searches run: on how many threads, and how many iterations each may take before the whole job

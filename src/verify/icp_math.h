@@ -14,7 +14,7 @@
  * normal):
  *   - point-to-point: the sums of s, d and s d^T give the cross-covariance H = sum (s - cs)(d - cd)^T
  *     (= sum s d^T - n cs cd^T); the rotation is Horn's (1987) unit quaternion, the eigenvector of the largest
- *     eigenvalue of his symmetric 4x4 matrix of H (cyclic Jacobi, below): the same least-squares optimum as PCL's
+ *     eigenvalue of his symmetric 4x4 matrix of H (math/horn.h): the same least-squares optimum as PCL's
  *     SVD with the reflection fix, a proper rotation also for coplanar or collinear pairs; t = cd - R cs;
  *   - point-to-plane: PCL's TransformationEstimationPointToPlaneLLS (Low 2004): the linearised residual
  *     n.(s + a x s + t - d) gives the 6x6 normal equations (A^T A) x = A^T b, a row of A being (s x n, n) and
@@ -27,6 +27,7 @@
 #include <math.h>
 #include <stdint.h>
 
+#include "math/horn.h"
 #include "math/rounded.h"
 #include "verify/icp.h"
 
@@ -42,7 +43,6 @@
 
 /* Eigenvalues of A^T A below this fraction of the largest are treated as 0 (unconstrained motions stay 0). */
 #define GRIP_ICP_P2L_RCOND 1e-12
-#define GRIP_ICP_JACOBI_SWEEPS 50
 
 GRIP_HD static inline uint32_t grip_icp_terms(uint32_t metric)
 {
@@ -130,65 +130,6 @@ GRIP_HD static inline void grip_icp_pair_terms(uint32_t metric, const double s[3
         t[23 + r] = GRIP_DMUL(row[r], b);
 }
 
-/* Cyclic Jacobi on a symmetric n x n matrix m (n <= 6, row-major, stride 6): m becomes diagonal, v (stride 6)
- * collects the eigenvectors as columns. */
-GRIP_HD static inline void grip_icp_jacobi(int n, double m[36], double v[36])
-{
-    GRIP_UNROLL
-    for (int r = 0; r < n; ++r)
-        GRIP_UNROLL
-        for (int c = 0; c < n; ++c)
-            v[6 * r + c] = r == c ? 1.0 : 0.0;
-    for (int sweep = 0; sweep < GRIP_ICP_JACOBI_SWEEPS; ++sweep) {
-        double off = 0.0;
-        GRIP_UNROLL
-        for (int p = 0; p < n; ++p)
-            GRIP_UNROLL
-            for (int q = p + 1; q < n; ++q)
-                off = GRIP_DADD(off, fabs(m[6 * p + q]));
-        if (!(off > 0.0))
-            return;
-        GRIP_UNROLL
-        for (int p = 0; p < n; ++p)
-            GRIP_UNROLL
-            for (int q = p + 1; q < n; ++q) {
-                const double apq = m[6 * p + q];
-                if (apq == 0.0)
-                    continue;
-                const double app = m[6 * p + p], aqq = m[6 * q + q];
-                const double g = GRIP_DMUL(100.0, fabs(apq));
-                if (sweep > 3 && fabs(app) + g == fabs(app) && fabs(aqq) + g == fabs(aqq)) {
-                    m[6 * p + q] = m[6 * q + p] = 0.0;
-                    continue;
-                }
-                const double theta = GRIP_DDIV(GRIP_DSUB(aqq, app), GRIP_DMUL(2.0, apq));
-                double t = GRIP_DDIV(1.0, GRIP_DADD(fabs(theta), sqrt(GRIP_DADD(GRIP_DMUL(theta, theta), 1.0))));
-                if (theta < 0.0)
-                    t = -t;
-                const double c = GRIP_DDIV(1.0, sqrt(GRIP_DADD(GRIP_DMUL(t, t), 1.0))), s = GRIP_DMUL(t, c);
-                GRIP_UNROLL
-                for (int k = 0; k < n; ++k) { /* columns p, q: m <- m J */
-                    const double mkp = m[6 * k + p], mkq = m[6 * k + q];
-                    m[6 * k + p] = GRIP_DSUB(GRIP_DMUL(c, mkp), GRIP_DMUL(s, mkq));
-                    m[6 * k + q] = GRIP_DADD(GRIP_DMUL(s, mkp), GRIP_DMUL(c, mkq));
-                }
-                GRIP_UNROLL
-                for (int k = 0; k < n; ++k) { /* rows p, q: m <- J^T m */
-                    const double mpk = m[6 * p + k], mqk = m[6 * q + k];
-                    m[6 * p + k] = GRIP_DSUB(GRIP_DMUL(c, mpk), GRIP_DMUL(s, mqk));
-                    m[6 * q + k] = GRIP_DADD(GRIP_DMUL(s, mpk), GRIP_DMUL(c, mqk));
-                }
-                m[6 * p + q] = m[6 * q + p] = 0.0;
-                GRIP_UNROLL
-                for (int k = 0; k < n; ++k) {
-                    const double vkp = v[6 * k + p], vkq = v[6 * k + q];
-                    v[6 * k + p] = GRIP_DSUB(GRIP_DMUL(c, vkp), GRIP_DMUL(s, vkq));
-                    v[6 * k + q] = GRIP_DADD(GRIP_DMUL(s, vkp), GRIP_DMUL(c, vkq));
-                }
-            }
-    }
-}
-
 GRIP_HD static inline void grip_icp_pose_set(double T[16], const double R[9], const double t[3])
 {
     for (int r = 0; r < 3; ++r) {
@@ -212,47 +153,8 @@ GRIP_HD static inline void grip_icp_solve_p2p(const double *sum, double delta[16
     for (int r = 0; r < 3; ++r)
         for (int c = 0; c < 3; ++c)
             H[3 * r + c] = GRIP_DSUB(sum[8 + 3 * r + c], GRIP_DMUL(GRIP_DMUL(n, cs[r]), cd[c]));
-    const double xx = H[0], xy = H[1], xz = H[2], yx = H[3], yy = H[4], yz = H[5], zx = H[6], zy = H[7], zz = H[8];
-    double N[36], V[36];
-    N[0] = GRIP_DADD(GRIP_DADD(xx, yy), zz);
-    N[1] = N[6] = GRIP_DSUB(yz, zy);
-    N[2] = N[12] = GRIP_DSUB(zx, xz);
-    N[3] = N[18] = GRIP_DSUB(xy, yx);
-    N[7] = GRIP_DSUB(GRIP_DSUB(xx, yy), zz);
-    N[8] = N[13] = GRIP_DADD(xy, yx);
-    N[9] = N[19] = GRIP_DADD(zx, xz);
-    N[14] = GRIP_DSUB(GRIP_DSUB(yy, xx), zz);
-    N[15] = N[20] = GRIP_DADD(yz, zy);
-    N[21] = GRIP_DSUB(GRIP_DSUB(zz, xx), yy);
-    grip_icp_jacobi(4, N, V);
-    /* the eigenvector of the largest eigenvalue; ties to the lower column (H = 0 gives the identity). Constant
-       indices only: the device keeps N and V in registers */
-    double top = N[0], q0 = V[0], qx = V[6], qy = V[12], qz = V[18];
-    GRIP_UNROLL
-    for (int k = 1; k < 4; ++k)
-        if (N[7 * k] > top) {
-            top = N[7 * k];
-            q0 = V[k];
-            qx = V[6 + k];
-            qy = V[12 + k];
-            qz = V[18 + k];
-        }
-    const double norm = sqrt(
-        GRIP_DADD(GRIP_DADD(GRIP_DADD(GRIP_DMUL(q0, q0), GRIP_DMUL(qx, qx)), GRIP_DMUL(qy, qy)), GRIP_DMUL(qz, qz)));
-    q0 = GRIP_DDIV(q0, norm);
-    qx = GRIP_DDIV(qx, norm);
-    qy = GRIP_DDIV(qy, norm);
-    qz = GRIP_DDIV(qz, norm);
-    const double R[9] = {
-        GRIP_DSUB(GRIP_DSUB(GRIP_DADD(GRIP_DMUL(q0, q0), GRIP_DMUL(qx, qx)), GRIP_DMUL(qy, qy)), GRIP_DMUL(qz, qz)),
-        GRIP_DMUL(2.0, GRIP_DSUB(GRIP_DMUL(qx, qy), GRIP_DMUL(q0, qz))),
-        GRIP_DMUL(2.0, GRIP_DADD(GRIP_DMUL(qx, qz), GRIP_DMUL(q0, qy))),
-        GRIP_DMUL(2.0, GRIP_DADD(GRIP_DMUL(qy, qx), GRIP_DMUL(q0, qz))),
-        GRIP_DSUB(GRIP_DADD(GRIP_DSUB(GRIP_DMUL(q0, q0), GRIP_DMUL(qx, qx)), GRIP_DMUL(qy, qy)), GRIP_DMUL(qz, qz)),
-        GRIP_DMUL(2.0, GRIP_DSUB(GRIP_DMUL(qy, qz), GRIP_DMUL(q0, qx))),
-        GRIP_DMUL(2.0, GRIP_DSUB(GRIP_DMUL(qz, qx), GRIP_DMUL(q0, qy))),
-        GRIP_DMUL(2.0, GRIP_DADD(GRIP_DMUL(qz, qy), GRIP_DMUL(q0, qx))),
-        GRIP_DADD(GRIP_DSUB(GRIP_DSUB(GRIP_DMUL(q0, q0), GRIP_DMUL(qx, qx)), GRIP_DMUL(qy, qy)), GRIP_DMUL(qz, qz))};
+    double R[9];
+    grip_horn_rotation(H, R);
     double t[3];
     for (int r = 0; r < 3; ++r)
         t[r] = GRIP_DSUB(cd[r], GRIP_DADD(GRIP_DADD(GRIP_DMUL(R[3 * r], cs[0]), GRIP_DMUL(R[3 * r + 1], cs[1])),
@@ -268,7 +170,7 @@ GRIP_HD static inline void grip_icp_solve_p2l(const double *sum, double delta[16
     for (int r = 0; r < 6; ++r)
         for (int c = r; c < 6; ++c)
             M[6 * r + c] = M[6 * c + r] = sum[k++];
-    grip_icp_jacobi(6, M, V);
+    grip_jacobi_sym(6, M, V);
     double largest = 0.0;
     for (int i = 0; i < 6; ++i)
         largest = fmax(largest, M[7 * i]);

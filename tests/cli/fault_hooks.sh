@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every call that fault injection can make fail passes its hook (src/core/fault.h, cuda/core/check.cuh), so that
 # test_faults and test_faults_cuda reach every failure path: a CUDA allocation, copy or fill, launch check or CUB
-# algorithm in cuda/, and a LAPACKE routine in src/, each wrapped in the hook of its kind. Reads the sources only.
+# algorithm in cuda/, each wrapped in the hook of its kind. Reads the sources only.
 set -euo pipefail
 src=${GRIP_SOURCE_DIR:?GRIP_SOURCE_DIR is not set}
 cd "$src"
@@ -17,7 +17,6 @@ my @rules = (
     # a CUB algorithm that runs (not the size query, whose temporary storage is NULL)
     ["CUB algorithm", qr/\bcub::Device\w+::\w+\((?!\s*(?:NULL|nullptr)\s*,)/,
      qr/(?:GRIP_CUDA_CHECK_LAUNCH\(\s*\w+\s*,|GRIP_CUDA_LAUNCH\()\s*$/],
-    ["LAPACKE call", qr/\bLAPACKE_\w+\(/, qr/GRIP_LAPACKE\(\s*$/],
 );
 my ($bad, $seen) = (0, 0);
 for my $file (sort glob("cuda/*/*.cu cuda/*/*/*.cu cuda/*/*.cuh cuda/*/*/*.cuh src/*/*.c src/*/*.h")) {

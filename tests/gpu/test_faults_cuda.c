@@ -1,8 +1,8 @@
 /* test_faults_cuda.c (gpu) -- fault injection on CUDA (built with GRIP_FAULT_INJECTION only): every device
  * allocation, kernel launch and device copy of a whole pipeline (descriptor, index, match, the group stage's
  * Hough voting and verify on the device, `device = auto`; BOARD frames with PCL's ties on the CPU) is made to
- * fail in turn, then every LAPACKE call. Each faulted run stops with the status the
- * real failure gives (GRIP_ENOMEM for an allocation, GRIP_ECUDA for a launch or a copy, GRIP_ELAPACK), a last error
+ * fail in turn. Each faulted run stops with the status the
+ * real failure gives (GRIP_ENOMEM for an allocation, GRIP_ECUDA for a launch or a copy), a last error
  * naming the stage, no result left and the device's memory in use as after a clean run (the pool's bytes in use, and
  * the device's after the pool is trimmed); then the same context gives the clean run's results bit for bit
  * (tests/support/fault_walk.h). A fault that a fallback absorbs (smaller chunks, a streamed index) must leave the
@@ -78,16 +78,14 @@ static void walk_all(const char *label, const char *const *settings, uint32_t th
         grip_status want;
     } kinds[] = {{GRIP_FAULT_DEVICE_ALLOC, GRIP_ENOMEM},
                  {GRIP_FAULT_LAUNCH, GRIP_ECUDA},
-                 {GRIP_FAULT_COPY, GRIP_ECUDA},
-                 {GRIP_FAULT_LAPACKE, GRIP_ELAPACK}};
+                 {GRIP_FAULT_COPY, GRIP_ECUDA}};
     fault_pipeline p;
     fault_pipeline_open(&p, settings, threads, features_memory);
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
         fault_walk_report r;
         fault_walk(&p, kinds[i].kind, kinds[i].want, DEVICE_PROBE, &r);
         fault_walk_print(label, kinds[i].kind, &r);
-        if (kinds[i].kind != GRIP_FAULT_LAPACKE) /* the descriptor stage runs on the device */
-            ck_assert_uint_gt(r.by_stage[GRIP_STAGE_DESCRIPTOR], 0);
+        ck_assert_uint_gt(r.by_stage[GRIP_STAGE_DESCRIPTOR], 0); /* the descriptor stage runs on the device */
     }
     fault_pipeline_close(&p);
 }
