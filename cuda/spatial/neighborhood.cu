@@ -37,7 +37,9 @@ constexpr float kMaxRadiusCells = 8.0f;
 constexpr double kRadiusCellFraction = 0.25;
 constexpr uint32_t kShortMax = 4096;        // longest list sorted in shared memory
 constexpr uint32_t kWarpSortMax = 1024;     // longest list a warp sorts; longer ones, to kShortMax, a block each
-constexpr int kBlockSortThreads = 256;
+constexpr int kBlockSortThreads = 256;      // 8 or 16 keys a thread: 2 * kWarpSortMax and kShortMax keys
+static_assert(8 * kBlockSortThreads == 2 * kWarpSortMax && 16 * kBlockSortThreads == kShortMax,
+              "a block's list takes 8 or 16 keys a thread");
 constexpr uint32_t kSharedKeysPerBlock = 4096; // 32 KiB of keys a block
 
 // Per-call summaries, reduced on the device and read back in one copy.
@@ -135,32 +137,40 @@ __global__ void radius_short_kernel(grip_grid3d_view v, const float *__restrict_
         unpack_key(keys[j], idx + at + j, sqdist + at + j);
 }
 
-// The lists longer than kWarpSortMax and at most kShortMax, a block each (the queries rows[blockIdx.x]): warp 0
-// finds the list again into the block's shared keys, the block sorts them and writes the first kept out.
-__global__ void __launch_bounds__(kBlockSortThreads)
+// The lists longer than kWarpSortMax and at most kShortMax, a block each (the queries rows[blockIdx.x]): the
+// block's warps find the list again into its shared keys, each walking a share of the ball's rows, then the block
+// sorts them and writes the first kept out.
+// 4 blocks a multiprocessor: 64 registers a thread, enough for a run of 16 keys without spilling.
+__global__ void __launch_bounds__(kBlockSortThreads, 4)
     radius_block_kernel(grip_grid3d_view v, const float *__restrict__ queries, const float *__restrict__ xyz,
                         const uint32_t *__restrict__ rows, float radius, float r2,
                         const uint32_t *__restrict__ support, const unsigned long long *__restrict__ offsets,
                         uint32_t *idx, float *sqdist)
 {
     extern __shared__ unsigned long long shared_keys[];
+    __shared__ uint32_t filled;
     const uint32_t q = rows[blockIdx.x], count = support[q];
-    if (threadIdx.x < 32) { // the walk is the count pass's, so it writes keys[0 .. count)
+    if (threadIdx.x == 0)
+        filled = 0;
+    __syncthreads();
+    { // the walk is the count pass's, so the warps' hits fill keys[0 .. count)
         float qx, qy, qz;
         load_query(queries, xyz, q, &qx, &qy, &qz);
-        fill_visit f = {shared_keys, 0, UINT32_MAX};
-        warp_ball_scan(v, qx, qy, qz, radius, r2, f);
+        shared_fill_visit f = {shared_keys, &filled};
+        warp_ball_scan(v, qx, qy, qz, radius, r2, f, (int)(threadIdx.x / 32), kBlockSortThreads / 32);
     }
-    uint32_t p = 2;
-    while (p < count)
-        p <<= 1;
+    // kWarpSortMax < count <= kShortMax: 8 or 16 keys a thread
+    const uint32_t p = count <= 8 * kBlockSortThreads ? 8 * kBlockSortThreads : 16 * kBlockSortThreads;
     for (uint32_t i = count + threadIdx.x; i < p; i += blockDim.x)
-        shared_keys[i] = ~0ull;
-    __syncthreads(); // warp 0's keys and the padding before the sort reads them
-    block_bitonic_sort(shared_keys, p);
+        shared_keys[padded(i)] = ~0ull;
+    __syncthreads(); // the warps' keys and the padding before the sort reads them
+    if (p == 8 * kBlockSortThreads)
+        block_bitonic_sort<8>(shared_keys);
+    else
+        block_bitonic_sort<16>(shared_keys);
     const unsigned long long at = offsets[q], kept = offsets[q + 1] - at;
     for (uint32_t j = threadIdx.x; j < kept; j += blockDim.x)
-        unpack_key(shared_keys[j], idx + at + j, sqdist + at + j);
+        unpack_key(shared_keys[padded(j)], idx + at + j, sqdist + at + j);
 }
 
 // Lists longer than kShortMax: their keys into device memory (the segments of long_off), for the segmented sort.
@@ -414,14 +424,12 @@ grip_status radius_short_run(grip_ctx *ctx, const radius_job &j, uint32_t max_sh
 }
 
 // The lists longer than kWarpSortMax and at most kShortMax, a block each, the block's keys the longest such list's
-// (rounded up to a power of two).
+// (2,048 or 4,096, padded).
 grip_status radius_block_run(grip_ctx *ctx, const radius_job &j, const uint32_t *block_rows, const list_stats &host,
                              grip_neighborhoods_cuda *out)
 {
-    uint32_t p_max = 2;
-    while (p_max < host.max_block)
-        p_max <<= 1;
-    radius_block_kernel<<<host.n_block, kBlockSortThreads, (size_t)p_max * sizeof(unsigned long long)>>>(
+    const uint32_t p_max = host.max_block <= 8 * kBlockSortThreads ? 8 * kBlockSortThreads : kShortMax;
+    radius_block_kernel<<<host.n_block, kBlockSortThreads, (size_t)padded_size(p_max) * sizeof(unsigned long long)>>>(
         j.grid, j.queries, j.s->xyz, block_rows, j.radius, j.r2, out->support,
         (const unsigned long long *)out->offsets, out->idx, out->sqdist);
     GRIP_CUDA_CHECK_LAUNCHED(ctx);
