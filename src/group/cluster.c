@@ -106,8 +106,8 @@ static grip_status ransac_set_make(grip_error_note *err, const float *model_kp_x
     return GRIP_OK;
 }
 
-/* PCL's fit of a sample (estimateRigidTransformationSVD) as grip_horn_fit computes it: the same least-squares
- * motion, to the last bits of the fit (math/horn.h). */
+/* PCL's fit of a sample (estimateRigidTransformationSVD): the same least-squares motion, by Horn's quaternion
+ * (math/horn.h), whose last bits are its own, not an SVD's. */
 static void fit_sample(const ransac_set *s, const uint32_t sample[GRIP_RANSAC_SAMPLE_SIZE], double pose[16])
 {
     double src[GRIP_RANSAC_SAMPLE_SIZE * 3], dst[GRIP_RANSAC_SAMPLE_SIZE * 3];
@@ -177,9 +177,9 @@ static void fit_one(const ransac_set *s, double threshold2, ransac_chunk *c, siz
     c->inliers[i] = count_inliers(s, c->pose[i], threshold2, NULL);
 }
 
-/* Fits and counts the chunk's n samples on up to threads threads, while one thread
- * takes n_next samples from the stream into c->next (*n_drawn: how many it gave). The fits read the members and the
- * chunk's own samples, never what the stream writes. */
+/* Fits and counts the chunk's n samples on up to threads threads, while one thread takes n_next samples from the
+ * stream into c->next (*n_drawn: how many it gave). The fits read the members and the chunk's own samples, never what
+ * the stream writes. */
 static void fit_chunk_draw_next(const ransac_set *s, grip_ransac_draws *d, double threshold2, ransac_chunk *c,
                                 size_t n, size_t n_next, size_t *n_drawn, uint32_t threads)
 {

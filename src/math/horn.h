@@ -157,8 +157,9 @@ GRIP_HD static inline void grip_horn_fit(const double *src, const double *dst, u
     for (int r = 0; r < 3; ++r) {
         for (int c = 0; c < 3; ++c)
             pose[4 * r + c] = R[3 * r + c];
-        pose[4 * r + 3] = GRIP_DSUB(cd[r], GRIP_DADD(GRIP_DADD(GRIP_DMUL(R[3 * r], cs[0]), GRIP_DMUL(R[3 * r + 1], cs[1])),
-                                                     GRIP_DMUL(R[3 * r + 2], cs[2])));
+        const double rc = GRIP_DADD(GRIP_DADD(GRIP_DMUL(R[3 * r], cs[0]), GRIP_DMUL(R[3 * r + 1], cs[1])),
+                                    GRIP_DMUL(R[3 * r + 2], cs[2]));
+        pose[4 * r + 3] = GRIP_DSUB(cd[r], rc);
     }
     pose[12] = pose[13] = pose[14] = 0.0;
     pose[15] = 1.0;
