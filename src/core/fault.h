@@ -1,6 +1,6 @@
 /* fault.h -- fault injection for tests: makes the Nth device allocation, kernel launch or device copy fail as the
- * real failure would, so that a test can walk every failure path of a pipeline and check its
- * status, its error text, that nothing leaks and that the context stays usable.
+ * real failure would, so that a test can walk every failure path of a pipeline and check its status, its error text,
+ * that nothing leaks and that the context stays usable.
  *
  * Compiled in only when CMake's GRIP_FAULT_INJECTION is ON (it defines GRIP_FAULT_INJECTION=1 and adds
  * src/core/fault.c). Otherwise GRIP_FAULT_HIT(kind) is the constant 0 and the functions below do not exist, so a

@@ -1,16 +1,15 @@
-/* test_faults_cuda.c (gpu) -- fault injection on CUDA (built with GRIP_FAULT_INJECTION only): every device
- * allocation, kernel launch and device copy of a whole pipeline (descriptor, index, match, the group stage's
- * Hough voting and verify on the device, `device = auto`; BOARD frames with PCL's ties on the CPU) is made to
- * fail in turn. Each faulted run stops with the status the
- * real failure gives (GRIP_ENOMEM for an allocation, GRIP_ECUDA for a launch or a copy), a last error
- * naming the stage, no result left and the device's memory in use as after a clean run (the pool's bytes in use, and
- * the device's after the pool is trimmed); then the same context gives the clean run's results bit for bit
- * (tests/support/fault_walk.h). A fault that a fallback absorbs (smaller chunks, a streamed index) must leave the
- * clean results. Two pipelines: features in host memory with the brute-force index and the mutual filter (also on a
- * context of 4 threads with BOARD frames on the device, where the two models' descriptions and Hough votes run on
- * workers at once), and features left on the device with the kd-tree index. FPFH, not SHOT: its kernels vote in integers, so a run's
- * descriptors are the same bits every time. Two more cases walk the device faults of one call of each stage with a
- * CUDA backend under `device = auto` and `fallback = cpu` (descriptor, index, match, group by hough3d with BOARD
+/* test_faults_cuda.c (gpu) -- fault injection on CUDA (built with GRIP_FAULT_INJECTION only): every device allocation,
+ * kernel launch and device copy of a whole pipeline (descriptor, index, match, the group stage's Hough voting and
+ * verify on the device, `device = auto`; BOARD frames with PCL's ties on the CPU) is made to fail in turn. Each faulted
+ * run stops with the status the real failure gives (GRIP_ENOMEM for an allocation, GRIP_ECUDA for a launch or a copy),
+ * a last error naming the stage, no result left and the device's memory in use as after a clean run (the pool's bytes
+ * in use, and the device's after the pool is trimmed); then the same context gives the clean run's results bit for bit
+ * (tests/support/fault_walk.h). A fault that a fallback absorbs (smaller chunks, a streamed index) must leave the clean
+ * results. Two pipelines: features in host memory with the brute-force index and the mutual filter (also on a context
+ * of 4 threads with BOARD frames on the device, where the two models' descriptions and Hough votes run on workers at
+ * once), and features left on the device with the kd-tree index. FPFH, not SHOT: its kernels vote in integers, so a
+ * run's descriptors are the same bits every time. Two more cases walk the device faults of one call of each stage with
+ * a CUDA backend under `device = auto` and `fallback = cpu` (descriptor, index, match, group by hough3d with BOARD
  * frames on the device, verify by icp; then group by gc and verify by ghv): every call must succeed, with the CPU
  * twin's result where it fell back, and leave the device's memory in use as it was. Skips (77) without a usable
  * device. */
